@@ -1,0 +1,344 @@
+import { DurableObject } from "cloudflare:workers";
+import { kebab } from "../protocol/kebab";
+import { Alarms } from "./alarms";
+import type { Capability, Claims, Connection, FrameHandler, SocketOwner } from "./capability";
+import { runInContext } from "./context";
+import { DispatchTable } from "./dispatch";
+import { DokitError } from "./errors";
+import { isUpgrade, readProps, subPath } from "./headers";
+
+/** The platform entry points `install` attaches to the object. */
+export type EntryPoint = "fetch" | "alarm" | "webSocketMessage" | "webSocketClose" | "webSocketError";
+const ENTRY_POINTS: readonly EntryPoint[] = ["fetch", "alarm", "webSocketMessage", "webSocketClose", "webSocketError"];
+
+/** Options of {@link Lifecycle.install}. */
+export interface LifecycleOptions {
+  /**
+   * Entry points the host class defines itself. dokit leaves those in place
+   * and the host delegates with one call, e.g.
+   * `(await this.lifecycle.fetch(request)) ?? this.myHandling(request)`.
+   * A host method not listed here makes `install` throw, so none is skipped silently.
+   */
+  delegates?: readonly EntryPoint[];
+  /** The class name sent in identity frames (default: the host's constructor name, kebab-cased). */
+  className?: string;
+}
+
+/** Optional hooks the host object may define; dokit calls them when present. */
+export interface HostHooks {
+  /** Runs once per start (after capability start hooks), inside `blockConcurrencyWhile`. */
+  onStart?(props?: Record<string, unknown>): void | Promise<void>;
+  /** Receives HTTP requests no capability claimed. */
+  onRequest?(request: Request): Response | Promise<Response>;
+  /** Runs when the host's own alarm is due. */
+  onAlarm?(info?: AlarmInvocationInfo): void | Promise<void>;
+}
+
+const NOT_FOUND = () => new Response("Not found", { status: 404 });
+const UPGRADE_NOT_CLAIMED = () =>
+  new Response(
+    "No capability of this Durable Object accepts WebSocket upgrades. Install one: " +
+      "Lifecycle.install(this).use(new WebSockets({ ... })) from dokit/websockets.",
+    { status: 404 },
+  );
+const INTERNAL_ERROR = () => new Response("Internal error", { status: 500 });
+const done: Promise<void> = Promise.resolve();
+
+/**
+ * Attaches a Durable Object's entry points and runs the capabilities used on it
+ * through one dispatch table.
+ */
+export class Lifecycle<Host extends object = object> {
+  /** The object this lifecycle serves. */
+  readonly host: Host;
+  /** The object's state (storage, WebSocket API). */
+  readonly ctx: DurableObjectState;
+  /** The class name in kebab case, as sent in identity frames. */
+  readonly className: string;
+  /** Keyed alarm work for capabilities, sharing the platform alarm with the host. */
+  readonly alarms: Alarms;
+  readonly #table = new DispatchTable();
+  readonly #used = new Set<Capability>();
+  readonly #delegates: ReadonlySet<EntryPoint>;
+  #starting: Promise<void> | undefined;
+  #started = false;
+  #locked = false;
+
+  /**
+   * Attaches `fetch`, `alarm` and the hibernation WebSocket entry points to `host`.
+   * Call it from a field initializer: `readonly lifecycle = Lifecycle.install(this)`.
+   * @param host - an instance of a class that extends `DurableObject`
+   * @param options - entry points the host delegates from, the identity class name
+   * @returns the lifecycle, ready for `.use(...)`
+   */
+  static install<Host extends object>(host: Host, options: LifecycleOptions = {}): Lifecycle<Host> {
+    return new Lifecycle(host, options);
+  }
+
+  private constructor(host: Host, options: LifecycleOptions) {
+    // SAFETY: `ctx` is the platform's protected field on every DurableObject instance.
+    const ctx = (host as { ctx?: DurableObjectState }).ctx;
+    if (!(host instanceof DurableObject) || !ctx?.storage) {
+      throw new DokitError(
+        "NOT_A_DURABLE_OBJECT",
+        "Lifecycle.install(this) needs an instance of a class that extends DurableObject from cloudflare:workers",
+      );
+    }
+    this.host = host;
+    this.ctx = ctx;
+    this.className = options.className ?? kebab(host.constructor.name);
+    this.alarms = new Alarms(ctx.storage, this.#table);
+    this.#delegates = new Set(options.delegates ?? []);
+    this.#installEntryPoints();
+  }
+
+  #installEntryPoints(): void {
+    const host = this.host as Record<string, unknown>;
+    const installed: Record<EntryPoint, unknown> = {
+      fetch: async (request: Request) =>
+        (await this.fetch(request)) ?? (isUpgrade(request) ? UPGRADE_NOT_CLAIMED() : NOT_FOUND()),
+      alarm: (info?: AlarmInvocationInfo) => this.alarm(info),
+      webSocketMessage: (ws: WebSocket, message: string | ArrayBuffer) => this.webSocketMessage(ws, message),
+      webSocketClose: (ws: WebSocket, code: number, reason: string, wasClean: boolean) =>
+        this.webSocketClose(ws, code, reason, wasClean),
+      webSocketError: (ws: WebSocket, error: unknown) => this.webSocketError(ws, error),
+    };
+    for (const name of ENTRY_POINTS) {
+      if (definedByHost(this.host, name)) {
+        if (!this.#delegates.has(name)) {
+          throw new DokitError(
+            "HANDLER_CONFLICT",
+            `${this.host.constructor.name} defines its own ${name}(). dokit leaves it in place: make it delegate ` +
+              `with \`(await this.lifecycle.${name}(...)) ?? yourHandling\` and pass ` +
+              `{ delegates: [${JSON.stringify(name)}] } to Lifecycle.install to confirm.`,
+          );
+        }
+        continue;
+      }
+      Object.defineProperty(host, name, { value: installed[name], configurable: true, writable: true });
+    }
+  }
+
+  /** The object's name: the name it was addressed by, or its id string when it has none. */
+  get name(): string {
+    return this.ctx.id.name ?? this.ctx.id.toString();
+  }
+
+  /** The owner of hibernating sockets (WebSockets), when one is installed. */
+  get sockets(): SocketOwner | undefined {
+    return this.#table.socketOwner?.value;
+  }
+
+  /** Whether `start()` has completed. */
+  get started(): boolean {
+    return this.#started;
+  }
+
+  /**
+   * Adds a capability. Chainable; the same capability twice is a no-op.
+   * @param capability - the capability to install
+   * @returns this lifecycle
+   */
+  use(capability: Capability): this {
+    if (this.#used.has(capability)) return this;
+    if (this.#locked) {
+      throw new DokitError(
+        "LOCKED",
+        `cannot use ${capability.capabilityName} after the object started: call use() in a field initializer or the constructor`,
+      );
+    }
+    this.#used.add(capability);
+    capability.attach(this.#claimsFor(capability.capabilityName));
+    return this;
+  }
+
+  #claimsFor(owner: string): Claims {
+    const table = this.#table;
+    return {
+      lifecycle: this,
+      upgrade: (handler) => void table.upgrades.push({ owner, value: handler }),
+      catchAllUpgrade: (handler) => {
+        if (table.catchAll) {
+          throw new DokitError(
+            "DUPLICATE_CLAIM",
+            `every upgrade is claimed by ${table.catchAll.owner} and by ${owner}; only one catch-all may exist`,
+          );
+        }
+        table.catchAll = { owner, value: handler };
+      },
+      route: (path, handler) => {
+        if (!path.startsWith("/")) throw new DokitError("INVALID_ARGUMENT", `${owner}: route "${path}" must start with "/"`);
+        const key = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+        table.claim("route", table.routes, key, owner, handler);
+        table.routeCount++;
+      },
+      frame: (type, handler) => table.claim("frame type", table.frames, type, owner, handler),
+      method: (name) => table.claimMethod(name, owner),
+      connectFrames: (source) => void table.connectFrames.push(source),
+      sockets: (socketOwner) => {
+        if (table.socketOwner) {
+          throw new DokitError(
+            "DUPLICATE_CLAIM",
+            `hibernating sockets are claimed by ${table.socketOwner.owner} and by ${owner}`,
+          );
+        }
+        table.socketOwner = { owner, value: socketOwner };
+      },
+      onStart: (hook) => void table.starts.push(hook),
+      onAlarm: (key, hook) => table.claim("alarm key", table.alarms, key, owner, hook),
+      onDestroy: (hook) => void table.destroys.push(hook),
+      use: (capability) => void this.use(capability),
+    };
+  }
+
+  /** @returns the handler claimed for a frame type (used by the socket owner) */
+  frameHandler(type: string): FrameHandler | undefined {
+    return this.#table.frames[type]?.value;
+  }
+
+  /** @returns the owner of a claimed method name, or `undefined` */
+  methodOwner(name: string): string | undefined {
+    return this.#table.methods[name];
+  }
+
+  /** @returns frames other capabilities add to `connection`'s connect sequence, in `use()` order */
+  extraConnectFrames(connection: Connection): string[] {
+    const frames: string[] = [];
+    for (const source of this.#table.connectFrames) {
+      const frame = source(connection);
+      if (frame !== undefined) frames.push(frame);
+    }
+    return frames;
+  }
+
+  /**
+   * Runs the capabilities' start hooks, then the host's `onStart`, once. Concurrent
+   * callers share one attempt; a failed start is not remembered, so the next call retries.
+   * A host's own DO RPC methods call `await this.lifecycle.start()` first.
+   * @param props - props the Worker routed with (passed to start hooks and `onStart`)
+   */
+  start(props?: Record<string, unknown>): Promise<void> {
+    if (this.#started) return done;
+    this.#locked = true;
+    this.#starting ??= this.#runStart(props);
+    return this.#starting;
+  }
+
+  async #runStart(props: Record<string, unknown> | undefined): Promise<void> {
+    const host = this.host as HostHooks;
+    // A throw inside blockConcurrencyWhile resets the object; catch it there and
+    // rethrow outside, so a failed start is simply retried by the next caller.
+    const failure = await this.ctx.blockConcurrencyWhile(async () => {
+      try {
+        await runInContext({ agent: this.host, props }, async () => {
+          for (const hook of this.#table.starts) await hook(props);
+          await host.onStart?.(props);
+        });
+        return undefined;
+      } catch (error) {
+        return { error };
+      }
+    });
+    if (failure) {
+      this.#starting = undefined;
+      const reason = failure.error instanceof Error ? failure.error.message : String(failure.error);
+      throw new DokitError("START_FAILED", `${this.className} failed to start: ${reason}`, { cause: failure.error });
+    }
+    this.#started = true;
+  }
+
+  /**
+   * Handles an HTTP request or upgrade through the dispatch table.
+   * @returns the response, or `undefined` when nothing claimed the request
+   *   (a host that delegates answers it itself; the installed entry point answers 404)
+   */
+  async fetch(request: Request): Promise<Response | undefined> {
+    const props = readProps(request);
+    try {
+      await this.start(props);
+      return await runInContext({ agent: this.host, request, props }, () => this.#dispatch(request));
+    } catch (error) {
+      console.error(`dokit: ${this.className}/${this.name} failed to handle ${request.method} ${request.url}`, error);
+      return INTERNAL_ERROR();
+    }
+  }
+
+  async #dispatch(request: Request): Promise<Response | undefined> {
+    const table = this.#table;
+    if (isUpgrade(request)) {
+      for (const { value: offer } of table.upgrades) {
+        const response = await offer(request);
+        if (response) return response;
+      }
+      return table.catchAll ? await table.catchAll.value(request) : undefined;
+    }
+    const path = subPath(request);
+    const route = table.findRoute(path);
+    if (route) return route(request, path);
+    const host = this.host as HostHooks;
+    if (host.onRequest) return host.onRequest(request);
+    return undefined;
+  }
+
+  /** Runs due capability alarm work, then the host's `onAlarm` when its own alarm is due. */
+  async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    await this.start();
+    await runInContext({ agent: this.host }, () =>
+      this.alarms.run(Date.now(), async () => {
+        await (this.host as HostHooks).onAlarm?.(info);
+      }),
+    );
+  }
+
+  /** @returns `true` when a capability handled the message, `undefined` when the socket is the host's own */
+  async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<true | undefined> {
+    return this.#socketEvent("message", (owner) => owner.message(ws, message));
+  }
+
+  /** @returns `true` when a capability handled the close, `undefined` when the socket is the host's own */
+  async webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<true | undefined> {
+    return this.#socketEvent("close", (owner) => owner.close(ws, code, reason, wasClean));
+  }
+
+  /** @returns `true` when a capability handled the error, `undefined` when the socket is the host's own */
+  async webSocketError(ws: WebSocket, error: unknown): Promise<true | undefined> {
+    return this.#socketEvent("error", (owner) => owner.error(ws, error));
+  }
+
+  async #socketEvent(event: string, run: (owner: SocketOwner) => Promise<boolean>): Promise<true | undefined> {
+    const owner = this.#table.socketOwner?.value;
+    if (!owner) return undefined;
+    try {
+      await this.start();
+      return (await runInContext({ agent: this.host }, () => run(owner))) ? true : undefined;
+    } catch (error) {
+      console.error(`dokit: ${this.className}/${this.name} failed to handle a WebSocket ${event}`, error);
+      return true;
+    }
+  }
+
+  /**
+   * Runs every capability's destroy hook (WebSockets closes its connections with 1001),
+   * then deletes the object's alarm and all of its storage.
+   */
+  async destroy(): Promise<void> {
+    await this.start();
+    for (const hook of this.#table.destroys) {
+      try {
+        await hook();
+      } catch (error) {
+        console.error(`dokit: a destroy hook of ${this.className} failed`, error);
+      }
+    }
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+  }
+}
+
+/** @returns whether the host's class (below DurableObject) defines `name` */
+function definedByHost(host: object, name: string): boolean {
+  for (let proto = Object.getPrototypeOf(host); proto && proto !== DurableObject.prototype; proto = Object.getPrototypeOf(proto)) {
+    if (Object.hasOwn(proto, name)) return true;
+  }
+  return Object.hasOwn(host, name);
+}

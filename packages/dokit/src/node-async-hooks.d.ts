@@ -1,0 +1,8 @@
+// The one Node API dokit uses (with `nodejs_compat`), declared here so the
+// package does not need @types/node next to the Workers types.
+declare module "node:async_hooks" {
+  export class AsyncLocalStorage<T> {
+    getStore(): T | undefined;
+    run<R>(store: T, callback: () => R): R;
+  }
+}

@@ -1,0 +1,2 @@
+export * from "./frames";
+export { kebab } from "./kebab";

@@ -1,0 +1,318 @@
+import { env, exports } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { type Capability, DokitError, getCurrentAgent, Lifecycle } from "../src/lifecycle";
+import { DurableObject } from "cloudflare:workers";
+import { kebab } from "../src/protocol";
+import { matchAgentPath, routeAgentRequest } from "../src/routing";
+import { RouteCapability } from "./workers/lifecycle";
+
+// SAFETY: the test worker's default export is its fetch handler.
+const worker = (exports as unknown as { default: unknown }).default as { fetch(request: Request | string, init?: RequestInit): Promise<Response> };
+const get = (path: string, init?: RequestInit) => worker.fetch(`http://example.com${path}`, init);
+let unique = 0;
+const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
+
+/** Builds a second instance of a test host on the real state of a running object. */
+async function inObject<R>(fn: (ctx: DurableObjectState) => R | Promise<R>): Promise<R> {
+  const stub = env.PLAIN.get(env.PLAIN.idFromName(fresh("scratch")));
+  return runInDurableObject(stub, (_instance, ctx) => fn(ctx));
+}
+
+describe("Lifecycle.install", () => {
+  it("installs entry points on a plain Durable Object and dispatches claimed routes", async () => {
+    const name = fresh("plain");
+    const response = await get(`/agents/plain/${name}/hello`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      path: "/hello",
+      method: "GET",
+      agentIsHost: true,
+      props: null,
+      name,
+      className: "plain-host",
+    });
+  });
+
+  it("lets a host with its own fetch delegate, and answers what dokit does not claim itself", async () => {
+    const name = fresh("delegating");
+    const claimed = await get(`/agents/delegating/${name}/dokit`);
+    expect(((await claimed.json()) as { path: string }).path).toBe("/dokit");
+    const own = await get(`/agents/delegating/${name}/elsewhere`);
+    expect(await own.text()).toBe("the host's own answer");
+  });
+
+  it("lets a delegating host keep its own sockets", async () => {
+    const response = await get(`/agents/delegating/${fresh("ws")}/socket`, { headers: { Upgrade: "websocket" } });
+    // Nothing claims upgrades here, so lifecycle.fetch returns undefined and the host answers.
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("the host's own answer");
+  });
+
+  it("refuses to skip a host's entry point silently", async () => {
+    const message = await inObject((ctx) => {
+      class OwnFetch extends DurableObject {
+        readonly lifecycle = Lifecycle.install(this);
+        override async fetch() {
+          return new Response("mine");
+        }
+      }
+      try {
+        new OwnFetch(ctx, env);
+        return "no error";
+      } catch (error) {
+        return error instanceof DokitError ? `${error.code}: ${error.message}` : String(error);
+      }
+    });
+    expect(message).toMatch(/^HANDLER_CONFLICT: dokit: OwnFetch defines its own fetch\(\)/);
+    expect(message).toContain('delegates: ["fetch"]');
+  });
+
+  it("refuses a host that is not a DurableObject", () => {
+    expect(() => Lifecycle.install({} as object)).toThrow(
+      expect.objectContaining({ code: "NOT_A_DURABLE_OBJECT" }),
+    );
+  });
+});
+
+describe("dispatch table", () => {
+  const claiming = (name: string, claim: (c: Parameters<Capability["attach"]>[0]) => void): Capability => ({
+    capabilityName: name,
+    attach: claim,
+  });
+
+  it("throws on a second claim of a key, naming both claimants", async () => {
+    const error = await inObject((ctx) => {
+      class Host extends DurableObject {
+        readonly lifecycle = Lifecycle.install(this);
+      }
+      const lifecycle = new Host(ctx, env).lifecycle;
+      lifecycle.use(claiming("Alpha", (c) => c.frame("rpc", () => {})));
+      try {
+        lifecycle.use(claiming("Beta", (c) => c.frame("rpc", () => {})));
+      } catch (e) {
+        return { code: (e as DokitError).code, message: (e as Error).message };
+      }
+      return null;
+    });
+    expect(error).toEqual({
+      code: "DUPLICATE_CLAIM",
+      message: 'dokit: the frame type "rpc" is claimed by Alpha and by Beta',
+    });
+  });
+
+  it("refuses reserved names for frames, methods and routes' neighbours", async () => {
+    const codes = await inObject((ctx) => {
+      class Host extends DurableObject {
+        readonly lifecycle = Lifecycle.install(this);
+      }
+      const out: string[] = [];
+      for (const name of ["then", "constructor", "__proto__", "toString", "hasOwnProperty"]) {
+        for (const kind of ["frame", "method"] as const) {
+          const lifecycle = new Host(ctx, env).lifecycle;
+          try {
+            lifecycle.use(claiming("Bad", (c) => (kind === "frame" ? c.frame(name, () => {}) : c.method(name))));
+            out.push(`${kind}:${name}:accepted`);
+          } catch (e) {
+            out.push(`${kind}:${name}:${(e as DokitError).code}`);
+          }
+        }
+      }
+      return out;
+    });
+    expect(codes.every((entry) => entry.endsWith(":RESERVED_NAME"))).toBe(true);
+    expect(codes).toHaveLength(10);
+  });
+
+  it("treats the same capability used twice as a no-op, and refuses a second catch-all", async () => {
+    const result = await inObject((ctx) => {
+      class Host extends DurableObject {
+        readonly lifecycle = Lifecycle.install(this);
+      }
+      const lifecycle = new Host(ctx, env).lifecycle;
+      const routes = new RouteCapability("/x");
+      lifecycle.use(routes).use(routes);
+      lifecycle.use(claiming("First", (c) => c.catchAllUpgrade(() => undefined)));
+      try {
+        lifecycle.use(claiming("Second", (c) => c.catchAllUpgrade(() => undefined)));
+        return "accepted";
+      } catch (e) {
+        return (e as Error).message;
+      }
+    });
+    expect(result).toBe("dokit: every upgrade is claimed by First and by Second; only one catch-all may exist");
+  });
+
+  it("throws a clear error for use() after startup", async () => {
+    const result = await inObject(async (ctx) => {
+      class Host extends DurableObject {
+        readonly lifecycle = Lifecycle.install(this);
+      }
+      const lifecycle = new Host(ctx, env).lifecycle;
+      await lifecycle.start();
+      try {
+        lifecycle.use(new RouteCapability("/late", "LateCapability"));
+        return "accepted";
+      } catch (e) {
+        return `${(e as DokitError).code}: ${(e as Error).message}`;
+      }
+    });
+    expect(result).toBe(
+      "LOCKED: dokit: cannot use LateCapability after the object started: call use() in a field initializer or the constructor",
+    );
+  });
+});
+
+describe("start()", () => {
+  it("does not cache a failed start: the next request retries", async () => {
+    const name = fresh("flaky");
+    const first = await get(`/agents/flaky/${name}/ok`);
+    expect(first.status).toBe(500);
+    expect(await first.text()).toBe("Internal error");
+    const second = await get(`/agents/flaky/${name}/ok`);
+    expect(second.status).toBe(200);
+    expect(await second.json()).toEqual({ attempts: 2 });
+  });
+
+  it("shares one attempt between concurrent callers", async () => {
+    const stub = env.FLAKY.get(env.FLAKY.idFromName(fresh("concurrent")));
+    // The first (shared) attempt fails for all three callers: one attempt, not three.
+    expect(await stub.concurrentStarts()).toBe(1);
+    // A later call retries once and succeeds.
+    expect(await stub.concurrentStarts()).toBe(2);
+  });
+
+  it("runs capability start hooks then the host's onStart, with the routed props and the host in context", async () => {
+    const name = fresh("props");
+    const response = await get(`/agents/plain/${name}/hello?props=alice`);
+    expect(((await response.json()) as { props: unknown }).props).toEqual({ user: "alice" });
+    const info = await env.PLAIN.get(env.PLAIN.idFromName(name)).info();
+    expect(info).toEqual({ name, startProps: { user: "alice" }, onStartAgentIsHost: true, starts: 1 });
+  });
+});
+
+describe("HTTP fallthrough and errors", () => {
+  it("sends unclaimed requests to the host's onRequest, with the host in context", async () => {
+    const response = await get(`/agents/plain/${fresh("fall")}/fallthrough`);
+    expect(await response.json()).toEqual({ fallthrough: true, agentIsHost: true });
+  });
+
+  it("answers 404 when neither a capability nor onRequest answers", async () => {
+    const response = await get(`/agents/flaky/${fresh("nf")}/nothing-here`);
+    // FlakyStart fails its first start; retry to get past it.
+    const again = await get(`/agents/flaky/${fresh("nf2")}/nothing`);
+    expect([response.status, again.status]).toContain(500);
+    const ok = await get(`/agents/alarmed/${fresh("nf3")}/nothing`);
+    expect(ok.status).toBe(404);
+    expect(await ok.text()).toBe("Not found");
+  });
+
+  it("declines an upgrade nobody claims with a 404 that names the capability to install", async () => {
+    const response = await get(`/agents/plain/${fresh("up")}`, { headers: { Upgrade: "websocket" } });
+    expect(response.status).toBe(404);
+    expect(await response.text()).toContain("dokit/websockets");
+  });
+
+  it("answers a throwing handler with a short 500 and never sends the stack", async () => {
+    const response = await get(`/agents/plain/${fresh("boom")}/boom`);
+    expect(response.status).toBe(500);
+    const body = await response.text();
+    expect(body).toBe("Internal error");
+    expect(body).not.toContain("secret");
+  });
+});
+
+describe("routing", () => {
+  it("kebab-cases binding names like the official client", () => {
+    expect(kebab("MY_AGENT")).toBe("my-agent");
+    expect(kebab("RoomAgent")).toBe("room-agent");
+    expect(kebab("AIAssistant")).toBe("a-i-assistant");
+    expect(kebab("Counter")).toBe("counter");
+    expect(kebab("chat_room")).toBe("chat-room");
+    expect(kebab("PLAIN")).toBe("plain");
+  });
+
+  it("returns null for paths that do not match, 400 for an unknown binding", async () => {
+    expect(await routeAgentRequest(new Request("http://x/other/plain/a"), env)).toBeNull();
+    expect(await routeAgentRequest(new Request("http://x/agents/plain"), env)).toBeNull();
+    expect(matchAgentPath("/agents/plain/")).toBeNull();
+    const unknown = await routeAgentRequest(new Request("http://x/agents/nope/a"), env);
+    expect(unknown?.status).toBe(400);
+    expect(await unknown?.text()).toBe("Invalid request");
+  });
+
+  it("routes ALL_CAPS bindings and percent-decodes names", async () => {
+    const response = await get(`/agents/my-agent/${encodeURIComponent("room 1/é")}/hello`);
+    expect(((await response.json()) as { name: string }).name).toBe("room 1/é");
+  });
+
+  it("answers CORS preflights without touching the object, and adds CORS headers", async () => {
+    const preflight = await get(`/cors/flaky/${fresh("cors")}/ok`, { method: "OPTIONS" });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    const ids = await import("cloudflare:test").then((t) => t.listDurableObjectIds(env.FLAKY));
+    const name = fresh("cors-real");
+    const before = ids.length;
+    const real = await get(`/cors/plain/${name}/hello`);
+    expect(real.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect((await import("cloudflare:test").then((t) => t.listDurableObjectIds(env.FLAKY))).length).toBe(before);
+  });
+
+  it("overwrites a client's own props header", async () => {
+    const response = await get(`/agents/plain/${fresh("spoof")}/hello`, {
+      headers: { "x-dokit-props": JSON.stringify({ user: "mallory" }) },
+    });
+    expect(((await response.json()) as { props: unknown }).props).toBeNull();
+  });
+
+  it("runs onBeforeConnect / onBeforeRequest, which may answer or replace the request", async () => {
+    const blocked = await routeAgentRequest(new Request(`http://x/agents/plain/${fresh("b")}/hello`), env, {
+      onBeforeRequest: () => new Response("denied", { status: 401 }),
+    });
+    expect(blocked?.status).toBe(401);
+    const replaced = await routeAgentRequest(new Request(`http://x/agents/plain/${fresh("r")}/hello`), env, {
+      onBeforeRequest: (request) => new Request(request, { method: "POST" }),
+    });
+    expect(((await replaced?.json()) as { method: string }).method).toBe("POST");
+    const upgrade = await routeAgentRequest(
+      new Request(`http://x/agents/plain/${fresh("u")}`, { headers: { Upgrade: "websocket" } }),
+      env,
+      { onBeforeConnect: () => new Response("no sockets for you", { status: 403 }) },
+    );
+    expect(upgrade?.status).toBe(403);
+  });
+});
+
+describe("object names", () => {
+  it("uses the id string as the name of an object made with newUniqueId", async () => {
+    const id = env.PLAIN.newUniqueId();
+    const info = await env.PLAIN.get(id).info();
+    expect(info.name).toBe(id.toString());
+  });
+});
+
+describe("getCurrentAgent", () => {
+  it("is empty outside dokit work", () => {
+    expect(getCurrentAgent()).toEqual({ agent: undefined, connection: undefined, request: undefined, props: undefined });
+  });
+});
+
+describe("alarms", () => {
+  it("runs dokit's alarm work without losing the host's own later alarm", async () => {
+    const stub = env.ALARMED.get(env.ALARMED.idFromName(fresh("alarm")));
+    const hostAt = Date.now() + 60 * 60_000;
+    await stub.setHostAlarm(hostAt);
+    await stub.scheduleDokit(Date.now() - 1);
+    expect((await stub.read()).alarm).toBeLessThan(hostAt);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const after = await stub.read();
+    expect(after).toMatchObject({ dokitRuns: 1, hostRuns: 0, alarm: hostAt });
+  });
+
+  it("runs the host's onAlarm for an alarm the host set itself, with the host in context", async () => {
+    const stub = env.ALARMED.get(env.ALARMED.idFromName(fresh("host-alarm")));
+    await stub.setHostAlarm(Date.now() + 60_000);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.read()).toMatchObject({ dokitRuns: 0, hostRuns: 1, hostAgentOk: true, alarm: null });
+  });
+});
