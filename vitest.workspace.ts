@@ -3,6 +3,6 @@ import { defineConfig } from "vitest/config";
 // The root test config (vitest 4+ uses test.projects instead of workspace files).
 export default defineConfig({
   test: {
-    projects: ["packages/*/vitest.config.ts", "examples/*/vitest.config.ts"],
+    projects: ["packages/dokit/test/*/vitest.config.ts", "examples/*/vitest.config.ts"],
   },
 });

@@ -1,4 +1,4 @@
-import type { AlarmHost, DelegatingHost, FlakyStart, PlainHost } from "./workers/lifecycle";
+import type { AlarmHost, DelegatingHost, FlakyStart, PlainHost } from "./objects";
 
 declare global {
   interface Env {

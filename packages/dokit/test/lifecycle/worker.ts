@@ -1,6 +1,6 @@
-import { routeAgentRequest } from "../src/routing";
+import { routeAgentRequest } from "../../src/routing";
 
-export { AlarmHost, DelegatingHost, FlakyStart, PlainHost } from "./workers/lifecycle";
+export { AlarmHost, DelegatingHost, FlakyStart, PlainHost } from "./objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
