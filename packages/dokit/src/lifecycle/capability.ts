@@ -57,8 +57,12 @@ export interface Claims {
   catchAllUpgrade(handler: UpgradeHandler): void;
   /** Claims plain HTTP requests on `path` and below it (e.g. `/mcp`). */
   route(path: string, handler: RouteHandler): void;
-  /** Claims text frames whose JSON `type` is `type`. */
-  frame(type: string, handler: FrameHandler): void;
+  /**
+   * Claims text frames whose JSON `type` is `type`. A `protocolOnly` frame (the state
+   * frame) is dispatched only on protocol-enabled connections; elsewhere it is an
+   * ordinary message for `onMessage`.
+   */
+  frame(type: string, handler: FrameHandler, options?: { protocolOnly?: boolean }): void;
   /** Claims a client-callable method name. */
   method(name: string): void;
   /** Adds frames to every protocol-enabled connection's connect sequence. */

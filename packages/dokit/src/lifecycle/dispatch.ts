@@ -11,6 +11,8 @@ import type {
 import { DokitError } from "./errors";
 
 type Owned<T> = { owner: string; value: T };
+/** A frame claim: its handler, and whether it applies only to protocol-enabled connections. */
+export type FrameClaim = { handler: FrameHandler; protocolOnly: boolean };
 
 /** Keys no claim may take: they would reach inherited members or thenables. */
 function assertNotReserved(kind: string, key: string, owner: string): void {
@@ -27,7 +29,7 @@ export class DispatchTable {
   readonly upgrades: Owned<UpgradeHandler>[] = [];
   catchAll: Owned<UpgradeHandler> | undefined;
   readonly routes: Record<string, Owned<RouteHandler>> = Object.create(null);
-  readonly frames: Record<string, Owned<FrameHandler>> = Object.create(null);
+  readonly frames: Record<string, Owned<FrameClaim>> = Object.create(null);
   readonly methods: Record<string, string> = Object.create(null);
   readonly connectFrames: ConnectFrameSource[] = [];
   socketOwner: Owned<SocketOwner> | undefined;

@@ -18,3 +18,4 @@ export type { CurrentAgent } from "./context";
 export { DokitError, isDokitError } from "./errors";
 export type { DokitErrorCode } from "./errors";
 export type { Alarms } from "./alarms";
+export type { FrameClaim } from "./dispatch";

@@ -1,9 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../protocol/kebab";
 import { Alarms } from "./alarms";
-import type { Capability, Claims, Connection, FrameHandler, SocketOwner } from "./capability";
+import type { Capability, Claims, Connection, SocketOwner } from "./capability";
 import { runInContext } from "./context";
-import { DispatchTable } from "./dispatch";
+import { DispatchTable, type FrameClaim } from "./dispatch";
 import { DokitError } from "./errors";
 import { isUpgrade, readProps, subPath } from "./headers";
 
@@ -172,7 +172,8 @@ export class Lifecycle<Host extends object = object> {
         table.claim("route", table.routes, key, owner, handler);
         table.routeCount++;
       },
-      frame: (type, handler) => table.claim("frame type", table.frames, type, owner, handler),
+      frame: (type, handler, options) =>
+        table.claim("frame type", table.frames, type, owner, { handler, protocolOnly: options?.protocolOnly === true }),
       method: (name) => table.claimMethod(name, owner),
       connectFrames: (source) => void table.connectFrames.push(source),
       sockets: (socketOwner) => {
@@ -191,8 +192,8 @@ export class Lifecycle<Host extends object = object> {
     };
   }
 
-  /** @returns the handler claimed for a frame type (used by the socket owner) */
-  frameHandler(type: string): FrameHandler | undefined {
+  /** @returns the claim for a frame type (used by the socket owner): one lookup in a null-prototype table */
+  frameClaim(type: string): FrameClaim | undefined {
     return this.#table.frames[type]?.value;
   }
 

@@ -1,0 +1,69 @@
+import { RpcTarget } from "cloudflare:workers";
+import type { Connection } from "../lifecycle/connection";
+import { RPC, rpcErrors } from "../protocol/frames";
+
+// Serializes rpc answers (see PROTOCOL.md, "rpc result" and friends).
+
+/** Sends `{"type":"rpc","id":…,"success":false,"error":…}`. */
+export function sendError(connection: Connection, id: string, error: string): void {
+  safeSend(connection, JSON.stringify({ type: RPC, id, success: false, error }));
+}
+
+/** @returns the message a client should see for a thrown value (never a stack) */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Sends a method's result: one frame, or for a ReadableStream one frame per
+ * chunk and a done frame (an error frame when the stream fails midway).
+ */
+export async function sendResult(connection: Connection, id: string, method: string, result: unknown): Promise<void> {
+  if (result instanceof ReadableStream) return streamResult(connection, id, result);
+  if (result instanceof RpcTarget) return sendError(connection, id, rpcErrors.rpcTargetResult(method));
+  const frame = serialize(id, true, result);
+  if (frame.ok) safeSend(connection, frame.text);
+  else sendError(connection, id, rpcErrors.notSerializable(frame.reason));
+}
+
+async function streamResult(connection: Connection, id: string, stream: ReadableStream): Promise<void> {
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const frame = serialize(id, false, value);
+      if (!frame.ok) {
+        await reader.cancel().catch(() => {});
+        return sendError(connection, id, rpcErrors.notSerializable(frame.reason));
+      }
+      if (!safeSend(connection, frame.text)) {
+        await reader.cancel().catch(() => {});
+        return;
+      }
+    }
+    safeSend(connection, JSON.stringify({ type: RPC, id, success: true, done: true }));
+  } catch (error) {
+    sendError(connection, id, errorMessage(error));
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function serialize(id: string, done: boolean, result: unknown): { ok: true; text: string } | { ok: false; reason: string } {
+  try {
+    return { ok: true, text: JSON.stringify({ type: RPC, id, success: true, done, result }) };
+  } catch (error) {
+    return { ok: false, reason: errorMessage(error) };
+  }
+}
+
+/** Sends unless the socket has closed meanwhile. @returns whether it was sent */
+function safeSend(connection: Connection, text: string): boolean {
+  try {
+    connection.send(text);
+    return true;
+  } catch {
+    return false;
+  }
+}

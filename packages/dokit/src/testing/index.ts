@@ -1,0 +1,3 @@
+export { openSocket, TestSocket } from "./socket";
+export type { CloseInfo, OpenOptions, Upgrader } from "./socket";
+export { connectionAttachment, hibernate } from "./hibernate";

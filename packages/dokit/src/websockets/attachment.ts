@@ -1,0 +1,64 @@
+import { DokitError } from "../lifecycle/errors";
+
+// A dokit socket's attachment: `{ [INTERNAL]: flags, user: state }`. Internal
+// flags live in a key users never see; `connection.state` is only `user`. The
+// runtime limits the serialized attachment to 16,384 bytes.
+
+/** The reserved key of dokit's own flags inside an attachment. */
+export const INTERNAL = "__dokit";
+/** The runtime's limit on a serialized attachment, in bytes. */
+export const ATTACHMENT_LIMIT = 16_384;
+
+/** dokit's per-connection flags, kept in the attachment so they survive hibernation. */
+export interface Internal {
+  id: string;
+  tags: string[];
+  uri: string | null;
+  readonly: boolean;
+  protocol: boolean;
+}
+
+/** The whole attachment of a dokit socket. */
+export interface Attachment {
+  [INTERNAL]: Internal;
+  user: unknown;
+}
+
+// Decoded attachments, so a socket's attachment is deserialized at most once per wake.
+const cache = new WeakMap<WebSocket, Attachment>();
+
+/** @returns the socket's attachment, or `undefined` when the socket is not dokit's (the host accepted it) */
+export function readAttachment(ws: WebSocket): Attachment | undefined {
+  const cached = cache.get(ws);
+  if (cached) return cached;
+  let value: unknown;
+  try {
+    value = ws.deserializeAttachment();
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== "object" || !(INTERNAL in value)) return undefined;
+  // SAFETY: only dokit writes an attachment with the INTERNAL key.
+  const attachment = value as Attachment;
+  cache.set(ws, attachment);
+  return attachment;
+}
+
+/**
+ * Stores a new attachment. The previous one stays in place when this throws.
+ * @throws DokitError ATTACHMENT_TOO_LARGE when the runtime refuses the size
+ */
+export function writeAttachment(ws: WebSocket, next: Attachment): void {
+  try {
+    ws.serializeAttachment(next);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new DokitError(
+      "ATTACHMENT_TOO_LARGE",
+      `connection state does not fit the WebSocket attachment (${ATTACHMENT_LIMIT} bytes serialized, shared with dokit's flags); ` +
+        `keep large values in storage and store a key on the connection. The previous state is kept. (${reason})`,
+      { cause: error },
+    );
+  }
+  cache.set(ws, next);
+}

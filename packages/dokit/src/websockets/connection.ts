@@ -1,0 +1,80 @@
+import type { Connection } from "../lifecycle/connection";
+import { type Attachment, INTERNAL, type Internal, readAttachment, writeAttachment } from "./attachment";
+
+// A Connection is the platform WebSocket itself with a few properties defined
+// on it, so `connection === ws` and sends cost nothing extra.
+
+const decorated = new WeakSet<WebSocket>();
+
+function attachmentOf(ws: WebSocket): Attachment {
+  const attachment = readAttachment(ws);
+  // SAFETY: only sockets with a dokit attachment are ever decorated.
+  return attachment as Attachment;
+}
+
+const descriptors: PropertyDescriptorMap = {
+  id: {
+    get(this: WebSocket) {
+      return attachmentOf(this)[INTERNAL].id;
+    },
+    configurable: true,
+  },
+  uri: {
+    get(this: WebSocket) {
+      return attachmentOf(this)[INTERNAL].uri;
+    },
+    configurable: true,
+  },
+  tags: {
+    get(this: WebSocket) {
+      return attachmentOf(this)[INTERNAL].tags;
+    },
+    configurable: true,
+  },
+  state: {
+    get(this: WebSocket) {
+      return attachmentOf(this).user ?? null;
+    },
+    configurable: true,
+  },
+  setState: {
+    value(this: WebSocket, next: unknown) {
+      // Read the whole attachment first (also right after a wake), so the
+      // internal flags are carried over and never overwritten.
+      const attachment = attachmentOf(this);
+      const previous = attachment.user ?? null;
+      const value = typeof next === "function" ? (next as (p: unknown) => unknown)(previous) : next;
+      writeAttachment(this, { [INTERNAL]: attachment[INTERNAL], user: value ?? null });
+      return value ?? null;
+    },
+    configurable: true,
+  },
+};
+
+/** @returns the socket as a Connection, or `undefined` when it is not a dokit socket */
+export function asConnection(ws: WebSocket): Connection | undefined {
+  if (decorated.has(ws)) return ws as Connection;
+  if (!readAttachment(ws)) return undefined;
+  Object.defineProperties(ws, descriptors);
+  decorated.add(ws);
+  // SAFETY: the properties Connection adds to WebSocket were just defined.
+  return ws as Connection;
+}
+
+/** @returns dokit's flags for a connection */
+export function internalOf(connection: Connection): Internal {
+  return attachmentOf(connection)[INTERNAL];
+}
+
+/** Changes dokit's flags of a connection, keeping the user's state. */
+export function updateInternal(connection: Connection, change: Partial<Internal>): void {
+  const attachment = attachmentOf(connection);
+  writeAttachment(connection, { [INTERNAL]: { ...attachment[INTERNAL], ...change }, user: attachment.user });
+}
+
+/** Starts a socket's attachment with its flags and no user state. */
+export function initAttachment(ws: WebSocket, internal: Internal): Connection {
+  writeAttachment(ws, { [INTERNAL]: internal, user: null });
+  // SAFETY: the attachment was just written, so asConnection succeeds.
+  return asConnection(ws) as Connection;
+}

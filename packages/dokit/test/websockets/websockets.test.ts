@@ -1,0 +1,358 @@
+import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { connectionAttachment, hibernate, openSocket, type TestSocket } from "../../src/testing";
+
+// SAFETY: the test worker's default export is its fetch handler.
+const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } })
+  .default;
+let unique = 0;
+const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
+const url = (binding: string, name: string, rest = "") => `http://example.com/agents/${binding}/${name}${rest}`;
+const open = (binding: string, name: string, query: Record<string, string> = {}) =>
+  openSocket(worker, url(binding, name), { query });
+
+/** Opens a protocol-enabled room socket and reads its connect sequence (identity, state, welcome). */
+async function joinRoom(name: string, query: Record<string, string> = {}): Promise<TestSocket> {
+  const socket = await open("ws-room", name, query);
+  await socket.frames(3);
+  return socket;
+}
+
+describe("connect sequence", () => {
+  it("sends identity (with stateFollows), then state, then what onConnect sends", async () => {
+    const name = fresh("seq");
+    const socket = await open("ws-room", name, { _pk: "conn-1", room: "lobby" });
+    expect(await socket.next()).toBe(JSON.stringify({ type: "cf_agent_identity", name, agent: "ws-room", stateFollows: true }));
+    expect(await socket.next()).toBe(JSON.stringify({ type: "cf_agent_state", state: { count: 0 } }));
+    expect(await socket.nextJSON()).toEqual({
+      type: "welcome",
+      id: "conn-1",
+      tags: ["conn-1", "room:lobby"],
+      uri: `${url("ws-room", name)}?_pk=conn-1&room=lobby`,
+      contextOk: true,
+    });
+    expect(await socket.drain()).toEqual([]);
+    await socket.close();
+  });
+
+  it("omits stateFollows when there is no state, and generates an id without _pk", async () => {
+    const name = fresh("bare");
+    const socket = await open("ws-bare", name);
+    expect(await socket.nextJSON()).toEqual({ type: "cf_agent_identity", name, agent: "ws-bare" });
+    expect(await socket.drain()).toEqual([]);
+    const ids = await runInDurableObject(env.WS_BARE.get(env.WS_BARE.idFromName(name)), (instance) =>
+      [...instance.webSockets.getConnections()].map((c) => c.id),
+    );
+    expect(ids).toHaveLength(1);
+    expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
+    await socket.close();
+  });
+});
+
+describe("connections and tags", () => {
+  it("finds open connections by tag and by id", async () => {
+    const name = fresh("tags");
+    const a = await joinRoom(name, { _pk: "a", room: "red" });
+    const b = await joinRoom(name, { _pk: "b", room: "blue" });
+    const c = await joinRoom(name, { _pk: "c", room: "red", tags: "vip" });
+    const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
+    expect(await stub.ids()).toEqual(["a", "b", "c"]);
+    expect(await stub.ids("room:red")).toEqual(["a", "c"]);
+    expect(await stub.ids("vip")).toEqual(["c"]);
+    expect(await stub.connection("b")).toEqual({ id: "b", tags: ["b", "room:blue"], state: null });
+    expect(await stub.connection("nobody")).toBeNull();
+    await b.close();
+    expect(await stub.ids()).toEqual(["a", "c"]);
+    await a.close();
+    await c.close();
+  });
+
+  it("refuses more than 10 tags, and empty or over-long tags, with a clear error", async () => {
+    const name = fresh("badtags");
+    const tooMany = Array.from({ length: 10 }, (_, i) => `t${i}`).join(",");
+    await expect(open("ws-room", name, { tags: tooMany })).rejects.toThrow(/upgrade refused: 500/);
+    await expect(open("ws-room", name, { tags: "ok,,x" })).rejects.toThrow(/upgrade refused: 500/);
+    await expect(open("ws-room", name, { tags: "x".repeat(257) })).rejects.toThrow(/upgrade refused: 500/);
+    const nine = Array.from({ length: 9 }, (_, i) => `t${i}`).join(",");
+    const ok = await open("ws-room", name, { tags: nine, _pk: "max" });
+    await ok.frames(3);
+    expect(await env.WS_ROOM.get(env.WS_ROOM.idFromName(name)).ids("t8")).toEqual(["max"]);
+    await ok.close();
+  });
+
+  it("broadcasts once-serialized messages to everyone, except some, or to one tag", async () => {
+    const name = fresh("bcast");
+    const a = await joinRoom(name, { _pk: "a", room: "red" });
+    const b = await joinRoom(name, { _pk: "b", room: "blue" });
+    const c = await joinRoom(name, { _pk: "c", room: "red" });
+    a.send(`!broadcast ${JSON.stringify({ text: "to-all-but-b", except: "b" })}`);
+    expect(await a.next()).toBe("to-all-but-b");
+    expect(await a.nextJSON()).toMatchObject({ command: "broadcast" });
+    expect(await c.next()).toBe("to-all-but-b");
+    expect(await b.drain()).toEqual([]);
+    b.send(`!broadcast ${JSON.stringify({ text: "reds", tag: "room:red" })}`);
+    expect(await b.nextJSON()).toMatchObject({ command: "broadcast" });
+    expect(await a.next()).toBe("reds");
+    expect(await c.next()).toBe("reds");
+    expect(await b.drain()).toEqual([]);
+    await Promise.all([a.close(), b.close(), c.close()]);
+  });
+});
+
+describe("handlers", () => {
+  it("runs added handlers first; an added onMessage returning true claims the message", async () => {
+    const socket = await joinRoom(fresh("chain"));
+    socket.send("ping");
+    expect(await socket.next()).toBe("pong");
+    socket.send("hello");
+    expect(await socket.next()).toBe("echo:hello");
+    await socket.close();
+  });
+
+  it("runs onMessage in the object's context with the connection", async () => {
+    const socket = await joinRoom(fresh("ctx"));
+    socket.send("!context");
+    expect(await socket.nextJSON()).toEqual({ type: "reply", command: "context", value: true });
+    await socket.close();
+  });
+
+  it("reciprocates a client's close with the same code and runs onClose", async () => {
+    const name = fresh("close");
+    const socket = await joinRoom(name, { _pk: "closer" });
+    expect(await socket.close(4001, "bye")).toEqual({ code: 4001, reason: "bye" });
+    const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
+    await expect.poll(() => stub.closeLog()).toEqual([{ id: "closer", code: 4001, reason: "bye" }]);
+  });
+
+  it("closes a connection whose onConnect throws with 1011, sends no stack, and leaves no ghost", async () => {
+    const name = fresh("fail");
+    const failed = await open("ws-failing", name, { _pk: "bad", fail: "1" });
+    const close = await failed.closed;
+    expect(close).toEqual({ code: 1011, reason: "Internal error" });
+    // The identity frame went out before onConnect ran; nothing after it, and no stack.
+    const received = (await failed.drain()).map(String);
+    expect(received).toEqual([JSON.stringify({ type: "cf_agent_identity", name, agent: "ws-failing-connect" })]);
+    const good = await open("ws-failing", name, { _pk: "good" });
+    await good.next(); // identity
+    const stub = env.WS_FAILING.get(env.WS_FAILING.idFromName(name));
+    expect(await stub.ids()).toEqual(["good"]);
+    good.send("still fine");
+    expect(await good.next()).toBe("ok:still fine");
+    await good.close();
+  });
+
+  it("closes every connection with 1001 when the object is destroyed", async () => {
+    const name = fresh("destroy");
+    const a = await joinRoom(name);
+    const b = await joinRoom(name);
+    await env.WS_ROOM.get(env.WS_ROOM.idFromName(name)).destroy();
+    expect(await a.closed).toEqual({ code: 1001, reason: "Durable Object destroyed" });
+    expect(await b.closed).toEqual({ code: 1001, reason: "Durable Object destroyed" });
+  });
+});
+
+describe("state sync, readonly and protocol", () => {
+  it("sends a client's state change to other protocol clients, not back to the sender", async () => {
+    const name = fresh("sync");
+    const a = await joinRoom(name);
+    const b = await joinRoom(name);
+    const sensor = await open("ws-room", name, { client: "sensor" });
+    await sensor.next(); // welcome only
+    a.send({ type: "cf_agent_state", state: { count: 5 } });
+    expect(await b.nextJSON()).toEqual({ type: "cf_agent_state", state: { count: 5 } });
+    expect(await a.drain()).toEqual([]);
+    expect(await sensor.drain()).toEqual([]);
+    await Promise.all([a.close(), b.close(), sensor.close()]);
+  });
+
+  it("refuses a readonly connection's state frame with the exact error frame", async () => {
+    const name = fresh("ro");
+    const viewer = await joinRoom(name, { mode: "view" });
+    const other = await joinRoom(name);
+    viewer.send({ type: "cf_agent_state", state: { count: 99 } });
+    expect(await viewer.next()).toBe(JSON.stringify({ type: "cf_agent_state_error", error: "Connection is readonly" }));
+    expect(await other.drain()).toEqual([]);
+    await Promise.all([viewer.close(), other.close()]);
+  });
+
+  it("gives suppressed connections no protocol frames from 100 state broadcasts, but user broadcasts and rpc answers", async () => {
+    const name = fresh("suppressed");
+    const sensor = await open("ws-room", name, { client: "sensor", _pk: "sensor" });
+    expect(await sensor.nextJSON()).toMatchObject({ type: "welcome", id: "sensor" });
+    const watcher = await joinRoom(name);
+    const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
+    for (let i = 1; i <= 100; i++) await stub.setServerState({ count: i });
+    const watched = await watcher.frames(100);
+    expect(watched.at(-1)).toEqual({ type: "cf_agent_state", state: { count: 100 } });
+    expect(await sensor.drain(100)).toEqual([]);
+    watcher.send(`!broadcast ${JSON.stringify({ text: "hello devices" })}`);
+    expect(await sensor.next()).toBe("hello devices");
+    expect(await sensor.stream("anything")).toEqual({ chunks: [], error: "Method anything does not exist" });
+    await Promise.all([sensor.close(), watcher.close()]);
+  });
+
+  it("lets protocol: false hosts drive the connect sequence and apply state frames themselves", async () => {
+    const name = fresh("manual");
+    const socket = await open("ws-manual", name);
+    expect(await socket.next()).toBe("before-frames");
+    expect(await socket.nextJSON()).toEqual({ type: "cf_agent_identity", name, agent: "custom-agent", stateFollows: true });
+    expect(await socket.nextJSON()).toEqual({ type: "cf_agent_state", state: { online: 0 } });
+    socket.send({ type: "cf_agent_state", state: { online: 3 } });
+    expect(await socket.next()).toBe("applied");
+    expect(await env.WS_MANUAL.get(env.WS_MANUAL.idFromName(name)).value()).toEqual({ online: 3 });
+    socket.send("plain");
+    expect(await socket.next()).toBe("manual:plain");
+    await socket.close();
+  });
+
+  it("lets the object promote a readonly connection over DO RPC", async () => {
+    const name = fresh("promote");
+    const viewer = await joinRoom(name, { mode: "view", _pk: "v" });
+    expect(await env.WS_ROOM.get(env.WS_ROOM.idFromName(name)).promote("v")).toBe(true);
+    viewer.send({ type: "cf_agent_state", state: { count: 7 } });
+    expect(await viewer.drain()).toEqual([]);
+    viewer.send("!flags");
+    expect(await viewer.nextJSON()).toMatchObject({ value: { readonly: false, protocol: true } });
+    await viewer.close();
+  });
+});
+
+describe("hibernation", () => {
+  it("keeps readonly and protocol flags when setState is the first thing after a wake", async () => {
+    const name = fresh("wake-set");
+    const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
+    const viewer = await joinRoom(name, { mode: "view", _pk: "viewer" });
+    const sensor = await open("ws-room", name, { client: "sensor", _pk: "sensor" });
+    await sensor.next();
+    await hibernate(stub);
+    viewer.send(`!setState ${JSON.stringify({ nick: "ada" })}`);
+    expect(await viewer.nextJSON()).toEqual({ type: "reply", command: "setState", value: { nick: "ada" } });
+    sensor.send(`!setState ${JSON.stringify({ device: 7 })}`);
+    expect(await sensor.nextJSON()).toMatchObject({ value: { device: 7 } });
+    await hibernate(stub);
+    viewer.send({ type: "cf_agent_state", state: { count: 1 } });
+    expect(await viewer.nextJSON()).toEqual({ type: "cf_agent_state_error", error: "Connection is readonly" });
+    sensor.send("!flags");
+    expect(await sensor.nextJSON()).toMatchObject({ value: { readonly: false, protocol: false } });
+    viewer.send("!readState");
+    expect(await viewer.nextJSON()).toEqual({ type: "reply", command: "readState", value: { nick: "ada" } });
+    await Promise.all([viewer.close(), sensor.close()]);
+  });
+
+  it("shows only user state when state is read first after a wake, and keeps tags and ids", async () => {
+    const name = fresh("wake-read");
+    const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
+    const socket = await joinRoom(name, { _pk: "reader", room: "green" });
+    socket.send(`!setState ${JSON.stringify({ n: 1 })}`);
+    await socket.next();
+    await hibernate(stub);
+    socket.send("!readState");
+    expect(await socket.nextJSON()).toEqual({ type: "reply", command: "readState", value: { n: 1 } });
+    expect(await stub.ids("room:green")).toEqual(["reader"]);
+    const attachment = await runInDurableObject(stub, (_instance, ctx) => connectionAttachment(ctx.getWebSockets()[0]!));
+    expect(attachment).toEqual({
+      __dokit: {
+        id: "reader",
+        tags: ["reader", "room:green"],
+        uri: `${url("ws-room", name)}?_pk=reader&room=green`,
+        readonly: false,
+        protocol: true,
+      },
+      user: { n: 1 },
+    });
+    await socket.close();
+  });
+
+  it("refuses state over the attachment budget with a clear error and keeps the previous state", async () => {
+    const socket = await joinRoom(fresh("budget"));
+    socket.send(`!setState ${JSON.stringify({ small: true })}`);
+    await socket.next();
+    socket.send("!bigState 20000");
+    const reply = await socket.nextJSON<{ value: { code: string; message: string } }>();
+    expect(reply.value.code).toBe("ATTACHMENT_TOO_LARGE");
+    expect(reply.value.message).toMatch(/^dokit: connection state does not fit the WebSocket attachment \(16384 bytes/);
+    socket.send("!readState");
+    expect(await socket.nextJSON()).toMatchObject({ value: { small: true } });
+    socket.send("!bigState 15000");
+    expect(await socket.nextJSON()).toMatchObject({ value: "stored" });
+    await socket.close();
+  });
+
+  it("wakes for a message after eviction and answers from the fresh instance", async () => {
+    const name = fresh("wake");
+    const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
+    const socket = await joinRoom(name);
+    await hibernate(stub);
+    socket.send("after");
+    expect(await socket.next()).toBe("echo:after");
+    await socket.close();
+  });
+});
+
+describe("hostile input", () => {
+  it("survives malformed JSON, binary, unknown types, bad rpc frames and 1 MiB text without touching others", async () => {
+    const name = fresh("hostile");
+    const attacker = await joinRoom(name);
+    const bystander = await joinRoom(name);
+    const hostile: (string | ArrayBuffer)[] = [
+      "{not json",
+      "{}",
+      "[]",
+      "null",
+      '{"type":42}',
+      '{"type":"nope"}',
+      '{"type":"rpc","id":"1","method":"__proto__","args":[]}',
+      '{"type":"rpc","id":"2","method":"constructor","args":[]}',
+      '{"type":"rpc","id":"3","method":"x","args":"not-an-array"}',
+      '{"type":"rpc","id":4,"method":"x","args":[]}',
+      '{"type":"cf_agent_state"}',
+      '{"type":"__proto__","state":1}',
+      new Uint8Array([1, 2, 3]).buffer,
+      "x".repeat(1024 * 1024),
+    ];
+    for (const message of hostile) attacker.send(message);
+    // Every hostile message gets exactly one answer (an echo, or an rpc error).
+    const replies: string[] = [];
+    for (let i = 0; i < hostile.length; i++) replies.push(String(await attacker.next()));
+    expect(await attacker.drain()).toEqual([]);
+    expect(replies).toContain("echo:{not json");
+    expect(replies).toContain(JSON.stringify({ type: "rpc", id: "1", success: false, error: "Method __proto__ does not exist" }));
+    expect(replies).toContain(JSON.stringify({ type: "rpc", id: "2", success: false, error: "Method constructor does not exist" }));
+    expect(replies).toContain('echo:{"type":"rpc","id":"3","method":"x","args":"not-an-array"}');
+    expect(replies).toContain('echo:{"type":"cf_agent_state"}');
+    expect(replies).toContain("binary:3");
+    expect(replies).toContain(`echo:${1024 * 1024} chars`);
+    expect(replies.join("\n")).not.toMatch(/at .*\.ts:\d+/);
+    bystander.send("still here");
+    expect(await bystander.next()).toBe("echo:still here");
+    expect(await bystander.drain()).toEqual([]);
+    const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
+    expect((await stub.ids()).length).toBe(2);
+    await Promise.all([attacker.close(), bystander.close()]);
+  });
+
+  it("answers every well-formed rpc request even without callables", async () => {
+    const socket = await joinRoom(fresh("norpc"));
+    expect(await socket.stream("whatever", [1])).toEqual({ chunks: [], error: "Method whatever does not exist" });
+    await socket.close();
+  });
+});
+
+describe("mixing into an existing object", () => {
+  it("leaves sockets the host accepted itself to the host", async () => {
+    const name = fresh("mixed");
+    const raw = await openSocket(worker, url("ws-mixed", name, "/raw"));
+    const ours = await open("ws-mixed", name);
+    await ours.next(); // identity
+    raw.send("hi");
+    expect(await raw.next()).toBe("raw:hi");
+    ours.send("hi");
+    expect(await ours.next()).toBe("dokit:hi");
+    expect(await env.WS_MIXED.get(env.WS_MIXED.idFromName(name)).counts()).toEqual({ dokit: 1, all: 2 });
+    await hibernate(env.WS_MIXED.get(env.WS_MIXED.idFromName(name)));
+    raw.send("again");
+    expect(await raw.next()).toBe("raw:again");
+    await Promise.all([raw.close(), ours.close()]);
+  });
+});
