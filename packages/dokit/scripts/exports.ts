@@ -10,7 +10,7 @@ const pkg = JSON.parse(readFileSync(pkgUrl, "utf8"));
 const exports: Record<string, unknown> = {};
 for (const name of [...entries].sort()) {
   exports[`./${name}`] = {
-    source: `./src/${name}/index.ts`,
+    "@dokit/source": `./src/${name}/index.ts`,
     types: `./dist/${name}/index.d.ts`,
     import: `./dist/${name}/index.js`,
   };

@@ -1,16 +1,18 @@
 import type { Capability, Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { runInContext } from "../lifecycle/context";
-import { DokitError } from "../lifecycle/errors";
+import { DokitError, type DokitErrorCode } from "../lifecycle/errors";
+import type { Lifecycle } from "../lifecycle/lifecycle";
 import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
 import { errorMessage, sendError, sendResult } from "./answer";
-import { methodTable, type RemoteMethod } from "./methods";
+import { type MethodName, methodTable, type RemoteMethod } from "./methods";
 import { describeIssues, isStandardSchema, type StandardSchema } from "./schema";
 
-/** Argument schemas for some methods: names in call order, each a Standard Schema (zod 4, valibot, …). */
-export type ArgumentSchemas<T> = {
-  [K in keyof T]?: T[K] extends (...args: never[]) => unknown ? Record<string, StandardSchema> : never;
-};
+/**
+ * Argument schemas for some methods: for each, the argument names in call
+ * order, each with a Standard Schema (zod 4, valibot, arktype).
+ */
+export type ArgumentSchemas<T> = { [K in MethodName<T>]?: Record<string, StandardSchema> };
 
 /** Options of {@link Callables}. */
 export interface CallablesOptions<T> {
@@ -22,34 +24,48 @@ export interface CallablesOptions<T> {
   args?: ArgumentSchemas<T>;
 }
 
+// The Callables installed on each lifecycle, for transports that find it
+// there (Cap'n Web, when Callables was used on its own rather than passed to WebSockets).
+const installed = new WeakMap<Lifecycle, Callables>();
+
+/** @returns the Callables used on `lifecycle`, if any */
+export function installedCallables(lifecycle: Lifecycle): Callables | undefined {
+  return installed.get(lifecycle);
+}
+
 /**
- * Lets clients call the methods of an `RpcTarget` over `rpc` frames. The
- * target is the complete remote interface.
+ * Lets clients call the methods of an `RpcTarget` over `rpc` frames (and over
+ * Cap'n Web with `dokit/capnweb`). The target is the complete remote interface.
  */
 export class Callables<T extends object = object> implements Capability {
   readonly capabilityName = "Callables";
   /** The object whose methods clients call. */
   readonly target: T;
   readonly #methods: Record<string, RemoteMethod>;
-  readonly #schemas: Record<string, [string, StandardSchema][]>;
+  readonly #schemas: Record<string, [string, StandardSchema][]> = Object.create(null);
 
   /**
-   * @param target - an `RpcTarget` whose class declares the callable methods
+   * @param target - an instance of a class that extends `RpcTarget`; its class declares the callable methods
    * @param options - optional argument schemas
+   * @throws DokitError INVALID_TARGET for a target that is no RpcTarget or declares `then` / `__cf_agent_send`
    */
   constructor(target: T, options: CallablesOptions<T> = {}) {
     this.target = target;
     this.#methods = methodTable(target);
-    this.#schemas = Object.create(null);
+    // SAFETY: ArgumentSchemas maps method names to records of schemas; checked value by value below.
     for (const [method, schemas] of Object.entries(options.args ?? {}) as [string, Record<string, unknown>][]) {
-      if (!(method in this.#methods)) {
-        throw new DokitError("INVALID_TARGET", `argument schemas name "${method}", which ${target.constructor.name} does not declare`);
+      if (!this.#methods[method]) {
+        throw new DokitError("INVALID_TARGET", `argument schemas name "${method}", which ${target.constructor.name} does not expose`);
       }
       for (const [name, schema] of Object.entries(schemas)) {
         if (!isStandardSchema(schema)) {
-          throw new DokitError("INVALID_ARGUMENT", `the schema for argument "${name}" of ${method} is not a Standard Schema (zod 4, valibot, arktype)`);
+          throw new DokitError(
+            "INVALID_ARGUMENT",
+            `the schema for argument "${name}" of ${method} is not a Standard Schema (zod 4, valibot, arktype)`,
+          );
         }
       }
+      // SAFETY: every value was just checked with isStandardSchema.
       this.#schemas[method] = Object.entries(schemas) as [string, StandardSchema][];
     }
   }
@@ -59,57 +75,53 @@ export class Callables<T extends object = object> implements Capability {
     return Object.keys(this.#methods);
   }
 
-  /** @returns the method clients reach by `name`, or `undefined` */
-  method(name: string): RemoteMethod | undefined {
-    return this.#methods[name];
-  }
-
   attach(claims: Claims): void {
+    installed.set(claims.lifecycle, this);
     for (const name of this.methodNames) claims.method(name);
     // {"type":"rpc","id":"<uuid>","method":"<name>","args":[…]}
-    claims.frame(RPC, (connection, frame) => {
+    claims.frame(RPC, async (connection, frame) => {
       if (!isRpcRequest(frame)) return false;
-      return this.#answer(connection, frame.id, frame.method, frame.args).then(() => true);
+      await this.#answer(connection, frame.id, frame.method, frame.args);
+      return true;
     });
   }
 
-  /**
-   * Runs a method for a connection and sends its answer (result, stream or error).
-   * @param connection - the caller; `getCurrentAgent().connection` inside the method
-   */
+  /** Runs a method for a connection and sends its answer: a result, a stream, or an error. */
   async #answer(connection: Connection, id: string, name: string, args: unknown[]): Promise<void> {
     let result: unknown;
     try {
       result = await runInContext({ connection }, () => this.invoke(name, args));
     } catch (error) {
-      if (!(error instanceof DokitError && error.code === "METHOD_NOT_FOUND")) {
-        console.error(`dokit: callable ${name} threw`, error);
-      }
       return sendError(connection, id, errorMessage(error));
     }
     await sendResult(connection, id, name, result);
   }
 
   /**
-   * Checks the arguments and calls a method (any transport uses this).
-   * @throws DokitError METHOD_NOT_FOUND with the protocol's text, or INVALID_ARGUMENT naming the argument
-   * @returns the method's result
+   * Checks the arguments and calls a method; every transport calls through here.
+   * Run it inside the caller's context (`getCurrentAgent().connection`). A thrown
+   * error is logged with its stack, except the wire errors below.
+   * @throws DokitError METHOD_NOT_FOUND (`Method <name> does not exist`), INVALID_ARGUMENT naming the argument, or what the method throws
+   * @returns the method's result (awaited)
    */
   async invoke(name: string, args: unknown[]): Promise<unknown> {
     const method = this.#methods[name];
-    if (!method) throw new MethodNotFound(name);
-    const schemas = this.#schemas[name];
-    if (schemas) args = await checkArguments(name, schemas, args);
-    return method.apply(this.target, args);
+    if (!method) throw new WireError("METHOD_NOT_FOUND", rpcErrors.notFound(name));
+    try {
+      const schemas = this.#schemas[name];
+      return await method.apply(this.target, schemas ? await checkArguments(name, schemas, args) : args);
+    } catch (error) {
+      if (!(error instanceof WireError)) console.error(`dokit: callable ${name} threw`, error);
+      throw error;
+    }
   }
 }
 
-/** The exact protocol text, `Method <name> does not exist`, with a stable code. */
-class MethodNotFound extends DokitError {
-  constructor(name: string) {
-    super("METHOD_NOT_FOUND", rpcErrors.notFound(name));
-    // The client shows this text as is: no library prefix.
-    this.message = rpcErrors.notFound(name);
+/** A DokitError whose message clients see as is (no library prefix). */
+class WireError extends DokitError {
+  constructor(code: DokitErrorCode, text: string) {
+    super(code, text);
+    this.message = text;
   }
 }
 
@@ -118,17 +130,14 @@ async function checkArguments(method: string, schemas: [string, StandardSchema][
   for (const [index, [name, schema]] of schemas.entries()) {
     const result = await schema["~standard"].validate(args[index]);
     if (result.issues) {
-      throw new DokitError(
-        "INVALID_ARGUMENT",
-        `invalid argument ${index + 1} (${name}) of ${method}: ${describeIssues(result.issues)}`,
-      );
+      throw new WireError("INVALID_ARGUMENT", `Invalid argument ${name} of ${method}: ${describeIssues(result.issues)}`);
     }
     parsed[index] = result.value;
   }
   return parsed;
 }
 
-/** Sends `Method <name> does not exist` for an rpc frame no Callables claimed (every call gets an answer). */
+/** Answers an rpc frame no Callables claimed with `Method <name> does not exist`, so client calls never hang. */
 export function answerUnclaimedRpc(connection: Connection, frame: Record<string, unknown>): boolean {
   if (!isRpcRequest(frame)) return false;
   sendError(connection, frame.id, rpcErrors.notFound(frame.method));

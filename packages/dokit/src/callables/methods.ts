@@ -4,36 +4,69 @@ import { DokitError } from "../lifecycle/errors";
 /** A method a client may call. */
 export type RemoteMethod = (...args: unknown[]) => unknown;
 
+/**
+ * The string keys of `T` whose values are functions: the names a client stub offers
+ * (minus the names of Object.prototype, which are never callable).
+ */
+export type MethodName<T> = Exclude<
+  { [K in keyof T]: K extends string ? (T[K] extends (...args: never[]) => unknown ? K : never) : never }[keyof T],
+  keyof object | keyof Object
+>;
+
+/**
+ * The remote interface of a callables class as a client sees it: each method
+ * becomes an async function with the same arguments, resolving to the awaited result.
+ */
+export type Methods<T> = {
+  [K in MethodName<T>]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+};
+
 /** Names a callables target may not declare: they would break awaiting the stub or the Cap'n Web pipe. */
-const FORBIDDEN = ["then", "__cf_agent_send"];
+const FORBIDDEN = new Set(["then", "__cf_agent_send"]);
 
 /**
  * Builds the table of methods a client may call: methods declared on the
- * target's class prototype chain below RpcTarget. Not instance fields or arrow
- * functions, not getters, not `constructor`, nothing from Object.prototype or
+ * target's class prototype chain below RpcTarget (the nearest declaration
+ * wins). Not instance fields or arrow functions, not getters, not
+ * `constructor`, nothing named like a member of Object.prototype or
  * RpcTarget.prototype. The table has a null prototype, so a wire name can
  * never reach an inherited member.
- * @param target - the callables object
+ * @param target - an instance of a class that extends RpcTarget
  * @returns the method table, built once
+ * @throws DokitError INVALID_TARGET when the target is no RpcTarget or declares `then` / `__cf_agent_send`
  */
 export function methodTable(target: object): Record<string, RemoteMethod> {
+  if (!(target instanceof RpcTarget)) {
+    throw new DokitError(
+      "INVALID_TARGET",
+      `callables must be an instance of a class that extends RpcTarget from cloudflare:workers; got ${describe(target)}`,
+    );
+  }
   const table: Record<string, RemoteMethod> = Object.create(null);
-  for (
-    let proto = Object.getPrototypeOf(target);
-    proto !== null && proto !== Object.prototype && proto !== RpcTarget.prototype;
-    proto = Object.getPrototypeOf(proto)
-  ) {
+  const seen = new Set<string>();
+  for (let proto = Object.getPrototypeOf(target); proto !== RpcTarget.prototype; proto = Object.getPrototypeOf(proto)) {
     for (const name of Object.getOwnPropertyNames(proto)) {
-      if (FORBIDDEN.includes(name)) {
+      if (FORBIDDEN.has(name)) {
         throw new DokitError(
           "INVALID_TARGET",
-          `${target.constructor.name} declares "${name}", which a callables target may not expose (it would break awaiting the client stub or the Cap'n Web pipe); rename it`,
+          `${target.constructor.name} declares "${name}", which a callables target may not expose ` +
+            "(it would make the client stub thenable or shadow the Cap'n Web frame pipe); rename it",
         );
       }
-      if (name === "constructor" || name in table) continue;
+      if (seen.has(name)) continue;
+      seen.add(name);
+      // RpcTarget.prototype's chain holds `constructor` and every Object.prototype name.
+      if (name in RpcTarget.prototype) continue;
       const descriptor = Object.getOwnPropertyDescriptor(proto, name);
+      // SAFETY: a data property holding a function; clients pass JSON arguments, checked by the method or a schema.
       if (typeof descriptor?.value === "function") table[name] = descriptor.value as RemoteMethod;
     }
   }
   return table;
+}
+
+function describe(value: unknown): string {
+  if (value === null || typeof value !== "object") return String(value);
+  const name = Object.getPrototypeOf(value)?.constructor?.name;
+  return name && name !== "Object" ? `an instance of ${name}` : "a plain object";
 }

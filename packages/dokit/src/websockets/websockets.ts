@@ -15,6 +15,7 @@ import {
   STATE,
   TRANSPORT_PARAM,
 } from "../protocol/frames";
+import type { Internal } from "./attachment";
 import { asConnection, initAttachment, internalOf, updateInternal } from "./connection";
 import { connectionTags, MAX_TAG_LENGTH } from "./tags";
 
@@ -135,12 +136,10 @@ export class WebSockets implements Capability {
     const ctx: ConnectionContext = { request };
     const connection = initAttachment(server, { id, tags: [id], uri: request.url, readonly: false, protocol: true });
     const options = this.#options;
-    const tags = connectionTags(id, options.getConnectionTags ? await options.getConnectionTags(connection, ctx) : []);
-    const readonly = options.readonly ? (await options.readonly(connection, ctx)) === true : false;
-    const protocol = typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
+    const decided = await this.#decide(connection, ctx);
 
-    this.lifecycle.ctx.acceptWebSocket(server, tags);
-    updateInternal(connection, { tags, readonly, protocol });
+    this.lifecycle.ctx.acceptWebSocket(server, decided.tags);
+    updateInternal(connection, decided);
 
     this.#connecting.add(server);
     try {
@@ -157,6 +156,15 @@ export class WebSockets implements Capability {
       this.#close(connection, CLOSE_INTERNAL_ERROR, "Internal error");
     }
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** The per-connection decisions of the options: tags, readonly, protocol. */
+  async #decide(connection: Connection, ctx: ConnectionContext): Promise<Pick<Internal, "tags" | "readonly" | "protocol">> {
+    const options = this.#options;
+    const tags = connectionTags(connection.id, options.getConnectionTags ? await options.getConnectionTags(connection, ctx) : []);
+    const readonly = options.readonly ? (await options.readonly(connection, ctx)) === true : false;
+    const protocol = typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
+    return { tags, readonly, protocol };
   }
 
   // ------------------------------------------------------------ socket events
@@ -399,8 +407,12 @@ export class WebSockets implements Capability {
     return this.#live.get(id);
   }
 
-  /** Runs the configured connect sequence and `onConnect` handlers for a connection accepted elsewhere. */
+  /**
+   * For a connection accepted elsewhere (its attachment already holds id and uri): applies the
+   * options' decisions (tags, readonly, protocol), then runs the connect sequence and `onConnect` handlers.
+   */
   async connect(connection: Connection, ctx: ConnectionContext): Promise<void> {
+    updateInternal(connection, await this.#decide(connection, ctx));
     this.#connecting.add(connection);
     try {
       if (this.#options.protocol !== false) this.sendConnectFrames(connection);

@@ -1,0 +1,2 @@
+export { capnweb } from "./transport";
+export type { CapnwebTransport } from "../websockets/websockets";

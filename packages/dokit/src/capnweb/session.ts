@@ -1,0 +1,179 @@
+import { RpcTarget } from "cloudflare:workers";
+import { newWebSocketRpcSession } from "capnweb";
+import { type Callables, installedCallables } from "../callables/callables";
+import type { Connection } from "../lifecycle/connection";
+import { type CurrentAgent, runInContext } from "../lifecycle/context";
+import { CLOSE_INTERNAL_ERROR } from "../protocol/frames";
+import { initAttachment } from "../websockets/connection";
+import type { WebSockets } from "../websockets/websockets";
+import { LiveSocket } from "./live-socket";
+
+/** The method on the session's main object that carries ordinary frames (PROTOCOL.md, Cap'n Web transport). */
+export const PIPE = "__cf_agent_send";
+/** The close a session gets when another one opens with the same connection id. */
+export const CLOSE_REPLACED = 1001;
+export const REPLACED_REASON = "Session replaced";
+
+const RESERVED_CLOSE_CODES = new Set([1005, 1006, 1015]);
+
+/** The client's main object: every server frame is delivered by calling `message(frame)`. */
+interface ClientMain {
+  message(frame: string | Uint8Array): void;
+}
+
+// The session of each Cap'n Web connection, so a replaced one can be ended and awaited.
+const sessions = new WeakMap<Connection, Session>();
+
+/** @returns the session behind a connection, when it is a Cap'n Web connection */
+export function sessionOf(connection: Connection): Session | undefined {
+  return sessions.get(connection);
+}
+
+/**
+ * One Cap'n Web session on an accepted (non-hibernating) WebSocket, and the
+ * Connection it appears as in WebSockets. The main object offered to the
+ * client exposes every callable plus the frame pipe; frames the object sends
+ * reach the client through its main object's `message(frame)`.
+ */
+export class Session {
+  /** The connection handlers, `getConnections()` and broadcasts see. */
+  readonly connection: Connection;
+  readonly #server: WebSocket;
+  readonly #socket: LiveSocket;
+  readonly #webSockets: WebSockets;
+  readonly #scope: Partial<CurrentAgent>;
+  readonly #remote: ReturnType<typeof newWebSocketRpcSession<ClientMain>>;
+  readonly #removeLive: () => void;
+  #ending: Promise<void> | undefined;
+
+  /**
+   * Starts the session and lists its connection in `webSockets` (call `open` next).
+   * @param server - the server end of a WebSocketPair, already accepted
+   * @param id - the connection id
+   * @param request - the upgrade request
+   * @param webSockets - the WebSockets whose handlers, connection list and dispatch the session uses
+   * @param callables - the callables to expose (default: the Callables used on the same lifecycle, if any)
+   */
+  constructor(server: WebSocket, id: string, request: Request, webSockets: WebSockets, callables: Callables | undefined) {
+    this.#server = server;
+    this.#webSockets = webSockets;
+    this.#socket = new LiveSocket(request.url, {
+      deliver: (frame) => this.#deliver(frame),
+      close: (code, reason) => void this.end(code, reason, true),
+    });
+    // SAFETY: LiveSocket implements what WebSockets uses of a socket (send, close, readyState, attachment).
+    this.connection = initAttachment(this.#socket as unknown as WebSocket, {
+      id,
+      tags: [id],
+      uri: request.url,
+      readonly: false,
+      protocol: true,
+    });
+    sessions.set(this.connection, this);
+    this.#scope = { agent: webSockets.lifecycle.host, connection: this.connection, request: undefined };
+    const main = mainObject(this.connection, webSockets, callables ?? installedCallables(webSockets.lifecycle));
+    // Cap'n Web's read loop starts here and every call it makes (callables, the pipe, methods of
+    // returned stubs) continues from it, so they all see the object and this connection.
+    this.#remote = runInContext(this.#scope, () => newWebSocketRpcSession<ClientMain>(server, main));
+    server.addEventListener("close", (event) => void this.end(event.code, event.reason, event.wasClean));
+    server.addEventListener("error", () => void this.end(1006, "", false));
+    this.#removeLive = webSockets.addLiveConnection(this.connection);
+  }
+
+  /**
+   * Runs the connect sequence (identity, state) and `onConnect`. When that
+   * fails, the session is closed with 1011 (the stack is logged, not sent).
+   */
+  async open(request: Request): Promise<void> {
+    try {
+      await this.#webSockets.connect(this.connection, { request });
+    } catch (error) {
+      console.error(`dokit: onConnect failed for Cap'n Web connection ${this.connection.id}; closing it with 1011`, error);
+      await this.end(CLOSE_INTERNAL_ERROR, "Internal error", true);
+    }
+  }
+
+  /**
+   * Ends the session once: closes the socket with `code` (or reciprocates the
+   * client's close), drops the connection and runs `onClose`.
+   * @returns a promise that settles when `onClose` has run
+   */
+  end(code: number, reason: string, wasClean: boolean): Promise<void> {
+    this.#ending ??= this.#finish(code, reason, wasClean);
+    return this.#ending;
+  }
+
+  async #finish(code: number, reason: string, wasClean: boolean): Promise<void> {
+    this.#socket.readyState = this.#socket.CLOSED;
+    this.#removeLive();
+    try {
+      if (RESERVED_CLOSE_CODES.has(code)) this.#server.close();
+      else this.#server.close(code, reason);
+    } catch {
+      // Already closed (the runtime may have answered the client's close itself).
+    }
+    try {
+      // Closing first matters: disposing the main stub would close the socket with 3000.
+      this.#remote[Symbol.dispose]();
+    } catch {
+      // The session is already broken.
+    }
+    try {
+      await runInContext(this.#scope, () => this.#webSockets.disconnect(this.connection, code, reason, wasClean));
+    } catch (error) {
+      console.error(`dokit: onClose failed for Cap'n Web connection ${this.connection.id}`, error);
+    }
+  }
+
+  #deliver(frame: string | ArrayBuffer | ArrayBufferView): void {
+    const payload = typeof frame === "string" ? frame : bytes(frame);
+    try {
+      this.#remote.message(payload).catch((error: unknown) => {
+        if (!this.#ending) console.error(`dokit: delivering a frame to Cap'n Web connection ${this.connection.id} failed`, error);
+      });
+    } catch (error) {
+      if (!this.#ending) console.error(`dokit: delivering a frame to Cap'n Web connection ${this.connection.id} failed`, error);
+    }
+  }
+}
+
+/**
+ * The main object offered to the client: one method per callable, plus the
+ * frame pipe. Cap'n Web resolves methods on the prototype chain, so they are
+ * defined on the prototype of a fresh RpcTarget subclass and nowhere else.
+ */
+function mainObject(connection: Connection, webSockets: WebSockets, callables: Callables | undefined): RpcTarget {
+  class Main extends RpcTarget {}
+  const define = (name: string, value: (...args: unknown[]) => unknown) =>
+    Object.defineProperty(Main.prototype, name, { value, writable: true, configurable: true });
+  for (const name of callables?.methodNames ?? []) {
+    // SAFETY: methodNames only lists names the callables expose.
+    define(name, (...args) => (callables as Callables).invoke(name, args));
+  }
+  // __cf_agent_send(frame): state frames, JSON rpc frames and user messages, dispatched like a hibernating socket's.
+  define(PIPE, async (frame) => {
+    const message = typeof frame === "string" ? frame : isBinary(frame) ? arrayBuffer(frame) : undefined;
+    if (message === undefined) throw new TypeError(`${PIPE} takes a string or binary frame`);
+    try {
+      await webSockets.dispatch(connection, message);
+    } catch (error) {
+      // Like a hibernating socket's message: logged, and the client's pipe call still succeeds.
+      console.error(`dokit: handling a Cap'n Web frame from connection ${connection.id} failed`, error);
+    }
+  });
+  return new Main();
+}
+
+function isBinary(value: unknown): value is ArrayBuffer | ArrayBufferView {
+  return value instanceof ArrayBuffer || ArrayBuffer.isView(value);
+}
+
+function arrayBuffer(value: ArrayBuffer | ArrayBufferView): ArrayBuffer {
+  if (value instanceof ArrayBuffer) return value;
+  return new Uint8Array(value.buffer, value.byteOffset, value.byteLength).slice().buffer;
+}
+
+function bytes(value: ArrayBuffer | ArrayBufferView): Uint8Array {
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+}

@@ -1,0 +1,49 @@
+// The Cap'n Web transport (PROTOCOL.md "Cap'n Web transport"). Loaded with a
+// dynamic import only when `transport: "capnweb"` is chosen, so clients on
+// the default transport never download capnweb.
+import { newWebSocketRpcSession, RpcTarget } from "capnweb";
+import type { OpenLink } from "./link";
+import { watchSocket } from "./link";
+
+/** The method on the server's main object that carries ordinary frames. */
+const SEND = "__cf_agent_send";
+
+/** The client's main object: the server delivers every frame by calling `message(frame)`. */
+class Inbox extends RpcTarget {
+  readonly #deliver: (frame: unknown) => void;
+  constructor(deliver: (frame: unknown) => void) {
+    super();
+    this.#deliver = deliver;
+  }
+  /** Receives one frame from the server. */
+  message(frame: unknown): void {
+    this.#deliver(frame);
+  }
+}
+
+type Main = Record<string, (...args: unknown[]) => Promise<unknown>> & Disposable;
+
+/** Opens a Cap'n Web session on a fresh WebSocket. */
+export const openCapnWebLink: OpenLink = (url, events) => {
+  const socket = watchSocket(new WebSocket(url), events, false);
+  // SAFETY: the server's main object exposes the callables plus `__cf_agent_send`; names are checked remotely.
+  const main = newWebSocketRpcSession(socket, new Inbox((frame) => events.onFrame(frame))) as unknown as Main;
+  return {
+    send: (frame) => {
+      // A failed send means the session is gone; the socket's close event reports it.
+      main[SEND]!(frame).catch(() => {});
+    },
+    invoke: async (method, args) => {
+      const fn = main[method];
+      return fn!(...args);
+    },
+    close: (code, reason) => {
+      try {
+        main[Symbol.dispose]();
+      } catch {
+        // Disposing an already broken session throws; the socket close below is what matters.
+      }
+      socket.close(code, reason);
+    },
+  };
+};

@@ -1,0 +1,371 @@
+// AgentClient: one logical connection to one object, over a succession of
+// sockets (links). Reconnection, per-socket call books and state sync live
+// here; URL building, links and pending calls are in their own files.
+import { IDENTITY, RPC, STATE, STATE_ERROR } from "../protocol/frames";
+import { kebab } from "../protocol/kebab";
+import { MIN_UPTIME_MS, reconnectDelay } from "./backoff";
+import { asError, DEFAULT_CALL_TIMEOUT_MS, invokeNative, PendingCall } from "./calls";
+import { AgentConnectionError, isFinalCloseCode } from "./errors";
+import { openJsonLink } from "./link";
+import type { Link, OpenLink } from "./link";
+import { createStub } from "./stub";
+import type { AgentCall, AgentClientOptions, AgentClientStub, CallOptions, StreamOptions } from "./types";
+import { socketUrl } from "./url";
+
+type Outgoing = PendingCall | string | ArrayBuffer | ArrayBufferView;
+
+/** @returns a fresh promise with its resolver */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Accepts the current `{ timeout, stream }` shape and the older bare stream callbacks. */
+function splitCallOptions(options: CallOptions | StreamOptions | undefined): CallOptions | undefined {
+  if (options && ("onChunk" in options || "onDone" in options || "onError" in options)) return { stream: options };
+  return options as CallOptions | undefined;
+}
+
+/**
+ * A reconnecting client for one Durable Object speaking the Agents protocol.
+ * Events: `open`, `message` (every frame, after the client has handled it), `close`, `error`.
+ */
+export class AgentClient<T = unknown, State = unknown> extends EventTarget {
+  /** The kebab-case agent name (updated from the server's identity). */
+  agent: string;
+  /** The object's name (updated from the server's identity). */
+  name: string;
+  /** The connection id, sent as `_pk` on every connection attempt. */
+  readonly id: string;
+  /** The synced state; `undefined` until the server sends one. */
+  state: State | undefined = undefined;
+  /** Whether the current socket has received its identity (and the state that follows it). */
+  identified = false;
+  /** Why the connection ended for good, when it did so without `close()`. */
+  connectionError: AgentConnectionError | null = null;
+  /** Calls a method: `call(method, args, { timeout, stream })`. */
+  readonly call: AgentCall<T>;
+  /** A proxy on which every method of the callables class is an async function. */
+  readonly stub: AgentClientStub<T>;
+  /** The options the client was made with. */
+  readonly options: AgentClientOptions<State>;
+
+  #link: Link | null = null;
+  #open = false;
+  /** Set by `close()` and by a final close; cleared by `reconnect()`. */
+  #closed = false;
+  #attempt = 0;
+  #openedAt = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Bumped whenever a pending connection attempt must be abandoned. */
+  #generation = 0;
+  readonly #calls = new Map<string, PendingCall>();
+  #outbox: Outgoing[] = [];
+  #ready = deferred();
+  #pendingIdentity: { name: string; agent: string } | null = null;
+  #serverState: State | undefined = undefined;
+  #unsentState: { value: State } | null = null;
+  readonly #listeners = new Set<() => void>();
+
+  /**
+   * @param options - where to connect and how to behave
+   */
+  constructor(options: AgentClientOptions<State>) {
+    super();
+    this.options = options;
+    this.agent = kebab(options.agent);
+    this.name = options.name ?? "default";
+    this.id = options.id || crypto.randomUUID();
+    // SAFETY: the untyped and typed call signatures are both served by #call, which takes any name and args.
+    this.call = ((method: string, args?: unknown[], callOptions?: CallOptions | StreamOptions) =>
+      this.#call(method, args ?? [], splitCallOptions(callOptions))) as AgentCall<T>;
+    this.stub = createStub<AgentClientStub<T>>((method, args) => this.#call(method, args, undefined));
+    if (!options.startClosed) this.#connect();
+  }
+
+  /** Resolves when the current socket is identified (after the state frame when one follows); renewed per socket. */
+  get ready(): Promise<void> {
+    return this.#ready.promise;
+  }
+
+  /**
+   * Replaces the state: applied here at once, sent to the server once the
+   * socket is identified, and rolled back to the server's last value if the
+   * server refuses it.
+   * @param state - the new state
+   */
+  setState(state: State): void {
+    this.state = state;
+    if (this.identified && this.#link) this.#link.send(JSON.stringify({ type: STATE, state }));
+    else this.#unsentState = { value: state };
+    this.options.onStateUpdate?.(state, "client");
+    this.#notify();
+  }
+
+  /**
+   * Sends an ordinary message; queued while the socket is not open.
+   * @param data - text or bytes
+   */
+  send(data: string | ArrayBuffer | ArrayBufferView): void {
+    if (this.#open && this.#link) this.#link.send(data);
+    else this.#outbox.push(data);
+  }
+
+  /**
+   * Closes the connection for good: pending calls reject with `Connection closed`, and so do later calls.
+   * @param code - close code (default 1000)
+   * @param reason - close reason
+   */
+  close(code = 1000, reason?: string): void {
+    this.#closed = true;
+    this.#generation++;
+    clearTimeout(this.#timer);
+    this.#rejectAll();
+    this.#link?.close(code, reason);
+    this.#notify();
+  }
+
+  /** Connects again now: after `close()`, after a final close, with `startClosed`, or instead of waiting for backoff. */
+  reconnect(): void {
+    this.#closed = false;
+    this.connectionError = null;
+    this.#attempt = 0;
+    clearTimeout(this.#timer);
+    const link = this.#link;
+    if (link) {
+      this.#drop(link);
+      link.close(1000, "Reconnecting");
+    }
+    this.#connect();
+    this.#notify();
+  }
+
+  /**
+   * Registers a callback run after the state, `identified`, `ready` or the connection changes.
+   * @returns a function that removes it
+   */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  // ── Calls ──────────────────────────────────────────────────────────
+
+  #call(method: string, args: unknown[], options: CallOptions | undefined): Promise<never> {
+    if (this.#closed) {
+      options?.stream?.onError?.("Connection closed");
+      return Promise.reject(new Error("Connection closed"));
+    }
+    return new Promise((resolve, reject) => {
+      const timeout = this.options.defaultCallTimeout ?? DEFAULT_CALL_TIMEOUT_MS;
+      // SAFETY: the result type is declared by the caller's `AgentCall<T>` signature.
+      const promise = { resolve: resolve as (value: unknown) => void, reject };
+      const call = new PendingCall(method, args, options, timeout, promise, (settled) => {
+        this.#calls.delete(settled.id);
+        const queued = this.#outbox.indexOf(settled);
+        if (queued !== -1) this.#outbox.splice(queued, 1);
+      });
+      this.#calls.set(call.id, call);
+      this.#dispatch(call);
+    });
+  }
+
+  /** Sends a call on the open socket, or queues it for the next one. */
+  #dispatch(call: PendingCall): void {
+    const link = this.#link;
+    if (!link || !this.#open) {
+      this.#outbox.push(call);
+      return;
+    }
+    call.link = link;
+    if (link.invoke) return invokeNative(link.invoke, call);
+    try {
+      link.send(call.frame());
+    } catch (error) {
+      call.fail(asError(error)); // e.g. arguments JSON.stringify cannot encode
+    }
+  }
+
+  #rejectAll(): void {
+    for (const call of this.#calls.values()) call.fail(new Error("Connection closed"));
+    this.#outbox = this.#outbox.filter((item) => !(item instanceof PendingCall));
+  }
+
+  // ── Connection loop ────────────────────────────────────────────────
+
+  #connect(): void {
+    const generation = ++this.#generation;
+    void (async () => {
+      let url: string;
+      let open: OpenLink;
+      try {
+        url = await socketUrl(this.options, this.id);
+        open = this.options.transport === "capnweb" ? (await import("./capnweb-link")).openCapnWebLink : openJsonLink;
+      } catch (error) {
+        // A failing `query()` (say, a token fetch) is retried with backoff like a failed socket.
+        if (generation !== this.#generation) return;
+        console.error("dokit: could not prepare the connection", error);
+        this.dispatchEvent(new Event("error"));
+        return this.#retry(new AgentConnectionError(1006, String(error), false));
+      }
+      if (generation !== this.#generation || this.#closed) return;
+      let link: Link;
+      try {
+        link = open(url, {
+          onOpen: () => this.#onOpen(link),
+          onFrame: (data) => this.#onFrame(link, data),
+          onClose: (code, reason, wasClean) => this.#onClose(link, code, reason, wasClean),
+          onError: () => link === this.#link && this.dispatchEvent(new Event("error")),
+        });
+      } catch (error) {
+        // The WebSocket constructor throws only for a malformed URL: retrying cannot help.
+        return this.#end(new AgentConnectionError(1006, String(error), false));
+      }
+      this.#link = link;
+      this.#timer = setTimeout(() => {
+        if (this.#link !== link || this.#open) return;
+        this.#onClose(link, 1006, "Connection timed out", false);
+        link.close();
+      }, this.options.connectionTimeout ?? 4000);
+    })();
+  }
+
+  #onOpen(link: Link): void {
+    if (link !== this.#link) return;
+    clearTimeout(this.#timer);
+    this.#open = true;
+    this.#openedAt = Date.now();
+    this.connectionError = null;
+    const outbox = this.#outbox;
+    this.#outbox = [];
+    for (const item of outbox) {
+      if (item instanceof PendingCall) this.#dispatch(item);
+      else link.send(item);
+    }
+    this.dispatchEvent(new Event("open"));
+    this.#notify();
+  }
+
+  #onClose(link: Link, code: number, reason: string, wasClean: boolean): void {
+    if (link !== this.#link) return;
+    const uptime = this.#open ? Date.now() - this.#openedAt : 0;
+    this.#drop(link);
+    if (!this.#closed) {
+      const error = new AgentConnectionError(code, reason, wasClean);
+      if (isFinalCloseCode(code)) this.#end(error);
+      else {
+        if (uptime >= MIN_UPTIME_MS) this.#attempt = 0;
+        this.#retry(error);
+      }
+    }
+    const init = { code, reason, wasClean };
+    const event =
+      typeof CloseEvent === "function" ? new CloseEvent("close", init) : Object.assign(new Event("close"), init);
+    this.dispatchEvent(event);
+    this.#notify();
+  }
+
+  /** Forgets a socket: its calls reject with `Connection closed`, `ready` is renewed. */
+  #drop(link: Link): void {
+    this.#link = null;
+    this.#open = false;
+    clearTimeout(this.#timer);
+    this.identified = false;
+    this.#pendingIdentity = null;
+    this.#ready = deferred();
+    for (const call of this.#calls.values()) {
+      if (call.link === link) call.fail(new Error("Connection closed"));
+    }
+  }
+
+  /** Schedules the next attempt, or ends the connection when retries are spent. */
+  #retry(error: AgentConnectionError): void {
+    this.#attempt++;
+    if (this.#attempt > (this.options.maxRetries ?? Number.POSITIVE_INFINITY)) return this.#end(error);
+    this.#timer = setTimeout(() => this.#connect(), reconnectDelay(this.options, this.#attempt));
+  }
+
+  /** A final close: everything pending rejects, later calls reject at once. */
+  #end(error: AgentConnectionError): void {
+    this.#closed = true;
+    this.#rejectAll();
+    this.connectionError = error;
+    this.options.onConnectionError?.(error);
+  }
+
+  // ── Frames ─────────────────────────────────────────────────────────
+
+  #onFrame(link: Link, data: unknown): void {
+    if (link !== this.#link) return;
+    if (typeof data === "string") this.#onText(data);
+    this.dispatchEvent(new MessageEvent("message", { data }));
+  }
+
+  #onText(text: string): void {
+    let frame: Record<string, unknown>;
+    try {
+      frame = JSON.parse(text);
+    } catch {
+      return; // not JSON: an ordinary message, only for `message` listeners
+    }
+    if (typeof frame !== "object" || frame === null) return;
+    switch (frame.type) {
+      // {"type":"cf_agent_identity","name","agent","stateFollows"?:true}
+      case IDENTITY: {
+        const identity = { name: String(frame.name), agent: String(frame.agent) };
+        if (frame.stateFollows === true) this.#pendingIdentity = identity;
+        else this.#identify(identity);
+        return;
+      }
+      // {"type":"cf_agent_state","state"}
+      case STATE: {
+        const state = frame.state as State;
+        this.state = state;
+        this.#serverState = state;
+        try {
+          this.options.onStateUpdate?.(state, "server");
+        } finally {
+          const identity = this.#pendingIdentity;
+          this.#pendingIdentity = null;
+          if (identity) this.#identify(identity);
+          else this.#notify();
+        }
+        return;
+      }
+      // {"type":"cf_agent_state_error","error"}: roll back to the server's value
+      case STATE_ERROR: {
+        this.state = this.#serverState;
+        this.options.onStateUpdate?.(this.#serverState as State, "server");
+        this.options.onStateUpdateError?.(String(frame.error));
+        this.#notify();
+        return;
+      }
+      // {"type":"rpc","id","success","done"?,"result"?,"error"?}
+      case RPC: {
+        const call = typeof frame.id === "string" ? this.#calls.get(frame.id) : undefined;
+        if (!call) return; // timed out, or rejected when its socket closed
+        if (frame.success === false) call.fail(new Error(String(frame.error)));
+        else if (frame.done === false) call.chunk(frame.result);
+        else call.succeed(frame.result);
+        return;
+      }
+    }
+  }
+
+  #identify(identity: { name: string; agent: string }): void {
+    this.identified = true;
+    this.name = identity.name;
+    this.agent = identity.agent;
+    const unsent = this.#unsentState;
+    this.#unsentState = null;
+    this.options.onIdentity?.(identity.name, identity.agent);
+    if (unsent) this.setState(unsent.value);
+    this.#ready.resolve();
+    this.#notify();
+  }
+
+  #notify(): void {
+    for (const listener of this.#listeners) listener();
+  }
+}

@@ -1,0 +1,18 @@
+export { AgentClient } from "./client";
+export { DEFAULT_CALL_TIMEOUT_MS } from "./calls";
+export { AgentConnectionError, isFinalCloseCode } from "./errors";
+export { agentPath, socketUrl } from "./url";
+export type {
+  AgentCall,
+  AgentClientOptions,
+  AgentClientStub,
+  AgentStub,
+  AgentTransport,
+  CallableKeys,
+  CallOptions,
+  MethodArgs,
+  MethodResult,
+  QueryParams,
+  StreamOptions,
+  UntypedAgentStub,
+} from "./types";

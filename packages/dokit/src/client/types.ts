@@ -1,0 +1,106 @@
+// Public types of `dokit/client`: options, call options and the typed stub.
+
+/** Stream callbacks for a call whose method returns a `ReadableStream`. */
+export interface StreamOptions {
+  /** Runs for each chunk, as soon as it arrives. */
+  onChunk?: (chunk: unknown) => void;
+  /** Runs once when the stream ends; receives the final frame's `result` (usually `undefined`). */
+  onDone?: (finalChunk: unknown) => void;
+  /** Runs once when the call fails: the server's error message, a timeout or `Connection closed`. */
+  onError?: (error: string) => void;
+}
+
+/** The third argument of `call()`. */
+export interface CallOptions {
+  /** Milliseconds before the call rejects; `0` turns the timeout off. Streaming calls have none unless set here. */
+  timeout?: number;
+  /** Stream callbacks; setting them marks the call as streaming. */
+  stream?: StreamOptions;
+}
+
+/** How calls and frames travel: JSON frames over a hibernating WebSocket, or a Cap'n Web session. */
+export type AgentTransport = "cf-websocket" | "capnweb";
+
+/** Query parameters added to the upgrade URL; `null` and `undefined` values are left out. */
+export type QueryParams = Record<string, string | null | undefined>;
+
+/** Where the client connects and how it behaves. */
+export interface AgentClientOptions<State = unknown> {
+  /** The Durable Object binding or class name; kebab-cased in the URL (`RoomAgent` → `room-agent`). */
+  agent: string;
+  /** The object's name (default `"default"`). */
+  name?: string;
+  /** `host[:port]`; a leading `http(s)://` or `ws(s)://` is dropped. Defaults to `location.host` in a browser. */
+  host?: string;
+  /** The first path segment (default `"agents"`). */
+  prefix?: string;
+  /** A full path that replaces `{prefix}/{agent}/{name}` (the server routes it itself). */
+  basePath?: string;
+  /** A sub-path appended after the object's address; must not start with `/`. */
+  path?: string;
+  /** Query parameters, or an async function evaluated before every connection attempt (fresh tokens). */
+  query?: QueryParams | (() => Promise<QueryParams>);
+  /** The connection id, sent as `_pk` and kept across reconnects (default: a random UUID). */
+  id?: string;
+  /** `"ws"` or `"wss"`; default `ws` for loopback and private-network hosts, `wss` otherwise. */
+  protocol?: "ws" | "wss";
+  /** `"cf-websocket"` (default) or `"capnweb"`. */
+  transport?: AgentTransport;
+  /** Timeout of non-streaming calls in milliseconds (default 30 000; `0` turns it off). */
+  defaultCallTimeout?: number;
+  /** Runs when the state changes: `"server"` for frames from the server (and rollbacks), `"client"` for `setState`. */
+  onStateUpdate?: (state: State, source: "server" | "client") => void;
+  /** Runs when the server refuses a `setState` (the state has already been rolled back). */
+  onStateUpdateError?: (error: string) => void;
+  /** Runs when the server says who it is, on every (re)connection. */
+  onIdentity?: (name: string, agent: string) => void;
+  /** Runs when the connection closes for good without `close()` being called. */
+  onConnectionError?: (error: Error & { code: number; reason: string; wasClean: boolean }) => void;
+  /** Do not connect until `reconnect()` is called. */
+  startClosed?: boolean;
+  /** Smallest reconnect delay in milliseconds (default 1 000; each delay is jittered down to half). */
+  minReconnectionDelay?: number;
+  /** Largest reconnect delay in milliseconds (default 10 000). */
+  maxReconnectionDelay?: number;
+  /** Growth factor of the reconnect delay per failed attempt (default 1.3). */
+  reconnectionDelayGrowFactor?: number;
+  /** Reconnect attempts before giving up (default unlimited). */
+  maxRetries?: number;
+  /** Milliseconds a connection attempt may take before it is abandoned and retried (default 4 000). */
+  connectionTimeout?: number;
+}
+
+// ── Typed stub ──────────────────────────────────────────────────────
+
+/** The string keys of `T` whose values are functions. */
+export type CallableKeys<T> = {
+  [K in keyof T]: K extends string ? (T[K] extends (...args: never[]) => unknown ? K : never) : never;
+}[keyof T];
+
+/**
+ * The remote interface of a callables class: each method becomes an async
+ * function with the same arguments, resolving to the awaited return value.
+ */
+export type AgentStub<T> = {
+  [K in CallableKeys<T>]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+};
+
+/** A stub without a callables type: any method name, any arguments. */
+export type UntypedAgentStub = Record<string, (...args: unknown[]) => Promise<unknown>>;
+
+/** The stub type for `T`: typed when `T` has methods, untyped otherwise. */
+export type AgentClientStub<T> = [CallableKeys<T>] extends [never] ? UntypedAgentStub : AgentStub<T>;
+
+/** The arguments of method `K` of `T`. */
+export type MethodArgs<T, K extends keyof T> = T[K] extends (...args: infer A) => unknown ? A : never;
+/** The awaited result of method `K` of `T`. */
+export type MethodResult<T, K extends keyof T> = T[K] extends (...args: never[]) => infer R ? Awaited<R> : never;
+
+/** `call()`: typed by method name when `T` has methods, untyped otherwise. */
+export type AgentCall<T> = [CallableKeys<T>] extends [never]
+  ? <R = unknown>(method: string, args?: unknown[], options?: CallOptions | StreamOptions) => Promise<R>
+  : <K extends CallableKeys<T>>(
+      method: K,
+      args: MethodArgs<T, K>,
+      options?: CallOptions | StreamOptions,
+    ) => Promise<MethodResult<T, K>>;

@@ -1,0 +1,74 @@
+// Scenario servers for the Node-side client tests. RefAgent is built from the
+// reference modules of npm `agents`; a dokit twin is added beside it when
+// `dokit/websockets` lands. Both speak the same protocol to the same tests.
+import { DurableObject } from "cloudflare:workers";
+import { Lifecycle } from "agents/lifecycle";
+import { State } from "agents/state";
+import { WebSockets } from "agents/websockets";
+import { capnweb } from "../src/capnweb";
+import { Lifecycle as DokitLifecycle } from "../src/lifecycle";
+import { routeAgentRequest } from "../src/routing";
+import { State as DokitState } from "../src/state";
+import { WebSockets as DokitWebSockets } from "../src/websockets";
+import { ScenarioCallables } from "./callables";
+
+export { Counter, ScenarioCallables } from "./callables";
+
+/** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
+function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
+  connection.send(JSON.stringify({ type: "welcome", id: connection.id, uri: connection.uri }));
+}
+
+const isReadonly = (request: Request) => new URL(request.url).searchParams.get("mode") === "view";
+const isSensor = (request: Request) => new URL(request.url).searchParams.get("client") === "sensor";
+
+/** The reference server: a plain Durable Object using agents/lifecycle, agents/websockets and agents/state. */
+export class RefAgent extends DurableObject<Env> {
+  readonly board: State<unknown> = new State<unknown>({
+    initialState: { count: 0 },
+    validateStateChange: (next) => {
+      if ((next as { count?: unknown })?.count === -1) throw new Error("count must not be -1");
+    },
+    onChanged: (_state, source) => this.webSockets.broadcastState(source),
+  });
+  readonly webSockets: WebSockets = new WebSockets({
+    state: this.board,
+    callables: new ScenarioCallables({
+      setServerState: (state) => this.board.set(state),
+      closeConnection: (id, code, reason) => this.webSockets.getConnection(id)?.close(code, reason),
+    }),
+    readonly: (_connection, ctx) => isReadonly(ctx.request),
+    protocol: (_connection, ctx) => !isSensor(ctx.request),
+    handlers: { onConnect: (connection) => welcome(connection) },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.board).use(this.webSockets);
+}
+
+/** The same object built with dokit: dokit/lifecycle, dokit/websockets, dokit/state, dokit/capnweb. */
+export class DokitAgent extends DurableObject<Env> {
+  readonly board: DokitState<unknown> = new DokitState<unknown>({
+    initialState: { count: 0 },
+    validate: (next) => {
+      if ((next as { count?: unknown })?.count === -1) throw new Error("count must not be -1");
+    },
+    onChanged: (_state, source) => this.webSockets.broadcastState(source),
+  });
+  readonly webSockets: DokitWebSockets = new DokitWebSockets({
+    state: this.board,
+    callables: new ScenarioCallables({
+      setServerState: (state) => this.board.set(state),
+      closeConnection: (id, code, reason) => this.webSockets.getConnection(id)?.close(code, reason),
+    }),
+    readonly: (_connection, ctx) => isReadonly(ctx.request),
+    protocol: (_connection, ctx) => !isSensor(ctx.request),
+    handlers: { onConnect: (connection) => welcome(connection) },
+    capnweb,
+  });
+  readonly lifecycle = DokitLifecycle.install(this).use(this.board).use(this.webSockets);
+}
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    return (await routeAgentRequest(request, env)) ?? new Response("no route", { status: 404 });
+  },
+} satisfies ExportedHandler<Env>;
