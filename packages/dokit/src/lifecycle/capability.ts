@@ -40,7 +40,7 @@ export interface SocketOwner {
   close(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<boolean>;
   error(ws: WebSocket, error: unknown): Promise<boolean>;
   /** Sends a protocol frame to every protocol-enabled connection, except `except`. */
-  broadcastProtocol(frame: string, except?: Connection | string | null): void;
+  broadcastProtocol(frame: string, except?: Connection | "server" | null): void;
   /** @returns whether the connection's state frames are refused */
   isReadonly(connection: Connection): boolean;
   /** Open connections, optionally with one tag. */

@@ -306,17 +306,18 @@ export class WebSockets implements Capability {
 
   /**
    * Sends the current state to every protocol-enabled connection except `except`.
-   * Call it from the state's `onChanged(state, source)` with the source.
+   * Call it from the state's `onChanged(state, source)` with the source
+   * (`"server"` or nothing: everyone receives it).
    */
-  broadcastState(except?: Connection | string | null): void {
+  broadcastState(except?: Connection | "server" | null): void {
     const state = this.#options.state;
     if (!state) return;
     this.#broadcastProtocol(JSON.stringify({ type: STATE, state: state.get() ?? null }), except);
   }
 
-  #broadcastProtocol(frame: string, except?: Connection | string | null): void {
+  #broadcastProtocol(frame: string, except?: Connection | "server" | null): void {
     for (const connection of this.getConnections()) {
-      if (connection === except || (typeof except === "string" && connection.id === except)) continue;
+      if (connection === except) continue;
       if (this.#connecting.has(connection) || !internalOf(connection).protocol) continue;
       trySend(connection, frame);
     }

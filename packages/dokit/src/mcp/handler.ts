@@ -1,0 +1,192 @@
+import {
+  type AuthInfo,
+  createMcpHandler,
+  InMemoryServerEventBus,
+  isJsonContentType,
+  isLegacyRequest,
+  type McpHttpHandler,
+  type McpServer,
+  type Server,
+} from "@modelcontextprotocol/server";
+import type { Capability, Claims } from "../lifecycle/capability";
+import { getCurrentAgent } from "../lifecycle/context";
+import { DokitError } from "../lifecycle/errors";
+import { preflight, rejectForeign, withCors } from "./guard";
+import { checkBody, INTERNAL_ERROR, jsonRpcError, type RawMessage, readBody, SERVER_ERROR } from "./jsonrpc";
+import { McpNotifier } from "./notify";
+import { DEFAULTS, type McpHandlerOptions, type McpServerContext } from "./options";
+import { LegacySessions } from "./sessions";
+import { Tables } from "./tables";
+
+/**
+ * An MCP server inside the Durable Object: claims HTTP requests on its route
+ * (default `/mcp`) and serves both protocol generations from a factory that
+ * returns a fresh `McpServer` per request (2026-07-28) or per session (2025-era).
+ *
+ * ```ts
+ * readonly mcp = new McpHandler<Counter>({ server: () => this.buildServer() });
+ * readonly lifecycle = Lifecycle.install(this).use(this.mcp);
+ * ```
+ */
+export class McpHandler<Host = unknown> implements Capability {
+  readonly capabilityName = "McpHandler";
+  /** Change notifications for every connected client (listen streams and 2025-era sessions). */
+  readonly notify: McpNotifier;
+  readonly #options: McpHandlerOptions<Host>;
+  readonly #settings: {
+    route: string;
+    legacy: NonNullable<McpHandlerOptions["legacy"]>;
+    maxRequestBodySize: number;
+    keepAliveMs: number;
+    maxEventsPerStream: number;
+    sessionTtlMs: number;
+  };
+  readonly #bus: InMemoryServerEventBus;
+  readonly #report: (error: Error) => void;
+  #claims: Claims | undefined;
+  #tables: Tables | undefined;
+  #modern: McpHttpHandler | undefined;
+  #sessions: LegacySessions | undefined;
+
+  /** @param options - the server factory, route, security and streaming settings */
+  constructor(options: McpHandlerOptions<Host>) {
+    if (typeof options?.server !== "function") {
+      throw new DokitError("INVALID_ARGUMENT", "McpHandler needs { server: (ctx) => new McpServer(...) }, a factory returning a fresh server");
+    }
+    const size = options.maxRequestBodySize ?? DEFAULTS.maxRequestBodySize;
+    if (!(size > 0)) throw new DokitError("INVALID_ARGUMENT", "McpHandler: maxRequestBodySize must be a positive number of bytes");
+    this.#options = options;
+    this.#settings = {
+      route: options.route ?? DEFAULTS.route,
+      legacy: options.legacy ?? DEFAULTS.legacy,
+      maxRequestBodySize: size,
+      keepAliveMs: options.keepAliveMs ?? DEFAULTS.keepAliveMs,
+      maxEventsPerStream: options.maxEventsPerStream ?? DEFAULTS.maxEventsPerStream,
+      sessionTtlMs: options.sessionTtlMs ?? DEFAULTS.sessionTtlMs,
+    };
+    const onError = options.onError;
+    this.#report = (error) => {
+      try {
+        if (onError) onError(error);
+        else console.warn(`dokit: mcp: ${error.message}`);
+      } catch {
+        // a throwing reporter must not break serving
+      }
+    };
+    this.#bus = new InMemoryServerEventBus(this.#report);
+    this.notify = new McpNotifier(this.#bus, () => this.#sessions?.live ?? [], this.#report);
+  }
+
+  /** @internal Claims the route and the destroy hook. */
+  attach(claims: Claims): void {
+    this.#claims = claims;
+    claims.route(this.#settings.route, (request) => this.fetch(request));
+    claims.onDestroy(async () => {
+      await this.#modern?.close();
+      await this.#sessions?.closeAll();
+      this.#modern = undefined;
+      this.#sessions = undefined;
+      this.#tables?.reset();
+    });
+  }
+
+  /**
+   * Serves one HTTP request on the MCP route (the lifecycle calls it; a host may too).
+   * @returns the MCP response; errors become JSON-RPC error bodies without stack traces
+   */
+  async fetch(request: Request): Promise<Response> {
+    const cors = this.#options.cors;
+    try {
+      const foreign = rejectForeign(request, this.#options);
+      if (foreign) return foreign;
+      // OPTIONS: a CORS preflight
+      if (request.method === "OPTIONS") return preflight(request, cors);
+      return withCors(await this.#dispatch(request), request, cors);
+    } catch (error) {
+      console.error(`dokit: mcp: ${request.method} ${new URL(request.url).pathname} failed`, error);
+      return withCors(jsonRpcError(500, INTERNAL_ERROR, "Internal error"), request, cors);
+    }
+  }
+
+  async #dispatch(request: Request): Promise<Response> {
+    const { maxRequestBodySize, legacy } = this.#settings;
+    const authInfo = this.#options.authInfo?.(getCurrentAgent().props, request);
+    let checked: { body: unknown; messages: RawMessage[] } | undefined;
+    if (request.method === "POST") {
+      if (!isJsonContentType(request.headers.get("content-type"))) {
+        return jsonRpcError(415, SERVER_ERROR, "Unsupported Media Type: Content-Type must be application/json");
+      }
+      const text = await readBody(request, maxRequestBodySize);
+      if (text === undefined) {
+        return jsonRpcError(413, SERVER_ERROR, `Payload Too Large: the body must not exceed ${maxRequestBodySize} bytes`);
+      }
+      const check = checkBody(text);
+      if (!check.ok) return check.response;
+      checked = check;
+    }
+    // 2025-era traffic (initialize, Mcp-Session-Id, GET streams, DELETE): the session lane
+    if (legacy === "sessions" && (await isLegacyRequest(request, checked?.body, { maxRequestBodySize }))) {
+      return this.#legacy().handle(request, checked, authInfo);
+    }
+    // 2026-07-28 traffic (per-request envelope, subscriptions/listen): the SDK's own handler
+    return this.#modernHandler().fetch(request, {
+      ...(authInfo && { authInfo }),
+      ...(checked && { parsedBody: checked.body }),
+    });
+  }
+
+  /** Calls the user's factory with the host, the routed props and the request. */
+  async #build(era: "modern" | "legacy", request: Request, authInfo: AuthInfo | undefined, sessionId?: string): Promise<McpServer | Server> {
+    const claims = this.#claims;
+    if (!claims) throw new DokitError("NOT_INSTALLED", "McpHandler is not installed: use Lifecycle.install(this).use(mcpHandler)");
+    const context: McpServerContext<Host> = {
+      era,
+      // SAFETY: the host type parameter names the object the handler was installed on.
+      host: claims.lifecycle.host as Host,
+      props: getCurrentAgent().props,
+      request,
+      ...(sessionId !== undefined && { sessionId }),
+      ...(authInfo && { authInfo }),
+    };
+    return this.#options.server(context);
+  }
+
+  #modernHandler(): McpHttpHandler {
+    if (this.#modern) return this.#modern;
+    const { legacy, keepAliveMs, maxRequestBodySize } = this.#settings;
+    const responseMode = this.#options.responseMode;
+    this.#modern = createMcpHandler(
+      (ctx) => this.#build(ctx.era, ctx.requestInfo ?? currentRequest(), ctx.authInfo),
+      {
+        // With sessions, 2025-era traffic never reaches this handler.
+        legacy: legacy === "stateless" ? "stateless" : "reject",
+        bus: this.#bus,
+        keepAliveMs,
+        maxRequestBodySize,
+        onerror: this.#report,
+        ...(responseMode && { responseMode }),
+      },
+    );
+    return this.#modern;
+  }
+
+  #legacy(): LegacySessions {
+    if (this.#sessions) return this.#sessions;
+    const claims = this.#claims;
+    if (!claims) throw new DokitError("NOT_INSTALLED", "McpHandler is not installed: use Lifecycle.install(this).use(mcpHandler)");
+    this.#tables ??= new Tables(claims.lifecycle.ctx.storage.sql);
+    this.#sessions = new LegacySessions(
+      this.#tables,
+      this.#settings,
+      (request, sessionId, authInfo) => this.#build("legacy", request, authInfo, sessionId),
+      this.#report,
+    );
+    return this.#sessions;
+  }
+}
+
+function currentRequest(): Request {
+  const request = getCurrentAgent().request;
+  if (!request) throw new DokitError("NOT_INSTALLED", "McpHandler: no request in scope");
+  return request;
+}

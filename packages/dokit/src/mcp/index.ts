@@ -1,0 +1,3 @@
+export { McpHandler } from "./handler";
+export type { McpNotifier } from "./notify";
+export type { LegacyMode, McpCorsOptions, McpHandlerOptions, McpServerContext, McpServerFactory } from "./options";

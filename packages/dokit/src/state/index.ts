@@ -1,0 +1,7 @@
+export { State } from "./state";
+export type { StateConstructor } from "./state";
+export type { CheckedStateOptions, SchemaStateOptions, StateOptions } from "./options";
+export type { StateCheck, StateSource, StateValidator } from "./validate";
+export { MAX_STATE_BYTES } from "./serialize";
+export type { StandardSchema } from "../callables/schema";
+export type { Connection } from "../lifecycle/connection";

@@ -1,0 +1,92 @@
+import { DokitError } from "../lifecycle/errors";
+
+/**
+ * The largest serialized state, in UTF-8 bytes. A Durable Object's SQLite row
+ * (and any string in it) is limited to 2 MB; dokit checks the length itself so
+ * an oversized value gets a clear error instead of an SQLite failure.
+ */
+export const MAX_STATE_BYTES = 2 * 1024 * 1024;
+
+/** A value turned into the JSON text that is stored. */
+export interface Serialized {
+  json: string;
+  /** Whether `JSON.parse(json)` differs from the value (a `toJSON`, an `undefined` property, a class instance). */
+  lossy: boolean;
+}
+
+const encoder = new TextEncoder();
+
+// Built-ins JSON would silently turn into `{}` or drop: refused instead.
+const LOSSY_BUILT_INS: ReadonlyArray<abstract new (...args: never[]) => unknown> = [
+  Map,
+  Set,
+  WeakMap,
+  WeakSet,
+  WeakRef,
+  Promise,
+  RegExp,
+  Error,
+  ArrayBuffer,
+];
+
+/**
+ * Serializes a state value strictly: BigInt, functions, symbols, non-finite
+ * numbers, cycles, Maps, Sets, binary data and a top-level `undefined` are
+ * refused rather than silently changed.
+ * @throws DokitError `INVALID_STATE` for a value JSON cannot carry, `STATE_TOO_LARGE` over {@link MAX_STATE_BYTES}
+ */
+export function serializeState(value: unknown): Serialized {
+  let lossy = false;
+  function replacer(this: unknown, key: string, current: unknown): unknown {
+    switch (typeof current) {
+      case "bigint":
+      case "function":
+      case "symbol":
+        throw notJson(`a ${typeof current === "bigint" ? "BigInt" : typeof current}`, key);
+      case "number":
+        if (!Number.isFinite(current)) throw notJson(String(current), key);
+        break;
+      case "undefined":
+        lossy = true;
+        break;
+      case "object":
+        if (current !== null && !Array.isArray(current)) {
+          const proto: unknown = Object.getPrototypeOf(current);
+          if (proto !== Object.prototype && proto !== null) {
+            if (ArrayBuffer.isView(current) || LOSSY_BUILT_INS.some((type) => current instanceof type)) {
+              throw notJson(`a ${current.constructor?.name ?? "built-in object"}`, key);
+            }
+            lossy = true;
+          }
+        }
+        break;
+    }
+    // SAFETY: JSON.stringify calls the replacer with the holder object as `this`.
+    if ((this as Record<string, unknown>)[key] !== current) lossy = true; // a toJSON() replaced it
+    return current;
+  }
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value, replacer);
+  } catch (error) {
+    if (error instanceof DokitError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new DokitError("INVALID_STATE", `State values must be JSON-serializable: ${reason}`, { cause: error });
+  }
+  if (json === undefined) throw notJson("undefined", "");
+  // Every UTF-16 unit takes at most 3 UTF-8 bytes: encode only when the text could be over.
+  const bytes = json.length * 3 > MAX_STATE_BYTES ? encoder.encode(json).byteLength : 0;
+  if (bytes > MAX_STATE_BYTES) {
+    throw new DokitError(
+      "STATE_TOO_LARGE",
+      `the state is ${bytes} bytes as JSON; a Durable Object's SQLite row holds at most ${MAX_STATE_BYTES} bytes. ` +
+        "Keep large or growing data in your own SQL tables and sync a summary.",
+    );
+  }
+  return { json, lossy };
+}
+
+function notJson(what: string, key: string): DokitError {
+  const where = key === "" ? "" : ` (at key "${key}")`;
+  return new DokitError("INVALID_STATE", `State values must be JSON-serializable: found ${what}${where}`);
+}

@@ -1,0 +1,199 @@
+import type { InferOutput, StandardSchema } from "../callables/schema";
+import type { Capability, Claims } from "../lifecycle/capability";
+import type { Connection } from "../lifecycle/connection";
+import { DokitError } from "../lifecycle/errors";
+import type { Lifecycle } from "../lifecycle/lifecycle";
+import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/frames";
+import { serializeState } from "./serialize";
+import { StateStore, type StoredRow } from "./storage";
+import type { CheckedStateOptions, SchemaStateOptions, StateOptions } from "./options";
+import { type StateSource, validateState } from "./validate";
+
+/**
+ * How `new State(...)` finds the state's type: from a schema's output, from an
+ * explicit type argument, or from `initialState`. (A class constructor cannot
+ * order these, so `State` is the class seen through this interface; otherwise
+ * `initialState: { status: "idle" }` would widen a schema's `"idle" | "busy"` to `string`.)
+ */
+export interface StateConstructor {
+  /** With a Standard Schema (zod 4, valibot, arktype): the state's type is the schema's output. */
+  new <S extends StandardSchema>(options: SchemaStateOptions<S>): State<InferOutput<S>>;
+  /** With an explicit type: `new State<Board>({ ... })`. */
+  new <T = never>(options: StateOptions<NoInfer<T>>): State<T>;
+  /** Without a schema: the state's type is `initialState`'s. */
+  new <T>(options: CheckedStateOptions<T>): State<T>;
+  readonly prototype: State<unknown>;
+}
+
+const READONLY: string = JSON.stringify({ type: STATE_ERROR, error: "Connection is readonly" } satisfies StateErrorFrame);
+const REJECTED: string = JSON.stringify({ type: STATE_ERROR, error: "State update rejected" } satisfies StateErrorFrame);
+
+/**
+ * One durable, validated value, stored in the object's SQLite storage and
+ * synced to clients through `new WebSockets({ state })`.
+ */
+class StateCapability<T = unknown> implements Capability {
+  readonly capabilityName = "State";
+  readonly #options: StateOptions<T>;
+  #lifecycle: Lifecycle | undefined;
+  #store: StateStore | undefined;
+  #loaded = false;
+  // SAFETY: read only once `#loaded` is true.
+  #value = undefined as T;
+
+  /** @param options - `initialState`, `validate` and `onChanged` */
+  constructor(options: StateOptions<T>) {
+    this.#options = options;
+  }
+
+  attach(claims: Claims): void {
+    this.#lifecycle = claims.lifecycle;
+    this.#store = new StateStore(claims.lifecycle.ctx);
+    // {"type":"cf_agent_state","state":<json>}: a client's change, on protocol-enabled connections.
+    claims.frame(STATE, (connection, frame) => this.#applyFrame(connection, frame), { protocolOnly: true });
+  }
+
+  /**
+   * The current value: read from storage once (seeding `initialState` on a new
+   * object), then from memory.
+   * @returns the stored value
+   */
+  get(): T {
+    if (!this.#loaded) this.#load();
+    return this.#value;
+  }
+
+  /**
+   * Validates, stores and caches a new value, then calls `onChanged`.
+   * @param next - the new value (JSON-serializable, at most 2 MB as JSON)
+   * @param source - who made the change; `"server"` by default
+   * @returns the stored value (a schema's output)
+   * @throws DokitError `INVALID_STATE` (refused or not serializable) or `STATE_TOO_LARGE`; nothing is stored then
+   */
+  set(next: T, source: StateSource = "server"): T {
+    const { value } = this.#commit(next, source);
+    void this.#notify(value, source);
+    return value;
+  }
+
+  // ------------------------------------------------------------------ changes
+
+  #commit(next: unknown, source: StateSource): { value: T; json: string } {
+    const value = validateState(this.#options.validate, next, source);
+    const { json, lossy } = serializeState(value);
+    this.#storeOf().write(json);
+    // Cache what a fresh instance would read back, so memory and storage agree.
+    // SAFETY: `json` is the serialization of a T.
+    this.#value = lossy ? (JSON.parse(json) as T) : value;
+    this.#loaded = true;
+    return { value: this.#value, json };
+  }
+
+  /** @returns a promise when `onChanged` is async (it never rejects), else `undefined` */
+  #notify(value: T, source: StateSource): Promise<void> | undefined {
+    const onChanged = this.#options.onChanged;
+    if (!onChanged) return undefined;
+    try {
+      const pending = onChanged(value, source);
+      if (pending && typeof pending.then === "function") return Promise.resolve(pending).catch(logHookError);
+    } catch (error) {
+      logHookError(error);
+    }
+    return undefined;
+  }
+
+  #applyFrame(connection: Connection, frame: Record<string, unknown>): boolean | Promise<boolean> {
+    if (!isStateFrame(frame)) return false;
+    if (this.#lifecycle?.sockets?.isReadonly(connection)) {
+      trySend(connection, READONLY);
+      return true;
+    }
+    let value: T;
+    try {
+      const stored = this.#commit(frame.state, connection);
+      value = stored.value;
+      // A schema may have changed the value (coercion, defaults): the sender gets what was stored.
+      if (this.#options.validate && stored.json !== JSON.stringify(frame.state)) {
+        trySend(connection, JSON.stringify({ type: STATE, state: value }));
+      }
+    } catch (error) {
+      // The reason stays in the log; the client gets the protocol's fixed text.
+      if (error instanceof DokitError) console.warn(`dokit: refused a state change from connection ${connection.id}: ${error.message}`);
+      else console.error(`dokit: failed to store a state change from connection ${connection.id}`, error);
+      trySend(connection, REJECTED);
+      return true;
+    }
+    // Awaited so the message handler ends after onChanged; other frames keep flowing meanwhile.
+    const pending = this.#notify(value, connection);
+    return pending ? pending.then(() => true) : true;
+  }
+
+  // ------------------------------------------------------------------ loading
+
+  #load(): void {
+    const store = this.#storeOf();
+    const own = store.read();
+    if (own) {
+      // A corrupt row is left in place (a read never destroys data); the next set() replaces it.
+      this.#value = (this.#parse(own, "dokit_state") ?? this.#initial()).value;
+    } else {
+      // An object that used the reference implementation keeps its value: adopt its row once.
+      const seed = this.#parse(store.readReference(), "cf_agents_state (the reference implementation's table)") ?? this.#initial();
+      store.write(seed.json);
+      this.#value = seed.value;
+    }
+    this.#loaded = true;
+  }
+
+  /** @returns the parsed row, or `undefined` (with a warning) when it is corrupt or absent */
+  #parse(row: StoredRow, table: string): { value: T; json: string } | undefined {
+    if (!row) return undefined;
+    try {
+      if (typeof row.value !== "string") {
+        throw new TypeError(`the value column holds ${row.value === null ? "NULL" : typeof row.value}`);
+      }
+      // SAFETY: the row was written from a validated T.
+      return { value: JSON.parse(row.value) as T, json: row.value };
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      console.warn(`dokit: the stored state in ${table} of ${this.#name()} is corrupt (${reason}); using initialState`);
+      return undefined;
+    }
+  }
+
+  /** @returns a copy of `initialState` and its JSON (the option object itself is never handed out) */
+  #initial(): { value: T; json: string } {
+    const { json } = serializeState(this.#options.initialState);
+    // SAFETY: the JSON copy of a T.
+    return { value: JSON.parse(json) as T, json };
+  }
+
+  #storeOf(): StateStore {
+    if (!this.#store) {
+      throw new DokitError("NOT_INSTALLED", "this State is not installed yet: Lifecycle.install(this).use(state)");
+    }
+    return this.#store;
+  }
+
+  #name(): string {
+    const lifecycle = this.#lifecycle;
+    return lifecycle ? `${lifecycle.className}/${lifecycle.name}` : "the object";
+  }
+}
+
+/** A durable, validated value synced to clients; see {@link StateConstructor} for how its type is found. */
+export type State<T = unknown> = StateCapability<T>;
+// SAFETY: every signature builds the same class; they differ only in how T is inferred.
+export const State = StateCapability as StateConstructor;
+
+function logHookError(error: unknown): void {
+  console.error("dokit: State onChanged failed", error);
+}
+
+function trySend(connection: Connection, frame: string): void {
+  try {
+    connection.send(frame);
+  } catch {
+    // The socket closed meanwhile.
+  }
+}

@@ -1,0 +1,121 @@
+import { DurableObject } from "cloudflare:workers";
+import { z } from "zod";
+import { Lifecycle } from "../../src/lifecycle";
+import { State, type StateSource } from "../../src/state";
+import { WebSockets } from "../../src/websockets";
+
+/** The synced board's schema: trims titles, coerces versions, refuses negatives. */
+export const BoardSchema = z.object({
+  title: z.string().trim().max(40),
+  cards: z.array(z.string()).max(100),
+  version: z.coerce.number().int().nonnegative(),
+  from: z.string().optional(),
+});
+export type Board = z.output<typeof BoardSchema>;
+
+const sourceId = (source: StateSource) => (source === "server" ? "server" : source.id);
+
+/** WebSockets + State with a zod schema; ?mode=view is readonly, ?client=sensor has no protocol. */
+export class SyncedBoard extends DurableObject<Env> {
+  /** Every onChanged call: the value and who sent it. */
+  readonly changes: { state: Board; source: string }[] = [];
+  readonly board = new State({
+    initialState: { title: "Board", cards: [], version: 0 },
+    validate: BoardSchema,
+    onChanged: (state, source) => {
+      this.changes.push({ state, source: sourceId(source) });
+      this.webSockets.broadcastState(source);
+    },
+  });
+  readonly webSockets: WebSockets = new WebSockets({
+    state: this.board,
+    readonly: (_c, ctx) => new URL(ctx.request.url).searchParams.get("mode") === "view",
+    protocol: (_c, ctx) => new URL(ctx.request.url).searchParams.get("client") !== "sensor",
+    handlers: {
+      // "ping" → "pong" (every frame this connection sent before has been handled); anything else echoes.
+      onMessage: (connection, message) => {
+        connection.send(message === "ping" ? "pong" : `unhandled:${String(message)}`);
+      },
+    },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.board).use(this.webSockets);
+
+  /** A server-side change. */
+  rename(title: string): Board {
+    const current = this.board.get();
+    return this.board.set({ ...current, title, version: current.version + 1 });
+  }
+
+  /** @returns the in-memory value */
+  value(): Board {
+    return this.board.get();
+  }
+}
+
+type Presence = { online: number };
+
+/** protocol: false, driving the connect sequence and state frames by hand (the seed's PresenceAgent). */
+export class ManualPresence extends DurableObject<Env> {
+  readonly presence: State<Presence> = new State<Presence>({
+    initialState: { online: 0 },
+    onChanged: (_state, source) => this.webSockets.broadcastState(source),
+  });
+  readonly webSockets: WebSockets = new WebSockets({
+    state: this.presence,
+    protocol: false,
+    handlers: {
+      onConnect: (connection) => this.webSockets.sendConnectFrames(connection),
+      onMessage: (connection, message) => {
+        if (typeof message !== "string") return;
+        const frame: unknown = JSON.parse(message);
+        if (this.webSockets.applyStateFrame(connection, frame)) return;
+        connection.send(`echo:${message}`);
+      },
+    },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.presence).use(this.webSockets);
+}
+
+/** State alone (no WebSockets) with a function validator and a hook that can fail. */
+export class PlainStore extends DurableObject<Env> {
+  changes = 0;
+  readonly store = new State<unknown>({
+    initialState: { seeded: true, at: "initial" },
+    validate: (next) => {
+      if (next === "forbidden") throw new Error("the value 'forbidden' is not allowed here");
+    },
+    onChanged: (state) => {
+      this.changes++;
+      if (state === "throw") throw new Error("hook failed synchronously");
+      if (state === "reject") return Promise.reject(new Error("hook failed asynchronously"));
+    },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.store);
+
+  read(): unknown {
+    return this.store.get();
+  }
+
+  write(value: unknown): unknown {
+    return this.store.set(value);
+  }
+
+  /** @returns the stored state, or the error's code and message */
+  tryWrite(value: unknown): { ok: true; value: unknown } | { ok: false; code: string; message: string } {
+    try {
+      return { ok: true, value: this.store.set(value) };
+    } catch (error) {
+      const { code, message } = error as { code: string; message: string };
+      return { ok: false, code, message };
+    }
+  }
+}
+
+/** A schema with an async refinement: set() must refuse it clearly. */
+export class AsyncSchemaStore extends DurableObject<Env> {
+  readonly store = new State({
+    initialState: "ok",
+    validate: z.string().refine(async (value) => value !== "bad"),
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.store);
+}

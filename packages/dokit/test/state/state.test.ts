@@ -1,0 +1,450 @@
+import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
+import { z } from "zod";
+import { type Connection } from "../../src/lifecycle";
+import { STATE } from "../../src/protocol";
+import { MAX_STATE_BYTES, State } from "../../src/state";
+import { hibernate, openSocket, type TestSocket, type Upgrader } from "../../src/testing";
+import { type Board, BoardSchema, PlainStore, type SyncedBoard } from "./objects";
+
+// SAFETY: the test worker's default export is its fetch handler.
+const worker = (exports as unknown as { default: Upgrader }).default;
+let unique = 0;
+const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
+const READONLY_ERROR = '{"type":"cf_agent_state_error","error":"Connection is readonly"}';
+const REJECTED_ERROR = '{"type":"cf_agent_state_error","error":"State update rejected"}';
+const INITIAL_BOARD: Board = { title: "Board", cards: [], version: 0 };
+
+const plain = (name = fresh("plain")) => env.STATE_PLAIN.get(env.STATE_PLAIN.idFromName(name));
+const synced = (name: string) => env.STATE_SYNCED.get(env.STATE_SYNCED.idFromName(name));
+
+/** @returns the raw `value` column of the State's row, or `undefined` when there is none */
+function storedRow(ctx: DurableObjectState): unknown {
+  const table = ctx.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'dokit_state'").toArray();
+  if (table.length === 0) return undefined;
+  return ctx.storage.sql.exec("SELECT value FROM dokit_state WHERE id = 'state'").toArray()[0]?.value;
+}
+
+/** Opens a socket to a SyncedBoard and reads its connect frames (identity, state) unless it has no protocol. */
+async function join(name: string, query: Record<string, string> = {}): Promise<TestSocket> {
+  const socket = await openSocket(worker, `http://example.com/agents/state-synced/${name}`, { query });
+  if (query.client !== "sensor") await socket.frames(2);
+  return socket;
+}
+
+/** Reads until `text` arrives. @returns the messages before it, parsed when JSON */
+async function until(socket: TestSocket, text: string): Promise<Record<string, unknown>[]> {
+  const before: Record<string, unknown>[] = [];
+  for (;;) {
+    const message = await socket.next(10_000);
+    if (message === text) return before;
+    before.push(JSON.parse(message as string) as Record<string, unknown>);
+  }
+}
+
+const stateFrame = (state: unknown) => ({ type: STATE, state });
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("State storage", () => {
+  it("seeds initialState once, lazily, without calling onChanged", async () => {
+    const stub = plain();
+    await runInDurableObject(stub, (instance: PlainStore, ctx) => {
+      // A wake that never touches state runs no SQL for it.
+      expect(storedRow(ctx)).toBeUndefined();
+      expect(instance.read()).toEqual({ seeded: true, at: "initial" });
+      expect(storedRow(ctx)).toBe('{"seeded":true,"at":"initial"}');
+      expect(instance.changes).toBe(0);
+      instance.write("changed");
+    });
+    await hibernate(stub);
+    expect(await stub.read()).toBe("changed");
+    await runInDurableObject(stub, (instance: PlainStore, ctx) => {
+      expect(storedRow(ctx)).toBe('"changed"');
+      expect(instance.changes).toBe(0);
+    });
+  });
+
+  it("persists across eviction and across a fresh instance", async () => {
+    const stub = plain();
+    await stub.write({ cards: ["a", "b"], n: 1 });
+    await hibernate(stub);
+    expect(await stub.read()).toEqual({ cards: ["a", "b"], n: 1 });
+    const fromFreshInstance = await runInDurableObject(stub, (_instance, ctx) => new PlainStore(ctx, env).read());
+    expect(fromFreshInstance).toEqual({ cards: ["a", "b"], n: 1 });
+  });
+
+  it("keeps in memory what a fresh instance reads back (toJSON, undefined properties)", async () => {
+    const stub = plain();
+    const inMemory = await runInDurableObject(stub, (instance: PlainStore) => {
+      instance.write({ at: new Date(0), gone: undefined, list: [1] });
+      return instance.read();
+    });
+    expect(inMemory).toStrictEqual({ at: "1970-01-01T00:00:00.000Z", list: [1] });
+    await hibernate(stub);
+    expect(await stub.read()).toStrictEqual(inMemory);
+  });
+
+  it("round-trips falsy values", async () => {
+    const stub = plain();
+    for (const value of [null, 0, false, ""]) {
+      expect(await stub.write(value)).toBe(value);
+      await hibernate(stub);
+      expect(await stub.read()).toBe(value);
+      const fromFreshInstance = await runInDurableObject(stub, (_instance, ctx) => new PlainStore(ctx, env).read());
+      expect(fromFreshInstance).toBe(value);
+    }
+  });
+
+  it("falls back to initialState on a corrupt row with a warning, and the next set replaces it", async () => {
+    for (const garbage of ["'{not json'", "X'00ff'"]) {
+      const stub = plain();
+      await stub.write("good");
+      await runInDurableObject(stub, (_instance, ctx) => {
+        ctx.storage.sql.exec(`UPDATE dokit_state SET value = ${garbage} WHERE id = 'state'`);
+      });
+      await hibernate(stub);
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+      expect(await stub.read()).toEqual({ seeded: true, at: "initial" });
+      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/stored state in dokit_state .* is corrupt/));
+      expect(await stub.write("repaired")).toBe("repaired");
+      await hibernate(stub);
+      expect(await stub.read()).toBe("repaired");
+    }
+  });
+
+  it("refuses values JSON cannot carry with INVALID_STATE, storing nothing", async () => {
+    const stub = plain();
+    await stub.write("before");
+    await runInDurableObject(stub, (instance: PlainStore, ctx) => {
+      const cyclic: Record<string, unknown> = { a: 1 };
+      cyclic.self = cyclic;
+      const values: unknown[] = [
+        10n,
+        { deep: { count: 10n } },
+        cyclic,
+        () => 1,
+        { handler() {} },
+        Symbol("s"),
+        new Map([["a", 1]]),
+        { tags: new Set(["a"]) },
+        new Uint8Array(4),
+        Number.NaN,
+        { n: Number.POSITIVE_INFINITY },
+        undefined,
+      ];
+      for (const value of values) {
+        const outcome = instance.tryWrite(value);
+        expect(outcome).toMatchObject({ ok: false, code: "INVALID_STATE" });
+        expect((outcome as { message: string }).message).toMatch(/^dokit: State values must be JSON-serializable/);
+      }
+      expect(instance.read()).toBe("before");
+      expect(storedRow(ctx)).toBe('"before"');
+      expect(instance.changes).toBe(1);
+    });
+  });
+
+  it("refuses values over 2 MB with STATE_TOO_LARGE and stores one at the limit", async () => {
+    const stub = plain();
+    await stub.write("before");
+    await runInDurableObject(stub, (instance: PlainStore, ctx) => {
+      // JSON adds two quote bytes; "é" is two UTF-8 bytes but one UTF-16 unit.
+      const oversized: [string, number][] = [
+        ["x".repeat(MAX_STATE_BYTES - 1), MAX_STATE_BYTES + 1],
+        ["é".repeat(MAX_STATE_BYTES / 2), MAX_STATE_BYTES + 2],
+      ];
+      for (const [value, bytes] of oversized) {
+        const outcome = instance.tryWrite(value);
+        expect(outcome).toMatchObject({ ok: false, code: "STATE_TOO_LARGE" });
+        expect((outcome as { message: string }).message).toMatch(
+          new RegExp(`^dokit: the state is ${bytes} bytes as JSON; .* at most 2097152 bytes`),
+        );
+      }
+      expect(storedRow(ctx)).toBe('"before"');
+      expect(instance.tryWrite("x".repeat(MAX_STATE_BYTES - 2))).toMatchObject({ ok: true });
+    });
+    await hibernate(stub);
+    expect(((await stub.read()) as string).length).toBe(MAX_STATE_BYTES - 2);
+  });
+
+  it("refuses a value the function validator rejects, with INVALID_STATE", async () => {
+    const stub = plain();
+    await stub.write("before");
+    const outcome = await stub.tryWrite("forbidden");
+    expect(outcome).toEqual({
+      ok: false,
+      code: "INVALID_STATE",
+      message: "dokit: State rejected the value: the value 'forbidden' is not allowed here",
+    });
+    await hibernate(stub);
+    expect(await stub.read()).toBe("before");
+  });
+
+  it("refuses an async schema with a clear error", async () => {
+    const stub = env.STATE_ASYNC.get(env.STATE_ASYNC.idFromName(fresh("async")));
+    await runInDurableObject(stub, (instance) => {
+      let caught: unknown;
+      try {
+        instance.store.set("fine");
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toMatchObject({ code: "INVALID_ARGUMENT" });
+      expect((caught as Error).message).toMatch(/zod schema validated asynchronously; set\(\) is synchronous/);
+      expect(instance.store.get()).toBe("ok");
+    });
+  });
+
+  it("logs onChanged errors and never breaks set()", async () => {
+    const stub = plain();
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    await runInDurableObject(stub, async (instance: PlainStore) => {
+      expect(instance.write("throw")).toBe("throw");
+      expect(instance.write("reject")).toBe("reject");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(instance.changes).toBe(2);
+    });
+    expect(error).toHaveBeenCalledTimes(2);
+    expect(error.mock.calls.map((call) => (call[1] as Error).message)).toEqual([
+      "hook failed synchronously",
+      "hook failed asynchronously",
+    ]);
+    expect(await stub.read()).toBe("reject");
+  });
+
+  it("adopts the reference implementation's state row (cf_agents_state)", async () => {
+    const stub = plain();
+    await runInDurableObject(stub, (instance: PlainStore, ctx) => {
+      // The schema agents@0.32.0 creates.
+      ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS cf_agents_state (id TEXT PRIMARY KEY NOT NULL, state TEXT)");
+      ctx.storage.sql.exec("INSERT INTO cf_agents_state (id, state) VALUES ('cf_state_row_id', ?)", '{"cards":["legacy"]}');
+      expect(storedRow(ctx)).toBeUndefined();
+      expect(instance.read()).toEqual({ cards: ["legacy"] });
+      expect(storedRow(ctx)).toBe('{"cards":["legacy"]}');
+      expect(instance.changes).toBe(0);
+      // Adopted once: later edits of the reference row are not read again.
+      ctx.storage.sql.exec("UPDATE cf_agents_state SET state = '\"stale\"'");
+    });
+    await hibernate(stub);
+    expect(await stub.read()).toEqual({ cards: ["legacy"] });
+  });
+
+  it("seeds initialState when the reference row is corrupt", async () => {
+    const stub = plain();
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    await runInDurableObject(stub, (instance: PlainStore, ctx) => {
+      ctx.storage.sql.exec("CREATE TABLE cf_agents_state (id TEXT PRIMARY KEY NOT NULL, state TEXT)");
+      ctx.storage.sql.exec("INSERT INTO cf_agents_state (id, state) VALUES ('cf_state_row_id', '{oops')");
+      expect(instance.read()).toEqual({ seeded: true, at: "initial" });
+    });
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/cf_agents_state .* is corrupt/));
+  });
+
+  it("works for an unnamed object", async () => {
+    const stub = env.STATE_PLAIN.get(env.STATE_PLAIN.newUniqueId());
+    expect(await stub.read()).toEqual({ seeded: true, at: "initial" });
+    await stub.write({ unnamed: true });
+    await hibernate(stub);
+    expect(await stub.read()).toEqual({ unnamed: true });
+  });
+
+  it("works without WebSockets: upgrades are declined, state still works", async () => {
+    const name = fresh("no-sockets");
+    await expect(openSocket(worker, `http://example.com/agents/state-plain/${name}`)).rejects.toThrow(/404.*WebSockets/);
+    expect(await plain(name).write([1, 2])).toEqual([1, 2]);
+  });
+
+  it("finds T from a schema's output, an explicit type argument, or initialState", () => {
+    expectTypeOf<SyncedBoard["board"]>().toEqualTypeOf<State<Board>>();
+    const Theme = z.object({ theme: z.enum(["light", "dark"]) });
+    // A schema's literal types are not widened by initialState.
+    expectTypeOf(new State({ initialState: { theme: "light" }, validate: Theme })).toEqualTypeOf<State<{ theme: "light" | "dark" }>>();
+    // @ts-expect-error initialState must match the schema's output
+    void new State({ initialState: { theme: "blue" }, validate: Theme });
+    expectTypeOf(new State<Board>({ initialState: INITIAL_BOARD, validate: BoardSchema })).toEqualTypeOf<State<Board>>();
+    // @ts-expect-error an explicit type is checked against initialState
+    void new State<Board>({ initialState: { title: 1, cards: [], version: 0 } });
+    expectTypeOf(new State({ initialState: 0 })).toEqualTypeOf<State<number>>();
+    expectTypeOf(new State({ initialState: { a: 1 }, validate: (next) => expectTypeOf(next).toEqualTypeOf<{ a: number }>() })).toEqualTypeOf<
+      State<{ a: number }>
+    >();
+    expectTypeOf<State<number>["set"]>().parameter(1).toEqualTypeOf<"server" | Connection | undefined>();
+    expect(new State({ initialState: 0 })).toBeInstanceOf(State);
+  });
+});
+
+describe("State sync over WebSockets", () => {
+  it("sends the state exactly once to a connecting client, even when its connect seeds it", async () => {
+    const name = fresh("connect");
+    const a = await openSocket(worker, `http://example.com/agents/state-synced/${name}`);
+    expect(await a.frames(2)).toEqual([
+      { type: "cf_agent_identity", name, agent: "synced-board", stateFollows: true },
+      { type: STATE, state: INITIAL_BOARD },
+    ]);
+    expect(await a.drain(100)).toEqual([]);
+    const b = await openSocket(worker, `http://example.com/agents/state-synced/${name}`);
+    expect((await b.frames(2))[1]).toEqual({ type: STATE, state: INITIAL_BOARD });
+    expect(await b.drain(50)).toEqual([]);
+    expect(await a.drain(50)).toEqual([]);
+    await runInDurableObject(synced(name), (instance: SyncedBoard) => expect(instance.changes).toEqual([]));
+    await a.close();
+    await b.close();
+  });
+
+  it("sends a client's accepted frame to every other protocol-enabled client, not to its sender", async () => {
+    const name = fresh("fanout");
+    const a = await join(name, { _pk: "writer-a" });
+    const b = await join(name);
+    const viewer = await join(name, { mode: "view" });
+    const sensor = await join(name, { client: "sensor" });
+    const next: Board = { title: "From A", cards: ["x"], version: 1 };
+    a.send(stateFrame(next));
+    expect(await b.nextJSON()).toEqual({ type: STATE, state: next });
+    expect(await viewer.nextJSON()).toEqual({ type: STATE, state: next });
+    expect(await a.drain(100)).toEqual([]);
+    expect(await sensor.drain(0)).toEqual([]);
+    await runInDurableObject(synced(name), (instance: SyncedBoard, ctx) => {
+      expect(instance.changes).toEqual([{ state: next, source: "writer-a" }]);
+      expect(storedRow(ctx)).toBe(JSON.stringify(next));
+    });
+    for (const socket of [a, b, viewer, sensor]) await socket.close();
+  });
+
+  it("sends a server-side set to everyone", async () => {
+    const name = fresh("server-set");
+    const a = await join(name);
+    const b = await join(name);
+    const expected = { ...INITIAL_BOARD, title: "Server", version: 1 };
+    expect(await synced(name).rename("Server")).toEqual(expected);
+    expect(await a.nextJSON()).toEqual({ type: STATE, state: expected });
+    expect(await b.nextJSON()).toEqual({ type: STATE, state: expected });
+    await a.close();
+    await b.close();
+  });
+
+  it("stores and broadcasts the schema's output (coercion and transforms)", async () => {
+    const name = fresh("coerce");
+    const a = await join(name);
+    const b = await join(name);
+    a.send(stateFrame({ title: "  padded  ", cards: [], version: "7" }));
+    const coerced = { title: "padded", cards: [], version: 7 };
+    expect(await b.nextJSON()).toEqual({ type: STATE, state: coerced });
+    // The sender sent something else, so it gets the stored value back.
+    expect(await a.nextJSON()).toEqual({ type: STATE, state: coerced });
+    expect(await a.drain()).toEqual([]);
+    await hibernate(synced(name));
+    expect(await synced(name).value()).toEqual(coerced);
+    await a.close();
+    await b.close();
+  });
+
+  it("refuses a schema failure with the protocol's text, logs the reason, stores and broadcasts nothing", async () => {
+    const name = fresh("rejected");
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const a = await join(name);
+    const b = await join(name);
+    a.send(stateFrame({ title: "bad", cards: "not a list", version: -1 }));
+    expect(await a.next()).toBe(REJECTED_ERROR);
+    expect(await b.drain(100)).toEqual([]);
+    expect(await a.drain(0)).toEqual([]);
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/refused a state change .*State rejected the value: cards: /));
+    await runInDurableObject(synced(name), (instance: SyncedBoard, ctx) => {
+      expect(instance.changes).toEqual([]);
+      expect(instance.board.get()).toEqual(INITIAL_BOARD);
+      expect(storedRow(ctx)).toBe(JSON.stringify(INITIAL_BOARD));
+    });
+    await a.close();
+    await b.close();
+  });
+
+  it("refuses a readonly connection's frame, before and after hibernation", async () => {
+    const name = fresh("readonly");
+    const writer = await join(name);
+    const viewer = await join(name, { mode: "view" });
+    const third = await join(name);
+    for (const round of [1, 2]) {
+      viewer.send(stateFrame({ title: `viewer ${round}`, cards: [], version: 9 }));
+      expect(await viewer.next()).toBe(READONLY_ERROR);
+      expect(await third.drain(100)).toEqual([]);
+      expect(await writer.drain(0)).toEqual([]);
+      expect(await synced(name).value()).toEqual(INITIAL_BOARD);
+      await hibernate(synced(name));
+    }
+    // The viewer still receives state.
+    writer.send(stateFrame({ title: "ok", cards: [], version: 1 }));
+    expect((await viewer.nextJSON()).state).toEqual({ title: "ok", cards: [], version: 1 });
+    for (const socket of [writer, viewer, third]) await socket.close();
+  });
+
+  it("passes malformed state frames, and state frames from protocol-less connections, to onMessage", async () => {
+    const name = fresh("malformed");
+    const a = await join(name);
+    const sensor = await join(name, { client: "sensor" });
+    const malformed = JSON.stringify({ type: STATE, value: 1 });
+    a.send(malformed);
+    expect(await a.next()).toBe(`unhandled:${malformed}`);
+    const fromSensor = JSON.stringify(stateFrame({ title: "sensor", cards: [], version: 3 }));
+    sensor.send(fromSensor);
+    expect(await sensor.next()).toBe(`unhandled:${fromSensor}`);
+    expect(await synced(name).value()).toEqual(INITIAL_BOARD);
+    await a.close();
+    await sensor.close();
+  });
+
+  it("ends 1 000 rapid frames from 10 clients with the last accepted value stored", async () => {
+    const name = fresh("rapid");
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const clients = await Promise.all(Array.from({ length: 10 }, (_, i) => join(name, { _pk: `c${i}` })));
+    clients.forEach((socket, i) => {
+      for (let j = 0; j < 100; j++) {
+        // Every tenth frame is refused by the schema (negative version).
+        socket.send(stateFrame({ title: `c${i}`, cards: [], version: j % 10 === 9 ? -1 : j, from: `c${i}` }));
+      }
+      socket.send("ping");
+    });
+    const received = await Promise.all(clients.map((socket) => until(socket, "pong")));
+    for (const [i, frames] of received.entries()) {
+      expect(frames.filter((frame) => frame.type === "cf_agent_state_error")).toHaveLength(10);
+      // Never its own frame back.
+      expect(frames.some((frame) => (frame.state as Board | undefined)?.from === `c${i}`)).toBe(false);
+    }
+    const last = await runInDurableObject(synced(name), (instance: SyncedBoard, ctx) => {
+      expect(instance.changes).toHaveLength(900);
+      // Input gates keep each client's frames in order.
+      for (let i = 0; i < 10; i++) {
+        const versions = instance.changes.filter((change) => change.source === `c${i}`).map((change) => change.state.version);
+        expect(versions).toEqual([...versions].sort((x, y) => x - y));
+        expect(versions).toHaveLength(90);
+      }
+      const lastAccepted = instance.changes.at(-1)?.state;
+      expect(instance.board.get()).toEqual(lastAccepted);
+      expect(JSON.parse(storedRow(ctx) as string)).toEqual(lastAccepted);
+      return lastAccepted;
+    });
+    await hibernate(synced(name));
+    expect(await synced(name).value()).toEqual(last);
+    for (const socket of clients) await socket.close();
+  }, 30_000);
+
+  it("protocol: false: sendConnectFrames and applyStateFrame drive the sequence by hand", async () => {
+    const name = fresh("manual");
+    const url = `http://example.com/agents/state-manual/${name}`;
+    const a = await openSocket(worker, url);
+    expect(await a.frames(2)).toEqual([
+      { type: "cf_agent_identity", name, agent: "manual-presence", stateFollows: true },
+      { type: STATE, state: { online: 0 } },
+    ]);
+    const b = await openSocket(worker, url);
+    await b.frames(2);
+    a.send(stateFrame({ online: 2 }));
+    expect(await b.nextJSON()).toEqual({ type: STATE, state: { online: 2 } });
+    const chat = JSON.stringify({ type: "chat", text: "hello" });
+    a.send(chat);
+    expect(await a.next()).toBe(`echo:${chat}`);
+    await a.close();
+    await b.close();
+  });
+});
