@@ -3,6 +3,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { hibernate, openSocket } from "../../src/testing";
 
 // ---------------------------------------------------------------- helpers
 
@@ -310,6 +311,33 @@ describe.each(lanes)("McpHandler, $lane lane", ({ modern }) => {
 });
 
 // ---------------------------------------------------------------- notifications
+
+describe("next to State and WebSockets", () => {
+  it("lets a tool change State that WebSocket clients see live, and notifies listeners, across eviction", async () => {
+    const name = fresh("state");
+    const socket = await openSocket(worker, `http://example.com/agents/mcp-state/${name}`);
+    expect(await socket.frames(2)).toEqual([
+      { type: "cf_agent_identity", name, agent: "mcp-state-counter", stateFollows: true },
+      { type: "cf_agent_state", state: { count: 0 } },
+    ]);
+    const { client } = await connect(endpoint("mcp-state", name), { modern: true });
+    const updates: string[] = [];
+    client.setNotificationHandler("notifications/resources/updated", (n) => void updates.push(n.params.uri));
+    const subscription = await client.listen({ resourceSubscriptions: ["counter://state"] });
+    expect(textOf(await client.callTool({ name: "increment", arguments: { by: 2 } }))).toBe("count 2");
+    expect(await socket.nextJSON()).toEqual({ type: "cf_agent_state", state: { count: 2 } });
+    await until(() => updates.length >= 1, "resources/updated after the State change");
+    expect(updates).toEqual(["counter://state"]);
+    await subscription.close();
+    await client.close();
+    await hibernate(env.MCP_STATE.get(env.MCP_STATE.idFromName(name)));
+    const again = await connect(endpoint("mcp-state", name), { modern: true });
+    expect(textOf(await again.client.callTool({ name: "increment", arguments: {} }))).toBe("count 3");
+    expect(await socket.nextJSON()).toEqual({ type: "cf_agent_state", state: { count: 3 } });
+    await again.client.close();
+    await socket.close();
+  });
+});
 
 describe("change notifications", () => {
   it("reach a subscriptions/listen stream (2026-07-28) when the object changes", async () => {

@@ -3,6 +3,8 @@ import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { getCurrentAgent, Lifecycle } from "../../src/lifecycle";
 import { McpHandler } from "../../src/mcp";
+import { State } from "../../src/state";
+import { WebSockets } from "../../src/websockets";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -136,4 +138,33 @@ export class McpBroken extends DurableObject<Env> {
     onError: () => {},
   });
   readonly lifecycle = Lifecycle.install(this).use(this.mcp);
+}
+
+/** McpHandler next to State and WebSockets: a tool changes the State, WebSocket clients see it live. */
+export class McpStateCounter extends DurableObject<Env> {
+  readonly counter = new State({
+    initialState: { count: 0 },
+    onChanged: (_state, source) => {
+      this.webSockets.broadcastState(source);
+      void this.mcp.notify.resourceUpdated("counter://state");
+    },
+  });
+  readonly webSockets: WebSockets = new WebSockets({ state: this.counter });
+  readonly mcp: McpHandler = new McpHandler({
+    server: () => {
+      const server = new McpServer(
+        { name: "state-counter", version: "1.0.0" },
+        { capabilities: { resources: { subscribe: true, listChanged: true } } },
+      );
+      server.registerTool("increment", { description: "Adds one to the synced counter", inputSchema: z.object({ by: z.number().int().default(1) }) }, async ({ by }) => {
+        const next = this.counter.set({ count: this.counter.get().count + by });
+        return text(`count ${next.count}`);
+      });
+      server.registerResource("count", "counter://state", { mimeType: "application/json" }, async (uri) => ({
+        contents: [{ uri: uri.href, text: JSON.stringify(this.counter.get()) }],
+      }));
+      return server;
+    },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.counter).use(this.webSockets).use(this.mcp);
 }

@@ -1,6 +1,6 @@
 import { routeAgentRequest } from "../../src/routing";
 
-export { McpBroken, McpCounter, McpTuned } from "./objects";
+export { McpBroken, McpCounter, McpStateCounter, McpTuned } from "./objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
