@@ -1,0 +1,65 @@
+// Percentiles, ratios and the stdout table.
+
+/** @returns the q-quantile (0..1) of `samples` (nearest rank) */
+export function quantile(samples: readonly number[], q: number): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[rank];
+}
+
+export const median = (samples: readonly number[]): number => quantile(samples, 0.5);
+
+/** One figure of the report: the same statistic for each implementation. */
+export interface Figure {
+  /** What was measured, e.g. "echo round trip". */
+  measure: string;
+  /** Which statistic, e.g. "p50". */
+  stat: string;
+  unit: "ms" | "bytes";
+  /** Implementation name → value. Absent when an implementation does not take part. */
+  values: Partial<Record<string, number>>;
+  /** Samples behind each value (count). */
+  samples?: Partial<Record<string, number>>;
+  /** Target for dokit / raw (e.g. 1.10), when the issue sets one. */
+  target?: number;
+  /** Which implementation the "ref" column holds when it is not the agents reference. */
+  baselineNote?: string;
+}
+
+/** @returns a / b, or undefined when either is missing */
+export function ratio(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined || b === undefined || !(b > 0)) return undefined;
+  return a / b;
+}
+
+function fmt(value: number | undefined, unit: string): string {
+  if (value === undefined || Number.isNaN(value)) return "-";
+  if (unit === "bytes") return `${value}`;
+  return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(3);
+}
+
+const fmtRatio = (value: number | undefined): string => (value === undefined ? "-" : `${value.toFixed(2)}x`);
+
+/** @returns the figures as an aligned text table */
+export function table(figures: readonly Figure[]): string {
+  const head = ["measure", "stat", "raw", "dokit", "ref", "dokit/raw", "dokit/ref", "target", ""];
+  const rows = figures.map((f) => {
+    const dr = ratio(f.values.dokit, f.values.raw);
+    const miss = f.target !== undefined && dr !== undefined && dr > f.target;
+    return [
+      f.measure,
+      `${f.stat} (${f.unit})`,
+      fmt(f.values.raw, f.unit),
+      fmt(f.values.dokit, f.unit),
+      fmt(f.values.ref, f.unit),
+      fmtRatio(dr),
+      fmtRatio(ratio(f.values.dokit, f.values.ref)),
+      f.target === undefined ? "" : `<= ${f.target.toFixed(2)}x`,
+      (miss ? "MISSED " : "") + (f.baselineNote ?? ""),
+    ];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i < 2 || i === 8 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ").trimEnd();
+  return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}

@@ -1,0 +1,305 @@
+// `pnpm bench`: starts the bench worker on loopback and measures the raw
+// hibernation-API room, the dokit room and the reference (npm agents) room in
+// ONE run, interleaved round by round (the order rotates every round) so
+// machine drift cancels. Then the bundle sizes. Writes bench/results/latest.json.
+//
+//   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--only=echo,rpc,fanout,state,connect,wake,startup,mcp,bundle]
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import { bundleReport } from "./bundle.ts";
+import { type Client, closeAll, connect, connectMany, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
+import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
+import { type Figure, median, quantile, ratio, table } from "./lib/stats.ts";
+
+// workerd logs a harmless "tail session was canceled" error for many closed sockets; --verbose shows wrangler's logs.
+process.env.WRANGLER_LOG ??= process.argv.includes("--verbose") ? "info" : "none";
+process.env.WRANGLER_SEND_METRICS ??= "false";
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+
+const args = process.argv.slice(2);
+const QUICK = args.includes("--quick");
+const VIA_PROXY = args.includes("--via-proxy");
+const FORCE_MCP = args.includes("--mcp"); // serve and measure MCP even before dokit/mcp is exported
+const ONLY = args.find((a) => a.startsWith("--only="))?.slice(7).split(",");
+const enabled = (name: string) => !ONLY || ONLY.includes(name);
+
+const IMPLS = ["raw", "dokit", "ref"] as const;
+type Impl = (typeof IMPLS)[number];
+const RUN = Date.now().toString(36);
+const scale = (n: number) => (QUICK ? Math.max(3, Math.ceil(n / 5)) : n);
+
+/** Runs `body` for every implementation, `rounds` times; the order rotates each round. */
+async function interleave(rounds: number, body: (impl: Impl, round: number) => Promise<void>, impls: readonly Impl[] = IMPLS): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < impls.length; k++) await body(impls[(round + k) % impls.length], round);
+  }
+}
+
+const byImpl = <T>(make: () => T): Record<Impl, T> => ({ raw: make(), dokit: make(), ref: make() });
+const values = (f: (impl: Impl) => number) => Object.fromEntries(IMPLS.map((i) => [i, f(i)]));
+const counts = (samples: Record<Impl, number[]>) => Object.fromEntries(IMPLS.map((i) => [i, samples[i].length]));
+
+const figures: Figure[] = [];
+function percentiles(measure: string, samples: Record<Impl, number[]>, target?: number): void {
+  figures.push({ measure, stat: "p50", unit: "ms", values: values((i) => quantile(samples[i], 0.5)), samples: counts(samples), target });
+  figures.push({ measure, stat: "p99", unit: "ms", values: values((i) => quantile(samples[i], 0.99)), samples: counts(samples) });
+}
+function medianOf(measure: string, samples: Record<Impl, number[]>, target?: number, stat = "median"): void {
+  figures.push({ measure, stat, unit: "ms", values: values((i) => median(samples[i])), samples: counts(samples), target });
+}
+function log(message: string): void {
+  process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0)}s] ${message}\n`);
+}
+
+// ------------------------------------------------------------------ measures
+
+/** Sequential request/reply over one connection per implementation. */
+async function sequential(base: URL, name: string, total: number, frame: (n: number) => string, match: (n: number) => (d: string) => boolean, target: number): Promise<void> {
+  const clients = {} as Record<Impl, Client>;
+  for (const impl of IMPLS) clients[impl] = await connect(roomUrl(base, impl, `${name}-${RUN}`));
+  const samples = byImpl<number[]>(() => []);
+  // Small blocks, so the implementations alternate often and load bursts hit all three alike.
+  const block = 10;
+  let n = 0;
+  // Warm-up (10 blocks, not recorded), then total/block interleaved blocks.
+  await interleave(10, async (impl) => {
+    for (let i = 0; i < block; i++, n++) await roundTrip(clients[impl], frame(n), match(n));
+  });
+  await interleave(Math.ceil(total / block), async (impl) => {
+    for (let i = 0; i < block; i++, n++) samples[impl].push(await roundTrip(clients[impl], frame(n), match(n)));
+  });
+  await closeAll(Object.values(clients));
+  percentiles(`${name} round trip`, samples, target);
+}
+
+async function echo(base: URL): Promise<void> {
+  await sequential(base, "echo", scale(2_000), (n) => `e:${n}`, (n) => (d) => d === `e:${n}`, 1.1);
+}
+
+async function rpc(base: URL): Promise<void> {
+  await sequential(
+    base,
+    "rpc",
+    scale(2_000),
+    (n) => `{"type":"rpc","id":"${n}","method":"echo","args":[${n}]}`,
+    (n) => (d) => d.includes(`"id":"${n}"`),
+    1.1,
+  );
+}
+
+/** Opens `size` connections per implementation (one room each). */
+async function rooms(base: URL, name: string, size: number): Promise<Record<Impl, Client[]>> {
+  const out = {} as Record<Impl, Client[]>;
+  for (const impl of IMPLS) out[impl] = await connectMany((i) => roomUrl(base, impl, `${name}-${RUN}`, `c${i}`), size);
+  return out;
+}
+
+async function closeRooms(all: Record<Impl, Client[]>): Promise<void> {
+  for (const impl of IMPLS) await closeAll(all[impl]);
+}
+
+async function broadcast(base: URL, size: number, rounds: number): Promise<void> {
+  const all = await rooms(base, `fan${size}`, size);
+  const samples = byImpl<number[]>(() => []);
+  const once = async (impl: Impl, tag: string) => {
+    const clients = all[impl];
+    const message = `b:${tag}`;
+    return fanOut(clients, () => clients[0].ws.send(message), (d) => d === message);
+  };
+  await interleave(2, (impl, r) => once(impl, `warm${r}`).then(() => {}));
+  await interleave(rounds, async (impl, r) => void samples[impl].push(await once(impl, `${r}`)));
+  await closeRooms(all);
+  medianOf(`broadcast fan-out to ${size}`, samples, 1.1);
+}
+
+async function stateFanOut(base: URL, others: number, rounds: number): Promise<void> {
+  const all = await rooms(base, `state${others}`, others + 1);
+  const samples = byImpl<number[]>(() => []);
+  let count = 1;
+  const once = async (impl: Impl) => {
+    const [sender, ...rest] = all[impl];
+    const frame = JSON.stringify({ type: "cf_agent_state", state: { count: count++ } });
+    return fanOut(rest, () => sender.ws.send(frame), (d) => d === frame);
+  };
+  await interleave(2, (impl) => once(impl).then(() => {}));
+  await interleave(rounds, async (impl) => void samples[impl].push(await once(impl)));
+  await closeRooms(all);
+  medianOf(`state change to ${others} clients`, samples, 1.15);
+}
+
+/** Opens `size` connections at once to a fresh (started) room: connect → first frame. */
+async function connectBurst(base: URL, size: number, rounds: number): Promise<void> {
+  const each = byImpl<number[]>(() => []);
+  const all = byImpl<number[]>(() => []);
+  await interleave(rounds + 1, async (impl, round) => {
+    const room = `connect-${RUN}-${round}`;
+    await (await fetch(new URL(`/room/${impl}/${room}`, base))).text(); // start the object first
+    const start = performance.now();
+    const clients = await Promise.all(
+      Array.from({ length: size }, async (_, i) => {
+        const opened = performance.now();
+        const client = await connect(roomUrl(base, impl, room, `c${i}`));
+        return { client, ms: client.firstFrameAt - opened };
+      }),
+    );
+    const total = Math.max(...clients.map(({ client }) => client.firstFrameAt)) - start;
+    if (round > 0) {
+      // round 0 is the warm-up
+      for (const { ms } of clients) each[impl].push(ms);
+      all[impl].push(total);
+    }
+    await closeAll(clients.map(({ client }) => client));
+  });
+  percentiles(`connect → first frame (${size} at once, per connection)`, each, 1.1);
+  medianOf(`connect → first frame (${size} at once, all)`, all, 1.1);
+}
+
+/** Evicts the object (workerd:unsafe evict, WebSockets kept open), then times the first message. */
+async function wake(base: URL, rounds: number): Promise<void> {
+  const clients = {} as Record<Impl, Client>;
+  for (const impl of IMPLS) clients[impl] = await connect(roomUrl(base, impl, `wake-${RUN}`));
+  const samples = byImpl<number[]>(() => []);
+  const instanceOf = async (impl: Impl) => {
+    let id = "";
+    await roundTrip(clients[impl], "i:", (d) => d.startsWith("i:") && Boolean((id = d)));
+    return id;
+  };
+  let fresh = 0;
+  await interleave(rounds + 1, async (impl, round) => {
+    const before = await instanceOf(impl);
+    const evicted = await fetch(new URL(`/evict/${impl}/wake-${RUN}`, base));
+    if (!evicted.ok) throw new Error(`evict failed: ${evicted.status} ${await evicted.text()}`);
+    const ms = await roundTrip(clients[impl], `e:wake${round}`, (d) => d === `e:wake${round}`);
+    if ((await instanceOf(impl)) !== before) fresh++;
+    if (round > 0) samples[impl].push(ms);
+  });
+  await closeAll(Object.values(clients));
+  if (fresh !== (rounds + 1) * IMPLS.length) throw new Error(`only ${fresh} of ${(rounds + 1) * IMPLS.length} evictions produced a fresh instance`);
+  medianOf("wake after eviction (first message → reply)", samples, 1.2);
+  figures.push({ measure: "wake after eviction (first message → reply)", stat: "p90", unit: "ms", values: values((i) => quantile(samples[i], 0.9)) });
+}
+
+/** A brand-new object: constructor + start + first request, as seen by the client. */
+async function startup(base: URL, rounds: number): Promise<void> {
+  const get = byImpl<number[]>(() => []);
+  const ws = byImpl<number[]>(() => []);
+  await interleave(rounds + 1, async (impl, round) => {
+    let start = performance.now();
+    await (await fetch(new URL(`/room/${impl}/cold-get-${RUN}-${round}`, base))).text();
+    if (round > 0) get[impl].push(performance.now() - start);
+    start = performance.now();
+    const client = await connect(roomUrl(base, impl, `cold-ws-${RUN}-${round}`));
+    if (round > 0) ws[impl].push(client.firstFrameAt - start);
+    await closeAll([client]);
+  });
+  medianOf("startup: new object, first GET", get);
+  medianOf("startup: new object, connect → first frame", ws);
+}
+
+// ---------------------------------------------------------------------- main
+
+const t0 = performance.now();
+
+function versions(): Record<string, string> {
+  const require = createRequire(import.meta.url);
+  const wranglerPath = require.resolve("wrangler");
+  const fromWrangler = createRequire(wranglerPath);
+  const fromMiniflare = createRequire(fromWrangler.resolve("miniflare"));
+  const dokitPkg = new URL("../packages/dokit/", import.meta.url);
+  const agents = JSON.parse(readFileSync(new URL("node_modules/agents/package.json", dokitPkg), "utf8")).version;
+  return {
+    node: process.version,
+    workerd: fromMiniflare("workerd/package.json").version,
+    wrangler: fromWrangler("wrangler/package.json").version,
+    agents,
+  };
+}
+
+async function main(): Promise<void> {
+  const machine = { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? "?", platform: `${os.platform()} ${os.release()}`, ...versions() };
+  console.log(
+    `dokit bench · ${machine.cores} cores (${machine.cpu}) · node ${machine.node} · workerd ${machine.workerd} · wrangler ${machine.wrangler} · agents ${machine.agents}${QUICK ? " · QUICK" : ""}`,
+  );
+
+  // wrangler's startWorker, through its DevEnv so the user worker's own address is known:
+  // by default clients connect to it directly, skipping wrangler's proxy worker (a second
+  // workerd process every frame would otherwise cross); --via-proxy uses worker.url.
+  const { unstable_DevEnv } = await import("wrangler");
+  const devEnv = new unstable_DevEnv();
+  type Address = { protocol: string; hostname: string; port: string };
+  const direct = new Promise<Address>((resolve) =>
+    devEnv.on("reloadComplete", (event: { proxyData: { userWorkerUrl: Address } }) => resolve(event.proxyData.userWorkerUrl)),
+  );
+  const worker = await devEnv.startWorker({
+    // With dokit/mcp exported, the worker also serves the MCP pair (worker/worker-mcp.ts).
+    config: new URL(mcpExported() || FORCE_MCP ? "./worker/wrangler.mcp.jsonc" : "./worker/wrangler.jsonc", import.meta.url).pathname,
+    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
+  });
+  const proxied = await worker.url;
+  const userWorker = await direct;
+  const base = VIA_PROXY ? proxied : new URL(`${userWorker.protocol}//${userWorker.hostname}:${userWorker.port}/`);
+  log(`worker at ${base.href} (${VIA_PROXY ? "through wrangler's proxy worker" : `direct; wrangler's proxy is ${proxied.href}`})`);
+  try {
+    if (enabled("echo")) (log("echo"), await echo(base));
+    if (enabled("rpc")) (log("rpc"), await rpc(base));
+    if (enabled("fanout")) {
+      log("fan-out 200");
+      await broadcast(base, 200, scale(30));
+      log("fan-out 1000");
+      await broadcast(base, 1_000, scale(30));
+    }
+    if (enabled("state")) (log("state fan-out"), await stateFanOut(base, 200, scale(30)));
+    if (enabled("connect")) (log("connect 200"), await connectBurst(base, 200, scale(20)));
+    if (enabled("wake")) (log("wake"), await wake(base, scale(50)));
+    if (enabled("startup")) (log("startup"), await startup(base, scale(30)));
+    if (enabled("mcp")) {
+      log("mcp");
+      const mcp = await mcpMeasures(base, scale(300), scale(20), FORCE_MCP);
+      if (mcp) figures.push(...mcp);
+      else log("mcp skipped: dokit/mcp is not in packages/dokit/entries.json yet");
+    }
+  } finally {
+    await worker.dispose();
+  }
+
+  let bundle: Awaited<ReturnType<typeof bundleReport>> | undefined;
+  if (enabled("bundle")) {
+    log("bundle");
+    bundle = await bundleReport();
+  }
+
+  console.log(
+    `\nLatency (loopback, ${VIA_PROXY ? "through wrangler's proxy worker" : "direct to the user worker"}, ${machine.cores} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}; lower is better; ratios are dokit over raw / over the reference)\n`,
+  );
+  console.log(table(figures));
+  if (bundle) {
+    console.log("\nBundle (esbuild, minified; gzip level 9)\n");
+    console.log(bundle.text);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  console.log(`\nbench took ${seconds.toFixed(0)} s`);
+
+  const json = {
+    date: new Date().toISOString(),
+    machine,
+    quick: QUICK,
+    transport: VIA_PROXY ? "wrangler proxy worker" : "direct to the user worker",
+    seconds,
+    figures: figures.map((f) => ({
+      ...f,
+      ratios: {
+        dokitToRaw: ratio(f.values.dokit, f.values.raw),
+        dokitToRef: ratio(f.values.dokit, f.values.ref),
+        refToRaw: ratio(f.values.ref, f.values.raw),
+      },
+    })),
+    bundle: bundle?.rows,
+  };
+  const out = new URL("./results/", import.meta.url);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(new URL("latest.json", out), `${JSON.stringify(json, null, 2)}\n`);
+  console.log(`results: ${new URL("latest.json", out).pathname}`);
+}
+
+await main();

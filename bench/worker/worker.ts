@@ -1,0 +1,43 @@
+// Worker entry of the bench: identical routing for every implementation, so
+// the figures differ only by what happens inside the Durable Object.
+//   /room/{raw|dokit|ref}/{name}        WebSocket upgrade or plain request, forwarded to the object
+//   /evict/{raw|dokit|ref}/{name}       test-only: evicts the object the way hibernation does
+//                                       (instance torn down, WebSockets kept open)
+
+export { RawRoom } from "./raw";
+export { DokitRoom } from "./dokit";
+export { RefRoom } from "./ref";
+
+interface Env {
+  RAW: DurableObjectNamespace;
+  DOKIT: DurableObjectNamespace;
+  REF: DurableObjectNamespace;
+}
+
+// `workerd:unsafe` (compat flag unsafe_module) is loaded at run time: wrangler's
+// bundler cannot resolve it, and a computed specifier keeps it out of the build.
+type Unsafe = { evict(stub: DurableObjectStub, options: { webSockets: "hibernate" | "close" }): Promise<void> };
+const UNSAFE = ["workerd", "unsafe"].join(":");
+const unsafe = async (): Promise<Unsafe> => ((await import(UNSAFE)) as { default: Unsafe }).default;
+
+/** Evicts an object the way hibernation does: the instance goes, storage and WebSockets stay. */
+export async function evict(stub: DurableObjectStub): Promise<void> {
+  await (await unsafe()).evict(stub, { webSockets: "hibernate" });
+}
+
+const BINDINGS = { raw: "RAW", dokit: "DOKIT", ref: "REF" } as const;
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const [, action, kind, name] = new URL(request.url).pathname.split("/");
+    const binding = BINDINGS[kind as keyof typeof BINDINGS];
+    if (!binding || !name) return new Response("no route", { status: 404 });
+    const stub = env[binding].getByName(name);
+    if (action === "room") return stub.fetch(request);
+    if (action === "evict") {
+      await evict(stub);
+      return new Response("evicted");
+    }
+    return new Response("no route", { status: 404 });
+  },
+} satisfies ExportedHandler<Env>;
