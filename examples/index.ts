@@ -1,24 +1,103 @@
-// The `pnpm dev` worker: an index page and every example's objects.
-import { DurableObject } from "cloudflare:workers";
-import { Lifecycle } from "dokit/lifecycle";
-import { routeAgentRequest } from "dokit/routing";
+// The `pnpm dev` worker: every example in one Worker, on local workerd with
+// local SQLite storage. `/` lists the demos; `/{example}/` is an example's page;
+// `/agents/{binding}/{name}` reaches an object through the example that owns it,
+// so each example's own Worker logic (its auth check, its old routes) still runs.
+import board from "./board/src/index";
+import chat from "./chat/src/index";
+import mcpCounter from "./mcp-counter/src/index";
+import mixIn from "./mix-in/src/index";
+import sensorHub from "./sensor-hub/src/index";
 
-export class Hello extends DurableObject {
-  readonly lifecycle = Lifecycle.install(this);
+export { Board } from "./board/src/index";
+export { ChatRoom } from "./chat/src/index";
+export { McpCounter } from "./mcp-counter/src/index";
+export { Counter } from "./mix-in/src/index";
+export { SensorHub } from "./sensor-hub/src/index";
 
-  onRequest(): Response {
-    return new Response(`Hello from ${this.lifecycle.name}, a plain Durable Object run by dokit.\n`);
+type Example = {
+  /** The page is at `/{mount}/`; the example's Worker sees paths below it. */
+  mount: string;
+  /** Kebab-case bindings whose `/agents/…` routes go to this example's Worker. */
+  agents: string[];
+  /** One line for the index page. */
+  description: string;
+  worker: { fetch(request: Request, env: Env): Promise<Response> };
+};
+
+const EXAMPLES: Example[] = [
+  {
+    mount: "chat",
+    agents: ["chat-room"],
+    description: "Rooms by tag, a nickname per connection, <code>broadcast(msg, { except, tag })</code>. Open it in two tabs.",
+    worker: chat,
+  },
+  {
+    mount: "board",
+    agents: ["board"],
+    description:
+      "A kanban board: State with a zod schema, callables with argument schemas, React with <code>useAgent</code>, " +
+      'view-only tabs (<a href="/board/?mode=view">?mode=view</a>) and a Worker-checked <code>promote()</code> over DO RPC.',
+    worker: board,
+  },
+  {
+    mount: "sensor-hub",
+    agents: ["sensor-hub"],
+    description:
+      "Sensors without protocol frames report readings through callables or binary frames into SQLite; browsers watch a live summary.",
+    worker: sensorHub,
+  },
+  {
+    mount: "mcp-counter",
+    agents: ["mcp-counter"],
+    description:
+      "McpHandler + State: an MCP tool increments a counter this page watches live. " +
+      "MCP endpoint: <code>/agents/mcp-counter/demo/mcp</code>.",
+    worker: mcpCounter,
+  },
+  {
+    mount: "mix-in",
+    agents: ["counter"],
+    description: "An existing Durable Object with its own <code>fetch</code> and sockets, with dokit added by delegating.",
+    worker: mixIn,
+  },
+];
+
+const INDEX = `<!doctype html>
+<html lang="en">
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>dokit demos</title>
+<style>
+  body { font: 16px/1.5 system-ui, sans-serif; max-width: 44rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+  li { margin: .6rem 0; } a { font-weight: 600; }
+</style>
+<h1>dokit demos</h1>
+<p>Every example in <code>examples/</code>, served by one Worker on local workerd with local SQLite storage.</p>
+<ul>
+${EXAMPLES.map((e) => `  <li><a href="/${e.mount}/">${e.mount}</a>: ${e.description}</li>`).join("\n")}
+</ul>`;
+
+/** The example mounted at the first path segment, and the request as its Worker sees it (mount stripped). */
+function mounted(request: Request): [Example, Request] | undefined {
+  const url = new URL(request.url);
+  const [, first, second] = url.pathname.split("/");
+  if (first === "agents") {
+    const example = EXAMPLES.find((e) => second !== undefined && e.agents.includes(second));
+    return example ? [example, request] : undefined;
   }
+  const example = EXAMPLES.find((e) => e.mount === first);
+  if (!example) return undefined;
+  url.pathname = url.pathname.slice(example.mount.length + 1) || "/";
+  return [example, new Request(url, request)];
 }
 
-const INDEX = `<!doctype html><meta charset="utf-8"><title>dokit demos</title>
-<h1>dokit demos</h1>
-<ul><li><a href="/agents/hello/world">hello</a>: a plain Durable Object behind routeAgentRequest</li></ul>`;
-
 export default {
-  async fetch(request: Request, env: Record<string, unknown>): Promise<Response> {
+  async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/") return new Response(INDEX, { headers: { "content-type": "text/html; charset=utf-8" } });
-    return (await routeAgentRequest(request, env)) ?? new Response("Not found", { status: 404 });
+    // `/chat` → `/chat/`, so the page's relative URLs (page.js, its API) resolve below the mount.
+    if (EXAMPLES.some((e) => url.pathname === `/${e.mount}`)) return Response.redirect(`${url.origin}${url.pathname}/${url.search}`, 301);
+    const route = mounted(request);
+    return route ? route[0].worker.fetch(route[1], env) : new Response("Not found", { status: 404 });
   },
-};
+} satisfies ExportedHandler<Env>;

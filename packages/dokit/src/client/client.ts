@@ -12,7 +12,7 @@ import { createStub } from "./stub";
 import type { AgentCall, AgentClientOptions, AgentClientStub, CallOptions, StreamOptions } from "./types";
 import { socketUrl } from "./url";
 
-type Outgoing = PendingCall | string | ArrayBuffer | ArrayBufferView;
+type Outgoing = PendingCall | string | ArrayBuffer | ArrayBufferView<ArrayBuffer>;
 
 /** @returns a fresh promise with its resolver */
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -107,7 +107,7 @@ export class AgentClient<T = unknown, State = unknown> extends EventTarget {
    * Sends an ordinary message; queued while the socket is not open.
    * @param data - text or bytes
    */
-  send(data: string | ArrayBuffer | ArrayBufferView): void {
+  send(data: string | ArrayBuffer | ArrayBufferView<ArrayBuffer>): void {
     if (this.#open && this.#link) this.#link.send(data);
     else this.#outbox.push(data);
   }

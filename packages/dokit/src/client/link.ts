@@ -16,7 +16,7 @@ export interface LinkEvents {
 /** One socket and how to use it. */
 export interface Link {
   /** Sends an ordinary frame (state, rpc, user message). */
-  send(frame: string | ArrayBuffer | ArrayBufferView): void;
+  send(frame: string | ArrayBuffer | ArrayBufferView<ArrayBuffer>): void;
   /** Calls a method natively (Cap'n Web only); JSON links send rpc frames instead. */
   invoke?(method: string, args: unknown[]): Promise<unknown>;
   /** Closes the socket. */

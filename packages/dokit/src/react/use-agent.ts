@@ -42,7 +42,7 @@ export interface UseAgentResult<T, State> {
   /** The typed stub. */
   readonly stub: AgentClientStub<T>;
   /** Sends an ordinary message. */
-  readonly send: (data: string | ArrayBuffer | ArrayBufferView) => void;
+  readonly send: (data: string | ArrayBuffer | ArrayBufferView<ArrayBuffer>) => void;
   /** Closes the connection for good. */
   readonly close: (code?: number, reason?: string) => void;
   /** Connects again now. */
@@ -110,7 +110,7 @@ export function useAgent<T = unknown, State = unknown>(options: UseAgentOptions<
       setState: (state: State) => client.setState(state),
       call: client.call,
       stub: client.stub,
-      send: (data: string | ArrayBuffer | ArrayBufferView) => client.send(data),
+      send: (data: string | ArrayBuffer | ArrayBufferView<ArrayBuffer>) => client.send(data),
       close: (code?: number, reason?: string) => client.close(code, reason),
       reconnect: () => client.reconnect(),
       client,

@@ -1,0 +1,113 @@
+// The board page: React with useAgent from dokit/react. `?board=` picks the
+// board, `?mode=view` opens it view-only.
+import { type FormEvent, useEffect, useState } from "react";
+import { createRoot } from "react-dom/client";
+import type { AgentStub } from "dokit/client";
+import { useAgent } from "dokit/react";
+import { type BoardApi, type BoardState, type Card, COLUMNS, type Column } from "../src/api";
+
+const params = new URLSearchParams(location.search);
+const boardName = params.get("board") ?? "demo";
+const LABELS: Record<Column, string> = { todo: "To do", doing: "Doing", done: "Done" };
+
+function App() {
+  const [viewOnly, setViewOnly] = useState(params.get("mode") === "view");
+  const [error, setError] = useState("");
+  const agent = useAgent<BoardApi, BoardState>({
+    agent: "Board",
+    name: boardName,
+    query: { mode: params.get("mode") },
+    onMessage: (event) => {
+      if (typeof event.data === "string" && event.data.includes('"promoted"')) setViewOnly(false);
+    },
+  });
+  const board = agent.stub as AgentStub<BoardApi>;
+  const cards = agent.state?.cards ?? [];
+
+  useEffect(() => {
+    if (agent.identified) document.body.dataset.ready = "true";
+  }, [agent.identified]);
+
+  /** Runs a call; a refusal (view-only, a bad argument) shows as the page's alert. */
+  const run = (call: () => Promise<unknown>) => {
+    setError("");
+    call().catch((reason: unknown) => setError(reason instanceof Error ? reason.message : String(reason)));
+  };
+
+  const add = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const data = new FormData(form);
+    run(() => board.addCard(String(data.get("text")), data.get("column") as Column).then(() => form.reset()));
+  };
+
+  const promote = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const token = String(new FormData(event.currentTarget).get("token"));
+    run(async () => {
+      const response = await fetch("promote", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ board: boardName, connectionId: agent.id }),
+      });
+      if (!response.ok) throw new Error(`Promotion refused: ${response.status} ${await response.text()}`);
+    });
+  };
+
+  return (
+    <>
+      <header>
+        <h1>dokit board</h1>
+        <span>board <b>{boardName}</b></span>
+        <span className={viewOnly ? "badge view" : "badge"}>{viewOnly ? "view-only" : "editing"}</span>
+        <span>{agent.identified ? "connected" : "connecting…"}</span>
+      </header>
+      <div className="columns">
+        {COLUMNS.map((column) => (
+          <section className="column" key={column} aria-label={LABELS[column]}>
+            <h2>{LABELS[column]}</h2>
+            {cards
+              .filter((card) => card.column === column)
+              .map((card) => (
+                <CardView key={card.id} card={card} board={board} run={run} />
+              ))}
+          </section>
+        ))}
+      </div>
+      <form onSubmit={add}>
+        <input name="text" placeholder="A new card" aria-label="card text" required autoComplete="off" />
+        <select name="column" aria-label="column" defaultValue="todo">
+          {COLUMNS.map((column) => (
+            <option key={column} value={column}>{LABELS[column]}</option>
+          ))}
+        </select>
+        <button>Add card</button>
+      </form>
+      <p role="alert">{error}</p>
+      {viewOnly && (
+        <form onSubmit={promote}>
+          <input name="token" type="password" placeholder="Editor token (let-me-edit)" aria-label="editor token" />
+          <button>Edit this board</button>
+        </form>
+      )}
+    </>
+  );
+}
+
+function CardView({ card, board, run }: { card: Card; board: AgentStub<BoardApi>; run: (call: () => Promise<unknown>) => void }) {
+  const index = COLUMNS.indexOf(card.column);
+  const move = (step: number) => {
+    const column = COLUMNS[index + step];
+    if (column) run(() => board.moveCard(card.id, column));
+  };
+  return (
+    <div className="card">
+      <button onClick={() => move(-1)} disabled={index === 0} aria-label="move left">←</button>
+      <span>{card.text}</span>
+      <button onClick={() => move(1)} disabled={index === COLUMNS.length - 1} aria-label="move right">→</button>
+      <button onClick={() => run(() => board.removeCard(card.id))} aria-label="remove">×</button>
+    </div>
+  );
+}
+
+createRoot(document.querySelector("#root") as HTMLElement).render(<App />);

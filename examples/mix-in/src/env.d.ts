@@ -1,0 +1,7 @@
+import type { Counter } from "./counter";
+
+declare global {
+  interface Env {
+    Counter: DurableObjectNamespace<Counter>;
+  }
+}

@@ -1,0 +1,7 @@
+import type { SensorHub } from "./sensor-hub";
+
+declare global {
+  interface Env {
+    SensorHub: DurableObjectNamespace<SensorHub>;
+  }
+}

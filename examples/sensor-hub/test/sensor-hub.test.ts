@@ -1,0 +1,91 @@
+import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { connectionAttachment, hibernate, openSocket, type TestSocket } from "dokit/testing";
+import { describe, expect, it } from "vitest";
+import type { Summary } from "../src/api";
+
+// The Worker's own fetch (typed by GlobalProps in env.d.ts): requests go through its routing.
+const worker = exports.default;
+let unique = 0;
+const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
+const hubUrl = (name: string) => `http://example.com/agents/sensor-hub/${name}`;
+type StateFrame = { type: "cf_agent_state"; state: Summary };
+
+const sensor = (name: string, id: string) => openSocket(worker, hubUrl(name), { query: { client: "sensor", sensor: id } });
+
+async function browser(name: string): Promise<{ socket: TestSocket; summary: Summary }> {
+  const socket = await openSocket(worker, hubUrl(name));
+  expect(await socket.nextJSON()).toEqual({ type: "cf_agent_identity", name, agent: "sensor-hub", stateFollows: true });
+  return { socket, summary: (await socket.nextJSON<StateFrame>()).state };
+}
+
+const float64 = (value: number) => {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, value, true);
+  return view.buffer;
+};
+
+describe("sensor hub", () => {
+  it("sends sensors no protocol frames, and browsers the summary", async () => {
+    const name = fresh("quiet");
+    const device = await sensor(name, "s1");
+    expect(await device.drain()).toEqual([]);
+    const { socket, summary } = await browser(name);
+    expect(summary).toEqual({ sensors: {}, readings: 0 });
+    await Promise.all([device.close(), socket.close()]);
+  });
+
+  it("stores readings from callables and binary frames in SQLite, and browsers watch the summary live", async () => {
+    const name = fresh("live");
+    const watcher = await browser(name);
+    const device = await sensor(name, "s1");
+
+    expect(await device.rpc("reportReading", ["s1", 20])).toBe(1);
+    expect((await watcher.socket.nextJSON<StateFrame>()).state.sensors.s1).toMatchObject({ last: 20, count: 1 });
+    device.send(float64(24));
+    const { state } = await watcher.socket.nextJSON<StateFrame>();
+    expect(state).toMatchObject({ readings: 2, sensors: { s1: { last: 24, min: 20, max: 24, mean: 22, count: 2 } } });
+    // The device saw only the answer to its own call: no state broadcasts.
+    expect(await device.drain()).toEqual([]);
+
+    expect((await watcher.socket.rpc("recent", ["s1"])) as { value: number }[]).toMatchObject([{ value: 24 }, { value: 20 }]);
+    const stub = env.SensorHub.get(env.SensorHub.idFromName(name));
+    const stored = await runInDurableObject(stub, (_hub, state) => state.storage.sql.exec("SELECT count(*) AS n FROM readings").one().n);
+    expect(stored).toBe(2);
+    await Promise.all([device.close(), watcher.socket.close()]);
+  });
+
+  it("checks readings and who sends them", async () => {
+    const name = fresh("checks");
+    const watcher = await browser(name);
+    const device = await sensor(name, "s1");
+    await expect(device.rpc("reportReading", ["s1", "hot"])).rejects.toThrow(/^Invalid argument value of reportReading/);
+    await expect(device.rpc("reportReading", ["no spaces allowed", 1])).rejects.toThrow(/^Invalid argument sensorId/);
+    await expect(watcher.socket.rpc("reportReading", ["s1", 1])).rejects.toThrow("Only sensors report readings");
+    watcher.socket.send({ type: "cf_agent_state", state: { sensors: {}, readings: 0 } });
+    expect(await watcher.socket.nextJSON()).toEqual({ type: "cf_agent_state_error", error: "Connection is readonly" });
+    device.send(new ArrayBuffer(3)); // not a reading: ignored
+    expect(await watcher.socket.drain()).toEqual([]);
+    await Promise.all([device.close(), watcher.socket.close()]);
+  });
+
+  it("keeps a sensor protocol-free and readonly across hibernation", async () => {
+    const name = fresh("wake");
+    const watcher = await browser(name);
+    const device = await sensor(name, "s9");
+    await device.rpc("reportReading", ["s9", 1]);
+    await watcher.socket.nextJSON();
+
+    const stub = env.SensorHub.get(env.SensorHub.idFromName(name));
+    await hibernate(stub);
+    device.send(float64(3));
+    expect((await watcher.socket.nextJSON<StateFrame>()).state.sensors.s9).toMatchObject({ last: 3, count: 2, mean: 2 });
+    expect(await device.drain()).toEqual([]);
+    const flags = await runInDurableObject(stub, (hub) => {
+      const ws = [...hub.webSockets.getConnections("sensor")][0];
+      return ws && (connectionAttachment(ws) as { __dokit: { readonly: boolean; protocol: boolean } }).__dokit;
+    });
+    expect(flags).toMatchObject({ readonly: true, protocol: false });
+    await Promise.all([device.close(), watcher.socket.close()]);
+  });
+});
