@@ -7,7 +7,10 @@ export default defineConfig({
     name: "e2e",
     environment: "node",
     include: ["examples/e2e/*.test.ts"],
-    testTimeout: 30_000,
+    testTimeout: 60_000,
     hookTimeout: 120_000,
+    // A loaded 2-core CI machine can take over a second for a round trip plus a
+    // React render: give every expect.poll ten seconds instead of vitest's one.
+    expect: { poll: { timeout: 10_000 } },
   },
 });
