@@ -33,7 +33,10 @@ export type AlarmHook = () => void | Promise<void>;
 /** Work run by `lifecycle.destroy()`. */
 export type DestroyHook = () => void | Promise<void>;
 
-/** The owner of hibernating sockets (the WebSockets capability). */
+/**
+ * The owner of hibernating sockets (the WebSockets capability). It runs its
+ * handlers inside `runInContext({ agent, connection })`.
+ */
 export interface SocketOwner {
   /** @returns false when the socket is not one of the owner's (the host accepted it) */
   message(ws: WebSocket, message: string | ArrayBuffer): Promise<boolean>;
@@ -43,8 +46,6 @@ export interface SocketOwner {
   broadcastProtocol(frame: string, except?: Connection | "server" | null): void;
   /** @returns whether the connection's state frames are refused */
   isReadonly(connection: Connection): boolean;
-  /** Open connections, optionally with one tag. */
-  getConnections(tag?: string): Iterable<Connection>;
 }
 
 /** What a capability may claim, handed to {@link Capability.attach}. */

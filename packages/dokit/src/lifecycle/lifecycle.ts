@@ -129,11 +129,6 @@ export class Lifecycle<Host extends object = object> {
     return this.#table.socketOwner?.value;
   }
 
-  /** Whether `start()` has completed. */
-  get started(): boolean {
-    return this.#started;
-  }
-
   /**
    * Adds a capability. Chainable; the same capability twice is a no-op.
    * @param capability - the capability to install
@@ -195,11 +190,6 @@ export class Lifecycle<Host extends object = object> {
   /** @returns the claim for a frame type (used by the socket owner): one lookup in a null-prototype table */
   frameClaim(type: string): FrameClaim | undefined {
     return this.#table.frames[type]?.value;
-  }
-
-  /** @returns the owner of a claimed method name, or `undefined` */
-  methodOwner(name: string): string | undefined {
-    return this.#table.methods[name];
   }
 
   /** @returns frames other capabilities add to `connection`'s connect sequence, in `use()` order */
@@ -311,7 +301,8 @@ export class Lifecycle<Host extends object = object> {
     if (!owner) return undefined;
     try {
       await this.start();
-      return (await runInContext({ agent: this.host }, () => run(owner))) ? true : undefined;
+      // The owner runs its handlers in the object's context with the connection (one context per event).
+      return (await run(owner)) ? true : undefined;
     } catch (error) {
       console.error(`dokit: ${this.className}/${this.name} failed to handle a WebSocket ${event}`, error);
       return true;

@@ -139,7 +139,8 @@ export class WebSockets implements Capability {
     const decided = await this.#decide(connection, ctx);
 
     this.lifecycle.ctx.acceptWebSocket(server, decided.tags);
-    updateInternal(connection, decided);
+    // The attachment already holds the defaults; write it again only when a decision differs.
+    if (decided.tags.length > 1 || decided.readonly || !decided.protocol) updateInternal(connection, decided);
 
     this.#connecting.add(server);
     try {
@@ -173,7 +174,7 @@ export class WebSockets implements Capability {
     message: async (ws, message) => {
       const connection = asConnection(ws);
       if (!connection) return false;
-      await runInContext({ connection }, () => this.dispatch(connection, message));
+      await runInContext({ agent: this.lifecycle.host, connection }, () => this.dispatch(connection, message));
       return true;
     },
     close: async (ws, code, reason, wasClean) => {
@@ -181,7 +182,7 @@ export class WebSockets implements Capability {
       if (!connection) return false;
       this.#closed.add(ws);
       try {
-        await runInContext({ connection }, async () => {
+        await runInContext({ agent: this.lifecycle.host, connection }, async () => {
           for (const handlers of this.#chain()) await handlers.onClose?.(connection, code, reason, wasClean);
         });
       } finally {
@@ -198,14 +199,13 @@ export class WebSockets implements Capability {
     error: async (ws, error) => {
       const connection = asConnection(ws);
       if (!connection) return false;
-      await runInContext({ connection }, async () => {
+      await runInContext({ agent: this.lifecycle.host, connection }, async () => {
         for (const handlers of this.#chain()) await handlers.onError?.(connection, error);
       });
       return true;
     },
     broadcastProtocol: (frame, except) => this.#broadcastProtocol(frame, except),
     isReadonly: (connection) => this.isReadonly(connection),
-    getConnections: (tag) => this.getConnections(tag),
   };
 
   /**
