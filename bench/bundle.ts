@@ -76,6 +76,19 @@ export class Room extends DurableObject {
 ${WORKER}`,
   },
   {
+    name: "lifecycle + websockets, callables short form",
+    needs: ["lifecycle", "websockets"],
+    source: `${DO}import { RpcTarget } from "cloudflare:workers";
+import { Lifecycle } from "dokit/lifecycle";
+import { WebSockets } from "dokit/websockets";
+class Api extends RpcTarget { echo(x) { return x; } }
+export class Room extends DurableObject {
+  webSockets = new WebSockets({ callables: new Api(), handlers: { onMessage: (c, m) => c.send(m) } });
+  lifecycle = Lifecycle.install(this).use(this.webSockets);
+}
+${WORKER}`,
+  },
+  {
     name: "lifecycle + callables",
     needs: ["lifecycle", "callables"],
     source: `${DO}import { RpcTarget } from "cloudflare:workers";
@@ -227,6 +240,11 @@ export const FORBIDDEN = {
   zod: "$ZodType",
   /** dokit's State table name (src/state/storage.ts). */
   dokitState: "dokit_state",
+  /**
+   * The Callables capability beyond the JSON-rpc part (argument schemas; src/callables/callables.ts).
+   * `dokit/websockets` carries only that part, for `new WebSockets({ callables: target })`.
+   */
+  dokitCallables: "is not a Standard Schema",
 } as const;
 
 // dokit/<sub> → packages/dokit/src/<sub>/index.ts (the package's `source` condition, also for subpaths

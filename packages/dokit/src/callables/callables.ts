@@ -1,12 +1,9 @@
 import type { Capability, Claims } from "../lifecycle/capability";
-import type { Connection } from "../lifecycle/connection";
-import { runInContext } from "../lifecycle/context";
-import { DokitError, type DokitErrorCode } from "../lifecycle/errors";
+import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
-import { errorMessage, sendError, sendResult } from "./answer";
-import { type MethodName, methodTable, type RemoteMethod } from "./methods";
+import type { MethodName } from "./methods";
 import { describeIssues, isStandardSchema, type StandardSchema } from "./schema";
+import { type RemoteMethods, serveRpc, TargetMethods, WireError } from "./serve";
 
 /**
  * Argument schemas for some methods: for each, the argument names in call
@@ -36,12 +33,14 @@ export function installedCallables(lifecycle: Lifecycle): Callables | undefined 
 /**
  * Lets clients call the methods of an `RpcTarget` over `rpc` frames (and over
  * Cap'n Web with `dokit/capnweb`). The target is the complete remote interface.
+ * `new WebSockets({ callables: target })` serves the same methods without
+ * argument schemas; pass `new Callables(target, { args })` there for schemas.
  */
-export class Callables<T extends object = object> implements Capability {
+export class Callables<T extends object = object> implements Capability, RemoteMethods {
   readonly capabilityName = "Callables";
   /** The object whose methods clients call. */
   readonly target: T;
-  readonly #methods: Record<string, RemoteMethod>;
+  readonly #methods: TargetMethods;
   readonly #schemas: Record<string, [string, StandardSchema][]> = Object.create(null);
 
   /**
@@ -51,10 +50,10 @@ export class Callables<T extends object = object> implements Capability {
    */
   constructor(target: T, options: CallablesOptions<T> = {}) {
     this.target = target;
-    this.#methods = methodTable(target);
+    this.#methods = new TargetMethods(target);
     // SAFETY: ArgumentSchemas maps method names to records of schemas; checked value by value below.
     for (const [method, schemas] of Object.entries(options.args ?? {}) as [string, Record<string, unknown>][]) {
-      if (!this.#methods[method]) {
+      if (!this.#methods.methodNames.includes(method)) {
         throw new DokitError("INVALID_TARGET", `argument schemas name "${method}", which ${target.constructor.name} does not expose`);
       }
       for (const [name, schema] of Object.entries(schemas)) {
@@ -72,29 +71,12 @@ export class Callables<T extends object = object> implements Capability {
 
   /** The names clients may call. */
   get methodNames(): string[] {
-    return Object.keys(this.#methods);
+    return this.#methods.methodNames;
   }
 
   attach(claims: Claims): void {
     installed.set(claims.lifecycle, this);
-    for (const name of this.methodNames) claims.method(name);
-    // {"type":"rpc","id":"<uuid>","method":"<name>","args":[…]}
-    claims.frame(RPC, async (connection, frame) => {
-      if (!isRpcRequest(frame)) return false;
-      await this.#answer(connection, frame.id, frame.method, frame.args);
-      return true;
-    });
-  }
-
-  /** Runs a method for a connection and sends its answer: a result, a stream, or an error. */
-  async #answer(connection: Connection, id: string, name: string, args: unknown[]): Promise<void> {
-    let result: unknown;
-    try {
-      result = await runInContext({ connection }, () => this.invoke(name, args));
-    } catch (error) {
-      return sendError(connection, id, errorMessage(error));
-    }
-    await sendResult(connection, id, name, result);
+    serveRpc(claims, this);
   }
 
   /**
@@ -104,24 +86,9 @@ export class Callables<T extends object = object> implements Capability {
    * @throws DokitError METHOD_NOT_FOUND (`Method <name> does not exist`), INVALID_ARGUMENT naming the argument, or what the method throws
    * @returns the method's result (awaited)
    */
-  async invoke(name: string, args: unknown[]): Promise<unknown> {
-    const method = this.#methods[name];
-    if (!method) throw new WireError("METHOD_NOT_FOUND", rpcErrors.notFound(name));
-    try {
-      const schemas = this.#schemas[name];
-      return await method.apply(this.target, schemas ? await checkArguments(name, schemas, args) : args);
-    } catch (error) {
-      if (!(error instanceof WireError)) console.error(`dokit: callable ${name} threw`, error);
-      throw error;
-    }
-  }
-}
-
-/** A DokitError whose message clients see as is (no library prefix). */
-class WireError extends DokitError {
-  constructor(code: DokitErrorCode, text: string) {
-    super(code, text);
-    this.message = text;
+  invoke(name: string, args: unknown[]): Promise<unknown> {
+    const schemas = this.#schemas[name];
+    return this.#methods.invoke(name, args, schemas && ((given) => checkArguments(name, schemas, given)));
   }
 }
 
@@ -135,11 +102,4 @@ async function checkArguments(method: string, schemas: [string, StandardSchema][
     parsed[index] = result.value;
   }
   return parsed;
-}
-
-/** Answers an rpc frame no Callables claimed with `Method <name> does not exist`, so client calls never hang. */
-export function answerUnclaimedRpc(connection: Connection, frame: Record<string, unknown>): boolean {
-  if (!isRpcRequest(frame)) return false;
-  sendError(connection, frame.id, rpcErrors.notFound(frame.method));
-  return true;
 }

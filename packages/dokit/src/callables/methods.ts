@@ -49,8 +49,7 @@ export function methodTable(target: object): Record<string, RemoteMethod> {
       if (FORBIDDEN.has(name)) {
         throw new DokitError(
           "INVALID_TARGET",
-          `${target.constructor.name} declares "${name}", which a callables target may not expose ` +
-            "(it would make the client stub thenable or shadow the Cap'n Web frame pipe); rename it",
+          `${target.constructor.name} declares "${name}", a name callables may not expose; rename it`,
         );
       }
       if (seen.has(name)) continue;
@@ -66,7 +65,5 @@ export function methodTable(target: object): Record<string, RemoteMethod> {
 }
 
 function describe(value: unknown): string {
-  if (value === null || typeof value !== "object") return String(value);
-  const name = Object.getPrototypeOf(value)?.constructor?.name;
-  return name && name !== "Object" ? `an instance of ${name}` : "a plain object";
+  return value !== null && typeof value === "object" ? `an instance of ${value.constructor?.name}` : String(value);
 }

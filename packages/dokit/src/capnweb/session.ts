@@ -1,6 +1,7 @@
 import { RpcTarget } from "cloudflare:workers";
 import { newWebSocketRpcSession } from "capnweb";
-import { type Callables, installedCallables } from "../callables/callables";
+import { installedCallables } from "../callables/callables";
+import type { RemoteMethods } from "../callables/serve";
 import type { Connection } from "../lifecycle/connection";
 import { type CurrentAgent, runInContext } from "../lifecycle/context";
 import { CLOSE_INTERNAL_ERROR } from "../protocol/frames";
@@ -54,7 +55,7 @@ export class Session {
    * @param webSockets - the WebSockets whose handlers, connection list and dispatch the session uses
    * @param callables - the callables to expose (default: the Callables used on the same lifecycle, if any)
    */
-  constructor(server: WebSocket, id: string, request: Request, webSockets: WebSockets, callables: Callables | undefined) {
+  constructor(server: WebSocket, id: string, request: Request, webSockets: WebSockets, callables: RemoteMethods | undefined) {
     this.#server = server;
     this.#webSockets = webSockets;
     this.#socket = new LiveSocket(request.url, {
@@ -142,13 +143,13 @@ export class Session {
  * frame pipe. Cap'n Web resolves methods on the prototype chain, so they are
  * defined on the prototype of a fresh RpcTarget subclass and nowhere else.
  */
-function mainObject(connection: Connection, webSockets: WebSockets, callables: Callables | undefined): RpcTarget {
+function mainObject(connection: Connection, webSockets: WebSockets, callables: RemoteMethods | undefined): RpcTarget {
   class Main extends RpcTarget {}
   const define = (name: string, value: (...args: unknown[]) => unknown) =>
     Object.defineProperty(Main.prototype, name, { value, writable: true, configurable: true });
   for (const name of callables?.methodNames ?? []) {
     // SAFETY: methodNames only lists names the callables expose.
-    define(name, (...args) => (callables as Callables).invoke(name, args));
+    define(name, (...args) => (callables as RemoteMethods).invoke(name, args));
   }
   // __cf_agent_send(frame): state frames, JSON rpc frames and user messages, dispatched like a hibernating socket's.
   define(PIPE, async (frame) => {

@@ -1,4 +1,4 @@
-import type { Callables } from "../callables/callables";
+import type { RemoteMethods } from "../callables/serve";
 import { CONNECTION_ID_PARAM } from "../protocol/frames";
 import { MAX_TAG_LENGTH } from "../websockets/tags";
 import type { CapnwebTransport, WebSockets } from "../websockets/websockets";
@@ -9,7 +9,7 @@ import { CLOSE_REPLACED, REPLACED_REASON, Session, sessionOf } from "./session";
  * WebSocket carrying a Cap'n Web session. A session with the id of an open
  * one replaces it (the old one is closed with 1001 `Session replaced`).
  */
-async function accept(request: Request, webSockets: WebSockets, callables: Callables | undefined): Promise<Response> {
+async function accept(request: Request, webSockets: WebSockets, callables: RemoteMethods | undefined): Promise<Response> {
   const id = new URL(request.url).searchParams.get(CONNECTION_ID_PARAM) || crypto.randomUUID();
   if (id.length > MAX_TAG_LENGTH) return new Response("Invalid connection id", { status: 400 });
 

@@ -1,32 +1,66 @@
-import type { DispatchTable } from "./dispatch";
+import type { AlarmHook, AlarmRunner, Claims } from "./capability";
+import { assertNotReserved } from "./dispatch";
+import { DokitError } from "./errors";
+import type { Lifecycle } from "./lifecycle";
 
 // The platform keeps ONE alarm per object. dokit shares it with the host by
-// this rule: capabilities schedule keyed work through `lifecycle.alarms`;
+// this rule: capabilities schedule keyed work claimed with `claimAlarm`;
 // when that work is earlier than an alarm the host set itself, the host's
 // time is remembered and re-armed after dokit's work runs, so the host's
 // alarm is never lost or moved. The host's `onAlarm` runs only when its own
 // alarm is due (an alarm dokit did not schedule counts as the host's).
+//
+// This module is imported only by capabilities that schedule work: an object
+// whose capabilities never claim an alarm neither carries this code nor pays
+// a storage read when its own alarm fires.
 
 const KEY = "__dokit_alarms";
 
 type Schedule = { work: Record<string, number>; host?: number };
 
-/** Keyed alarm work for capabilities, sharing the platform's single alarm with the host. */
-export class Alarms {
-  readonly #storage: DurableObjectStorage;
-  readonly #table: DispatchTable;
+/** One capability's keyed alarm work, returned by {@link claimAlarm}. */
+export interface AlarmWork {
+  /** Runs the hook at `at` (ms since epoch); replaces an earlier schedule of the same key. */
+  schedule(at: number): Promise<void>;
+  /** Cancels the pending run, if any. */
+  cancel(): Promise<void>;
+}
 
-  /** @internal */
-  constructor(storage: DurableObjectStorage, table: DispatchTable) {
+const perLifecycle = new WeakMap<Lifecycle, Alarms>();
+
+/**
+ * Claims alarm work under `key` for the capability being attached. Call it in
+ * `attach()` on every start (the claim is how a woken object finds the hook).
+ * @throws DokitError DUPLICATE_CLAIM when another capability claimed `key`, RESERVED_NAME for reserved keys
+ * @returns `schedule(at)` and `cancel()` for this key
+ */
+export function claimAlarm(claims: Claims, key: string, hook: AlarmHook): AlarmWork {
+  let alarms = perLifecycle.get(claims.lifecycle);
+  if (!alarms) {
+    alarms = new Alarms(claims.lifecycle.ctx.storage);
+    perLifecycle.set(claims.lifecycle, alarms);
+    claims.alarms(alarms.run);
+  }
+  alarms.claim(key, claims.owner, hook);
+  const shared = alarms;
+  return { schedule: (at) => shared.schedule(key, at), cancel: () => shared.cancel(key) };
+}
+
+class Alarms {
+  readonly #storage: DurableObjectStorage;
+  readonly #hooks: Record<string, { owner: string; hook: AlarmHook }> = Object.create(null);
+
+  constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
-    this.#table = table;
   }
 
-  /**
-   * Runs the alarm hook claimed for `key` at `at` (ms since epoch); replaces an earlier schedule of `key`.
-   * @param key - the key a capability claimed with `claims.onAlarm(key, hook)`
-   * @param at - when to run it
-   */
+  claim(key: string, owner: string, hook: AlarmHook): void {
+    assertNotReserved("alarm key", key, owner);
+    const taken = this.#hooks[key];
+    if (taken) throw new DokitError("DUPLICATE_CLAIM", `the alarm key "${key}" is claimed by ${taken.owner} and by ${owner}`);
+    this.#hooks[key] = { owner, hook };
+  }
+
   async schedule(key: string, at: number): Promise<void> {
     const schedule = await this.#load();
     await this.#noteHostAlarm(schedule);
@@ -34,7 +68,6 @@ export class Alarms {
     await this.#arm(schedule);
   }
 
-  /** Cancels the work scheduled for `key`. */
   async cancel(key: string): Promise<void> {
     const schedule = await this.#load();
     if (!(key in schedule.work)) return;
@@ -43,24 +76,21 @@ export class Alarms {
     await this.#arm(schedule);
   }
 
-  /**
-   * Runs due work, then the host's hook when its alarm is due (internal; called by the alarm entry point).
-   */
-  async run(now: number, runHost: () => Promise<void>): Promise<void> {
+  /** Runs due work, then the host's hook when its alarm is due. */
+  readonly run: AlarmRunner = async (now, runHost) => {
     const schedule = await this.#load();
-    const due = Object.entries(schedule.work).filter(([, at]) => at <= now);
-    const ours = due.length > 0;
-    for (const [key] of due) delete schedule.work[key];
+    const due = Object.keys(schedule.work).filter((key) => (schedule.work[key] as number) <= now);
+    for (const key of due) delete schedule.work[key];
     await this.#save(schedule);
-    for (const [key] of due) {
-      const hook = this.#table.alarms[key];
+    for (const key of due) {
+      const claimed = this.#hooks[key];
       try {
-        await hook?.value();
+        await claimed?.hook();
       } catch (error) {
-        console.error(`dokit: alarm work "${key}" of ${hook?.owner} failed`, error);
+        console.error(`dokit: alarm work "${key}" of ${claimed?.owner} failed`, error);
       }
     }
-    const hostDue = schedule.host !== undefined ? schedule.host <= now : !ours;
+    const hostDue = schedule.host !== undefined ? schedule.host <= now : due.length === 0;
     if (hostDue) {
       delete schedule.host;
       await this.#save(schedule);
@@ -68,7 +98,7 @@ export class Alarms {
     }
     await this.#noteHostAlarm(schedule);
     await this.#arm(schedule);
-  }
+  };
 
   async #load(): Promise<Schedule> {
     return (await this.#storage.get<Schedule>(KEY)) ?? { work: {} };

@@ -28,8 +28,10 @@ export type FrameHandler = (
 export type ConnectFrameSource = (connection: Connection) => string | undefined;
 /** Work run by `start()`; receives the props the Worker routed with. */
 export type StartHook = (props: Record<string, unknown> | undefined) => void | Promise<void>;
-/** Work run when an alarm key registered by the capability is due. */
+/** Work run when an alarm key claimed with `claimAlarm` is due. */
 export type AlarmHook = () => void | Promise<void>;
+/** Takes the object's alarm: runs due capability work, and `runHost` when the host's own alarm is due. */
+export type AlarmRunner = (now: number, runHost: () => Promise<void>) => Promise<void>;
 /** Work run by `lifecycle.destroy()`. */
 export type DestroyHook = () => void | Promise<void>;
 
@@ -52,6 +54,8 @@ export interface SocketOwner {
 export interface Claims {
   /** The lifecycle being built. */
   readonly lifecycle: Lifecycle;
+  /** The name of the capability being attached (its `capabilityName`), as errors show it. */
+  readonly owner: string;
   /** Offers upgrades to `handler`, in `use()` order. */
   upgrade(handler: UpgradeHandler): void;
   /** Claims every upgrade nobody else took; at most one, always asked last. */
@@ -72,8 +76,11 @@ export interface Claims {
   sockets(owner: SocketOwner): void;
   /** Work for `start()`, in `use()` order. */
   onStart(hook: StartHook): void;
-  /** Work for an alarm key, scheduled with `lifecycle.alarms.schedule(key, at)`. */
-  onAlarm(key: string, hook: AlarmHook): void;
+  /**
+   * Takes over the alarm entry point (one runner per object). Capabilities use
+   * `claimAlarm(claims, key, hook)`, which installs the shared runner.
+   */
+  alarms(runner: AlarmRunner): void;
   /** Work for `lifecycle.destroy()`, in `use()` order. */
   onDestroy(hook: DestroyHook): void;
   /** Installs another capability this one depends on (a no-op when already used). */

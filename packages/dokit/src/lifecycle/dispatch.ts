@@ -1,5 +1,5 @@
 import type {
-  AlarmHook,
+  AlarmRunner,
   ConnectFrameSource,
   DestroyHook,
   FrameHandler,
@@ -11,12 +11,14 @@ import type {
 import { DokitError } from "./errors";
 
 type Owned<T> = { owner: string; value: T };
+type Slots = { catchAll?: Owned<UpgradeHandler>; sockets?: Owned<SocketOwner>; alarm?: Owned<AlarmRunner> };
 /** A frame claim: its handler, and whether it applies only to protocol-enabled connections. */
 export type FrameClaim = { handler: FrameHandler; protocolOnly: boolean };
 
 /** Keys no claim may take: they would reach inherited members or thenables. */
-function assertNotReserved(kind: string, key: string, owner: string): void {
-  if (key === "then" || key === "__proto__" || key === "constructor" || key in Object.prototype) {
+export function assertNotReserved(kind: string, key: string, owner: string): void {
+  // Object.prototype's names include `__proto__` and `constructor`.
+  if (key === "then" || key in Object.prototype) {
     throw new DokitError("RESERVED_NAME", `${owner} cannot claim the ${kind} "${key}": that name is reserved`);
   }
 }
@@ -27,14 +29,14 @@ function assertNotReserved(kind: string, key: string, owner: string): void {
  */
 export class DispatchTable {
   readonly upgrades: Owned<UpgradeHandler>[] = [];
-  catchAll: Owned<UpgradeHandler> | undefined;
   readonly routes: Record<string, Owned<RouteHandler>> = Object.create(null);
   readonly frames: Record<string, Owned<FrameClaim>> = Object.create(null);
-  readonly methods: Record<string, string> = Object.create(null);
+  /** Client-callable method names (the owning capability calls them). */
+  readonly methods: Record<string, Owned<true>> = Object.create(null);
   readonly connectFrames: ConnectFrameSource[] = [];
-  socketOwner: Owned<SocketOwner> | undefined;
   readonly starts: StartHook[] = [];
-  readonly alarms: Record<string, Owned<AlarmHook>> = Object.create(null);
+  /** What only one capability may hold: the catch-all upgrade, the hibernating sockets, the alarm. */
+  readonly slots: Slots = {};
   readonly destroys: DestroyHook[] = [];
   routeCount = 0;
 
@@ -48,12 +50,14 @@ export class DispatchTable {
     table[key] = { owner, value };
   }
 
-  /** Claims a method name (no handler: the owning capability calls it). */
-  claimMethod(name: string, owner: string): void {
-    assertNotReserved("method", name, owner);
-    const taken = this.methods[name];
-    if (taken) throw new DokitError("DUPLICATE_CLAIM", `the method "${name}" is claimed by ${taken} and by ${owner}`);
-    this.methods[name] = owner;
+  /** Takes a slot for `owner` (the same value again is a no-op), or throws naming both claimants. */
+  claimSlot<K extends keyof Slots>(slot: K, owner: string, value: NonNullable<Slots[K]>["value"]): void {
+    const taken = this.slots[slot];
+    if (taken && taken.value !== value) {
+      throw new DokitError("DUPLICATE_CLAIM", `the ${slot} slot is claimed by ${taken.owner} and by ${owner}; only one may hold it`);
+    }
+    // SAFETY: K ties the slot to its value type.
+    this.slots[slot] ??= { owner, value } as Slots[K];
   }
 
   /** @returns the route handler for `path` or its nearest claimed parent, with the claimed path */

@@ -2,6 +2,7 @@ export { Lifecycle } from "./lifecycle";
 export type { EntryPoint, HostHooks, LifecycleOptions } from "./lifecycle";
 export type {
   AlarmHook,
+  AlarmRunner,
   Capability,
   Claims,
   ConnectFrameSource,
@@ -17,5 +18,6 @@ export { getCurrentAgent, runInContext } from "./context";
 export type { CurrentAgent } from "./context";
 export { DokitError, isDokitError } from "./errors";
 export type { DokitErrorCode } from "./errors";
-export type { Alarms } from "./alarms";
+export { claimAlarm } from "./alarms";
+export type { AlarmWork } from "./alarms";
 export type { FrameClaim } from "./dispatch";

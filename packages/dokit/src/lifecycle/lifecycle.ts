@@ -1,6 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../protocol/kebab";
-import { Alarms } from "./alarms";
 import type { Capability, Claims, Connection, SocketOwner } from "./capability";
 import { runInContext } from "./context";
 import { DispatchTable, type FrameClaim } from "./dispatch";
@@ -36,11 +35,7 @@ export interface HostHooks {
 
 const NOT_FOUND = () => new Response("Not found", { status: 404 });
 const UPGRADE_NOT_CLAIMED = () =>
-  new Response(
-    "No capability of this Durable Object accepts WebSocket upgrades. Install one: " +
-      "Lifecycle.install(this).use(new WebSockets({ ... })) from dokit/websockets.",
-    { status: 404 },
-  );
+  new Response("Nothing here accepts WebSocket upgrades: use new WebSockets() from dokit/websockets", { status: 404 });
 const INTERNAL_ERROR = () => new Response("Internal error", { status: 500 });
 const done: Promise<void> = Promise.resolve();
 
@@ -55,8 +50,6 @@ export class Lifecycle<Host extends object = object> {
   readonly ctx: DurableObjectState;
   /** The class name in kebab case, as sent in identity frames. */
   readonly className: string;
-  /** Keyed alarm work for capabilities, sharing the platform alarm with the host. */
-  readonly alarms: Alarms;
   readonly #table = new DispatchTable();
   readonly #used = new Set<Capability>();
   readonly #delegates: ReadonlySet<EntryPoint>;
@@ -87,35 +80,29 @@ export class Lifecycle<Host extends object = object> {
     this.host = host;
     this.ctx = ctx;
     this.className = options.className ?? kebab(host.constructor.name);
-    this.alarms = new Alarms(ctx.storage, this.#table);
     this.#delegates = new Set(options.delegates ?? []);
     this.#installEntryPoints();
   }
 
   #installEntryPoints(): void {
     const host = this.host as Record<string, unknown>;
-    const installed: Record<EntryPoint, unknown> = {
-      fetch: async (request: Request) =>
-        (await this.fetch(request)) ?? (isUpgrade(request) ? UPGRADE_NOT_CLAIMED() : NOT_FOUND()),
-      alarm: (info?: AlarmInvocationInfo) => this.alarm(info),
-      webSocketMessage: (ws: WebSocket, message: string | ArrayBuffer) => this.webSocketMessage(ws, message),
-      webSocketClose: (ws: WebSocket, code: number, reason: string, wasClean: boolean) =>
-        this.webSocketClose(ws, code, reason, wasClean),
-      webSocketError: (ws: WebSocket, error: unknown) => this.webSocketError(ws, error),
-    };
+    // SAFETY: each entry point forwards its platform arguments to the method of the same name.
+    const forward = this as unknown as Record<EntryPoint, (...args: unknown[]) => unknown>;
+    const fetch = async (request: Request) =>
+      (await this.fetch(request)) ?? (isUpgrade(request) ? UPGRADE_NOT_CLAIMED() : NOT_FOUND());
     for (const name of ENTRY_POINTS) {
       if (definedByHost(this.host, name)) {
         if (!this.#delegates.has(name)) {
           throw new DokitError(
             "HANDLER_CONFLICT",
-            `${this.host.constructor.name} defines its own ${name}(). dokit leaves it in place: make it delegate ` +
-              `with \`(await this.lifecycle.${name}(...)) ?? yourHandling\` and pass ` +
-              `{ delegates: [${JSON.stringify(name)}] } to Lifecycle.install to confirm.`,
+            `${this.host.constructor.name} defines its own ${name}(): make it return ` +
+              `(await this.lifecycle.${name}(...)) ?? yours, and pass { delegates: ["${name}"] } to Lifecycle.install`,
           );
         }
         continue;
       }
-      Object.defineProperty(host, name, { value: installed[name], configurable: true, writable: true });
+      const value = name === "fetch" ? fetch : (...args: unknown[]) => forward[name](...args);
+      Object.defineProperty(host, name, { value, configurable: true, writable: true });
     }
   }
 
@@ -126,7 +113,7 @@ export class Lifecycle<Host extends object = object> {
 
   /** The owner of hibernating sockets (WebSockets), when one is installed. */
   get sockets(): SocketOwner | undefined {
-    return this.#table.socketOwner?.value;
+    return this.#table.slots.sockets?.value;
   }
 
   /**
@@ -151,16 +138,9 @@ export class Lifecycle<Host extends object = object> {
     const table = this.#table;
     return {
       lifecycle: this,
+      owner,
       upgrade: (handler) => void table.upgrades.push({ owner, value: handler }),
-      catchAllUpgrade: (handler) => {
-        if (table.catchAll) {
-          throw new DokitError(
-            "DUPLICATE_CLAIM",
-            `every upgrade is claimed by ${table.catchAll.owner} and by ${owner}; only one catch-all may exist`,
-          );
-        }
-        table.catchAll = { owner, value: handler };
-      },
+      catchAllUpgrade: (handler) => table.claimSlot("catchAll", owner, handler),
       route: (path, handler) => {
         if (!path.startsWith("/")) throw new DokitError("INVALID_ARGUMENT", `${owner}: route "${path}" must start with "/"`);
         const key = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
@@ -169,19 +149,11 @@ export class Lifecycle<Host extends object = object> {
       },
       frame: (type, handler, options) =>
         table.claim("frame type", table.frames, type, owner, { handler, protocolOnly: options?.protocolOnly === true }),
-      method: (name) => table.claimMethod(name, owner),
+      method: (name) => table.claim("method", table.methods, name, owner, true),
       connectFrames: (source) => void table.connectFrames.push(source),
-      sockets: (socketOwner) => {
-        if (table.socketOwner) {
-          throw new DokitError(
-            "DUPLICATE_CLAIM",
-            `hibernating sockets are claimed by ${table.socketOwner.owner} and by ${owner}`,
-          );
-        }
-        table.socketOwner = { owner, value: socketOwner };
-      },
+      sockets: (socketOwner) => table.claimSlot("sockets", owner, socketOwner),
       onStart: (hook) => void table.starts.push(hook),
-      onAlarm: (key, hook) => table.claim("alarm key", table.alarms, key, owner, hook),
+      alarms: (runner) => table.claimSlot("alarm", owner, runner),
       onDestroy: (hook) => void table.destroys.push(hook),
       use: (capability) => void this.use(capability),
     };
@@ -193,13 +165,11 @@ export class Lifecycle<Host extends object = object> {
   }
 
   /** @returns frames other capabilities add to `connection`'s connect sequence, in `use()` order */
-  extraConnectFrames(connection: Connection): string[] {
-    const frames: string[] = [];
+  *extraConnectFrames(connection: Connection): IterableIterator<string> {
     for (const source of this.#table.connectFrames) {
       const frame = source(connection);
-      if (frame !== undefined) frames.push(frame);
+      if (frame !== undefined) yield frame;
     }
-    return frames;
   }
 
   /**
@@ -261,7 +231,7 @@ export class Lifecycle<Host extends object = object> {
         const response = await offer(request);
         if (response) return response;
       }
-      return table.catchAll ? await table.catchAll.value(request) : undefined;
+      return table.slots.catchAll?.value(request);
     }
     const path = subPath(request);
     const route = table.findRoute(path);
@@ -271,14 +241,17 @@ export class Lifecycle<Host extends object = object> {
     return undefined;
   }
 
-  /** Runs due capability alarm work, then the host's `onAlarm` when its own alarm is due. */
+  /**
+   * Runs due capability alarm work (see `claimAlarm`), then the host's `onAlarm`
+   * when its own alarm is due. With no alarm work claimed, the alarm is the host's.
+   */
   async alarm(info?: AlarmInvocationInfo): Promise<void> {
     await this.start();
-    await runInContext({ agent: this.host }, () =>
-      this.alarms.run(Date.now(), async () => {
-        await (this.host as HostHooks).onAlarm?.(info);
-      }),
-    );
+    const runHost = async () => {
+      await (this.host as HostHooks).onAlarm?.(info);
+    };
+    const runner = this.#table.slots.alarm?.value;
+    await runInContext({ agent: this.host }, () => (runner ? runner(Date.now(), runHost) : runHost()));
   }
 
   /** @returns `true` when a capability handled the message, `undefined` when the socket is the host's own */
@@ -297,7 +270,7 @@ export class Lifecycle<Host extends object = object> {
   }
 
   async #socketEvent(event: string, run: (owner: SocketOwner) => Promise<boolean>): Promise<true | undefined> {
-    const owner = this.#table.socketOwner?.value;
+    const owner = this.#table.slots.sockets?.value;
     if (!owner) return undefined;
     try {
       await this.start();

@@ -55,8 +55,8 @@ export function writeAttachment(ws: WebSocket, next: Attachment): void {
     const reason = error instanceof Error ? error.message : String(error);
     throw new DokitError(
       "ATTACHMENT_TOO_LARGE",
-      `connection state does not fit the WebSocket attachment (${ATTACHMENT_LIMIT} bytes serialized, shared with dokit's flags); ` +
-        `keep large values in storage and store a key on the connection. The previous state is kept. (${reason})`,
+      `connection state does not fit the WebSocket attachment (${ATTACHMENT_LIMIT} bytes, shared with dokit's flags): ` +
+        `keep large values in storage. The previous state is kept. (${reason})`,
       { cause: error },
     );
   }

@@ -1,7 +1,7 @@
-import { answerUnclaimedRpc, Callables } from "../callables/callables";
+import { answerUnclaimedRpc, type RemoteMethods, serveRpc, TargetMethods } from "../callables/serve";
 import type { Capability, Claims, SocketOwner } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
-import { runInContext } from "../lifecycle/context";
+import { type CurrentAgent, runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import {
@@ -43,7 +43,7 @@ export type ConnectionDecision = (connection: Connection, ctx: ConnectionContext
 /** The Cap'n Web transport, from `dokit/capnweb` (opt-in, so other bundles do not carry it). */
 export interface CapnwebTransport {
   /** Accepts a Cap'n Web upgrade for these WebSockets. */
-  accept(request: Request, webSockets: WebSockets, callables: Callables | undefined): Response | Promise<Response>;
+  accept(request: Request, webSockets: WebSockets, callables: RemoteMethods | undefined): Response | Promise<Response>;
 }
 
 /** Options of {@link WebSockets}. */
@@ -70,6 +70,8 @@ export interface Identity {
   agent?: string;
 }
 
+type Decisions = Pick<Internal, "tags" | "readonly" | "protocol">;
+
 const OPEN = 1;
 const RESERVED_CLOSE_CODES = new Set([1005, 1006, 1015]);
 
@@ -82,7 +84,8 @@ export class WebSockets implements Capability {
   readonly capabilityName = "WebSockets";
   readonly #options: WebSocketsOptions;
   readonly #handlers: WebSocketHandlers[] = [];
-  readonly #callables: Callables | undefined;
+  /** The callables option: a `Callables` capability, or the methods of a bare target (served here). */
+  readonly #callables: RemoteMethods | undefined;
   #lifecycle: Lifecycle | undefined;
   /** Connections inside their connect sequence: left out of broadcasts. */
   readonly #connecting = new WeakSet<WebSocket>();
@@ -94,9 +97,9 @@ export class WebSockets implements Capability {
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
     this.#options = options;
-    if (options.callables) {
-      this.#callables = options.callables instanceof Callables ? options.callables : new Callables(options.callables);
-    }
+    const callables = options.callables;
+    // A `Callables` from dokit/callables is installed as it is; a bare target is served here.
+    if (callables) this.#callables = isCapability<RemoteMethods>(callables) ? callables : new TargetMethods(callables);
   }
 
   /** The lifecycle this capability was installed on. */
@@ -109,7 +112,11 @@ export class WebSockets implements Capability {
     this.#lifecycle = claims.lifecycle;
     const state = this.#options.state;
     if (state && isCapability(state)) claims.use(state);
-    if (this.#callables) claims.use(this.#callables);
+    const callables = this.#callables;
+    if (callables) {
+      if (isCapability(callables)) claims.use(callables);
+      else serveRpc(claims, callables);
+    }
     claims.catchAllUpgrade((request) => this.#accept(request));
     claims.sockets(this.#owner);
     claims.onDestroy(() => {
@@ -124,8 +131,7 @@ export class WebSockets implements Capability {
     if (url.searchParams.get(TRANSPORT_PARAM) === CAPNWEB) {
       if (this.#options.capnweb) return this.#options.capnweb.accept(request, this, this.#callables);
       return new Response(
-        "This object does not accept the Cap'n Web transport. Enable it with one line: " +
-          'import { capnweb } from "dokit/capnweb", then new WebSockets({ ..., capnweb }).',
+        'Cap\'n Web transport not enabled: import { capnweb } from "dokit/capnweb", then new WebSockets({ ..., capnweb })',
         { status: 400 },
       );
     }
@@ -135,23 +141,10 @@ export class WebSockets implements Capability {
     const { 0: client, 1: server } = new WebSocketPair();
     const ctx: ConnectionContext = { request };
     const connection = initAttachment(server, { id, tags: [id], uri: request.url, readonly: false, protocol: true });
-    const options = this.#options;
     const decided = await this.#decide(connection, ctx);
-
     this.lifecycle.ctx.acceptWebSocket(server, decided.tags);
-    // The attachment already holds the defaults; write it again only when a decision differs.
-    if (decided.tags.length > 1 || decided.readonly || !decided.protocol) updateInternal(connection, decided);
-
-    this.#connecting.add(server);
     try {
-      if (options.protocol !== false) this.sendConnectFrames(connection);
-    } finally {
-      this.#connecting.delete(server);
-    }
-    try {
-      await runInContext({ connection, request }, async () => {
-        for (const handlers of this.#chain()) await handlers.onConnect?.(connection, ctx);
-      });
+      await this.#open(connection, ctx, decided);
     } catch (error) {
       console.error(`dokit: onConnect failed for connection ${id}; closing it with ${CLOSE_INTERNAL_ERROR}`, error);
       this.#close(connection, CLOSE_INTERNAL_ERROR, "Internal error");
@@ -159,8 +152,30 @@ export class WebSockets implements Capability {
     return new Response(null, { status: 101, webSocket: client });
   }
 
+  /** Stores the decisions, sends the connect frames (out of broadcasts meanwhile), runs `onConnect`. */
+  async #open(connection: Connection, ctx: ConnectionContext, decided: Decisions): Promise<void> {
+    // The attachment already holds the defaults; write it again only when a decision differs.
+    if (decided.tags.length > 1 || decided.readonly || !decided.protocol) updateInternal(connection, decided);
+    this.#connecting.add(connection);
+    try {
+      if (this.#options.protocol !== false) this.sendConnectFrames(connection);
+    } finally {
+      this.#connecting.delete(connection);
+    }
+    await this.#run(connection, (handlers) => handlers.onConnect?.(connection, ctx), ctx.request);
+  }
+
+  /** Calls every handler set (added ones first) in the connection's invocation context. */
+  #run(connection: Connection, call: (handlers: WebSocketHandlers) => unknown, request?: Request): Promise<void> {
+    const scope: Partial<CurrentAgent> = { agent: this.lifecycle.host, connection };
+    if (request) scope.request = request;
+    return runInContext(scope, async () => {
+      for (const handlers of this.#chain()) await call(handlers);
+    });
+  }
+
   /** The per-connection decisions of the options: tags, readonly, protocol. */
-  async #decide(connection: Connection, ctx: ConnectionContext): Promise<Pick<Internal, "tags" | "readonly" | "protocol">> {
+  async #decide(connection: Connection, ctx: ConnectionContext): Promise<Decisions> {
     const options = this.#options;
     const tags = connectionTags(connection.id, options.getConnectionTags ? await options.getConnectionTags(connection, ctx) : []);
     const readonly = options.readonly ? (await options.readonly(connection, ctx)) === true : false;
@@ -182,9 +197,7 @@ export class WebSockets implements Capability {
       if (!connection) return false;
       this.#closed.add(ws);
       try {
-        await runInContext({ agent: this.lifecycle.host, connection }, async () => {
-          for (const handlers of this.#chain()) await handlers.onClose?.(connection, code, reason, wasClean);
-        });
+        await this.disconnect(connection, code, reason, wasClean);
       } finally {
         // Reciprocate the client's close with the same code (1005/1006/1015 cannot be sent).
         try {
@@ -199,9 +212,7 @@ export class WebSockets implements Capability {
     error: async (ws, error) => {
       const connection = asConnection(ws);
       if (!connection) return false;
-      await runInContext({ agent: this.lifecycle.host, connection }, async () => {
-        for (const handlers of this.#chain()) await handlers.onError?.(connection, error);
-      });
+      await this.#run(connection, (handlers) => handlers.onError?.(connection, error));
       return true;
     },
     broadcastProtocol: (frame, except) => this.#broadcastProtocol(frame, except),
@@ -413,41 +424,28 @@ export class WebSockets implements Capability {
    * options' decisions (tags, readonly, protocol), then runs the connect sequence and `onConnect` handlers.
    */
   async connect(connection: Connection, ctx: ConnectionContext): Promise<void> {
-    updateInternal(connection, await this.#decide(connection, ctx));
-    this.#connecting.add(connection);
-    try {
-      if (this.#options.protocol !== false) this.sendConnectFrames(connection);
-    } finally {
-      this.#connecting.delete(connection);
-    }
-    await runInContext({ connection, request: ctx.request }, async () => {
-      for (const handlers of this.#chain()) await handlers.onConnect?.(connection, ctx);
-    });
+    await this.#open(connection, ctx, await this.#decide(connection, ctx));
   }
 
-  /** Runs the `onClose` handlers for a connection accepted elsewhere. */
-  async disconnect(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void> {
-    await runInContext({ connection }, async () => {
-      for (const handlers of this.#chain()) await handlers.onClose?.(connection, code, reason, wasClean);
-    });
+  /** Runs the `onClose` handlers (for a connection accepted elsewhere, too). */
+  disconnect(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void> {
+    return this.#run(connection, (handlers) => handlers.onClose?.(connection, code, reason, wasClean));
   }
 }
 
 /** @returns the parsed frame when `message` is a JSON object with a string `type`, else `undefined` */
 function parseFrame(message: string): (Record<string, unknown> & { type: string }) | undefined {
-  // Only a JSON object can be a frame: skip the parse for anything else.
-  const first = message.trimStart().charCodeAt(0);
-  if (first !== 123 /* { */) return undefined;
-  let value: unknown;
+  // Only a JSON object can be a frame: skip the parse for anything else. Text that
+  // starts with `{` and parses is an object (never null or an array).
+  if (message.trimStart().charCodeAt(0) !== 123 /* { */) return undefined;
+  let frame: Record<string, unknown>;
   try {
-    value = JSON.parse(message);
+    frame = JSON.parse(message);
   } catch {
     return undefined;
   }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
-  const type = (value as { type?: unknown }).type;
-  // SAFETY: checked to be a non-array object with a string `type`.
-  return typeof type === "string" ? (value as Record<string, unknown> & { type: string }) : undefined;
+  // SAFETY: an object with a string `type`, checked here.
+  return typeof frame.type === "string" ? (frame as Record<string, unknown> & { type: string }) : undefined;
 }
 
 function trySend(connection: Connection, payload: string | ArrayBuffer | ArrayBufferView): void {
@@ -463,7 +461,7 @@ function toExcept(except: string | Connection | ReadonlyArray<string | Connectio
   return new Set(Array.isArray(except) ? except : [except]);
 }
 
-function isCapability(value: object): value is Capability {
+function isCapability<T = unknown>(value: object): value is Capability & T {
   return typeof (value as Capability).attach === "function" && typeof (value as Capability).capabilityName === "string";
 }
 

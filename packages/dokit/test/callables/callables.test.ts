@@ -15,8 +15,13 @@ const worker = (exports as unknown as { default: { fetch(input: Request | string
 let unique = 0;
 const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 const url = (binding: string, name: string) => `http://example.com/agents/${binding}/${name}`;
-const stubOf = (binding: "call-wrapped" | "call-separate" | "call-bare", name: string) => {
-  const namespace = { "call-wrapped": env.CALL_WRAPPED, "call-separate": env.CALL_SEPARATE, "call-bare": env.CALL_BARE }[binding];
+const stubOf = (binding: "call-wrapped" | "call-separate" | "call-passed" | "call-bare", name: string) => {
+  const namespace = {
+    "call-wrapped": env.CALL_WRAPPED,
+    "call-separate": env.CALL_SEPARATE,
+    "call-passed": env.CALL_PASSED,
+    "call-bare": env.CALL_BARE,
+  }[binding];
   return namespace.get(namespace.idFromName(name));
 };
 type Frame = Record<string, unknown>;
@@ -58,6 +63,7 @@ const HIDDEN = ["missing", "constructor", "toString", "__proto__", "hasOwnProper
 const FORMS = [
   ["new WebSockets({ callables: target })", "call-wrapped"],
   ["use(new Callables(target)).use(webSockets)", "call-separate"],
+  ["new WebSockets({ callables: new Callables(target, { args }) })", "call-passed"],
 ] as const;
 
 describe.each(FORMS)("cf-websocket calls, %s", (_form, binding) => {
@@ -180,9 +186,9 @@ describe.each(FORMS)("cf-websocket calls, %s", (_form, binding) => {
   });
 });
 
-describe("argument schemas", () => {
+describe.each(["call-separate", "call-passed"])("argument schemas, %s", (binding) => {
   it("rejects an invalid argument with an error naming it, before the method runs", async () => {
-    const socket = await connect("call-separate", fresh("schema"));
+    const socket = await connect(binding, fresh("schema"));
     const [answer] = await call(socket, "move", [42, 1]);
     expect(answer!.success).toBe(false);
     expect(answer!.error).toBe("Invalid argument id of move: Invalid input: expected string, received number");
@@ -190,13 +196,15 @@ describe("argument schemas", () => {
   });
 
   it("passes the parsed (coerced) values to the method", async () => {
-    const socket = await connect("call-separate", fresh("coerce"));
+    const socket = await connect(binding, fresh("coerce"));
     expect(await socket.rpc("move", ["card-1", "3"])).toEqual({ id: "card-1", column: 3, types: ["string", "number"] });
     const [answer] = await call(socket, "move", ["card-1", "3.5"]);
     expect(answer!.error).toMatch(/^Invalid argument column of move: /);
     await socket.close();
   });
+});
 
+describe("argument schemas", () => {
   it("runs unchecked without schemas (the short form here has none)", async () => {
     const socket = await connect("call-wrapped", fresh("unchecked"));
     expect(await socket.rpc("move", ["card-1", "3"])).toEqual({ id: "card-1", column: "3", types: ["string", "string"] });
@@ -497,7 +505,7 @@ describe.each(FORMS)("Cap'n Web transport, %s", (_form, binding) => {
 
   it("checks argument schemas where they are installed", async () => {
     const client = await openCapnweb(binding, fresh("capschema"));
-    if (binding === "call-separate") {
+    if (binding !== "call-wrapped") {
       await expect(client.main.move(42, 1)).rejects.toThrow(/^Invalid argument id of move: /);
       expect(await client.main.move("c", "2")).toEqual({ id: "c", column: 2, types: ["string", "number"] });
     } else {

@@ -210,6 +210,18 @@ export class CallSeparate extends Host {
   readonly lifecycle = Lifecycle.install(this).use(this.callables).use(this.webSockets);
 }
 
+/** A Callables with argument schemas, handed to WebSockets: `new WebSockets({ callables: new Callables(target, { args }) })`. */
+export class CallPassed extends Host {
+  readonly webSockets: WebSockets = new WebSockets({
+    callables: new Callables(new TestCallables(this), { args: schemas }),
+    state: synced,
+    getConnectionTags: tags,
+    handlers: recordingHandlers(this),
+    capnweb,
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
+}
+
 /** WebSockets without callables and without the Cap'n Web transport. */
 export class CallBare extends Host {
   readonly webSockets: WebSockets = new WebSockets({ handlers: recordingHandlers(this) });

@@ -1,6 +1,6 @@
 import { routeAgentRequest } from "../../src/routing";
 
-export { CallBare, CallSeparate, CallWrapped } from "./objects";
+export { CallBare, CallPassed, CallSeparate, CallWrapped } from "./objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {

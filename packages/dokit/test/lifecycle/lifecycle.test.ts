@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { type Capability, DokitError, getCurrentAgent, Lifecycle } from "../../src/lifecycle";
+import { type Capability, claimAlarm, DokitError, getCurrentAgent, Lifecycle } from "../../src/lifecycle";
 import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../../src/protocol";
 import { matchAgentPath, routeAgentRequest } from "../../src/routing";
@@ -140,7 +140,7 @@ describe("dispatch table", () => {
         return (e as Error).message;
       }
     });
-    expect(result).toBe("dokit: every upgrade is claimed by First and by Second; only one catch-all may exist");
+    expect(result).toBe("dokit: the catchAll slot is claimed by First and by Second; only one may hold it");
   });
 
   it("throws a clear error for use() after startup", async () => {
@@ -310,5 +310,47 @@ describe("alarms", () => {
     await stub.setHostAlarm(Date.now() + 60_000);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await stub.read()).toMatchObject({ dokitRuns: 0, hostRuns: 1, hostAgentOk: true, alarm: null });
+  });
+
+  it("finds the claimed work after the object was evicted between scheduling and the alarm", async () => {
+    const stub = env.ALARMED.get(env.ALARMED.idFromName(fresh("evicted-alarm")));
+    await stub.scheduleDokit(Date.now() - 1);
+    await evictDurableObject(stub);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.read()).toMatchObject({ dokitRuns: 1, hostRuns: 0, alarm: null });
+  });
+
+  it("leaves the alarm to the host, with no dokit storage, when no capability claims alarm work", async () => {
+    const stub = env.PLAIN.get(env.PLAIN.idFromName(fresh("plain-alarm")));
+    await runInDurableObject(stub, async (instance, ctx) => {
+      const host = instance as unknown as { onAlarm: () => void; ran: number };
+      host.ran = 0;
+      host.onAlarm = () => void host.ran++;
+      await ctx.storage.setAlarm(Date.now() - 1);
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const keys = await runInDurableObject(stub, async (instance, ctx) => ({
+      ran: (instance as unknown as { ran: number }).ran,
+      keys: [...(await ctx.storage.list()).keys()],
+      alarm: await ctx.storage.getAlarm(),
+    }));
+    expect(keys).toEqual({ ran: 1, keys: [], alarm: null });
+  });
+
+  it("refuses a second claim of an alarm key, naming both capabilities", async () => {
+    const message = await inObject((ctx) => {
+      class Host extends DurableObject {
+        readonly lifecycle = Lifecycle.install(this)
+          .use({ capabilityName: "Alpha", attach: (claims) => void claimAlarm(claims, "tick", () => {}) });
+      }
+      const lifecycle = new Host(ctx, env).lifecycle;
+      try {
+        lifecycle.use({ capabilityName: "Beta", attach: (claims) => void claimAlarm(claims, "tick", () => {}) });
+      } catch (e) {
+        return `${(e as DokitError).code}: ${(e as Error).message}`;
+      }
+      return "accepted";
+    });
+    expect(message).toBe('DUPLICATE_CLAIM: dokit: the alarm key "tick" is claimed by Alpha and by Beta');
   });
 });

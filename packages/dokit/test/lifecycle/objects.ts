@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { type Capability, type Claims, getCurrentAgent, Lifecycle } from "../../src/lifecycle";
+import { type AlarmWork, type Capability, type Claims, claimAlarm, getCurrentAgent, Lifecycle } from "../../src/lifecycle";
 
 /** A capability that claims one route and records what it saw. */
 export class RouteCapability implements Capability {
@@ -100,10 +100,11 @@ export class FlakyStart extends DurableObject<Env> {
 
 /** Alarm sharing between dokit work and the host's own alarm. */
 export class AlarmHost extends DurableObject<Env> {
+  reminder: AlarmWork | undefined;
   readonly lifecycle = Lifecycle.install(this).use({
     capabilityName: "Reminder",
     attach: (claims) => {
-      claims.onAlarm("reminder", async () => {
+      this.reminder = claimAlarm(claims, "reminder", async () => {
         const runs = ((await this.ctx.storage.get<number>("dokitRuns")) ?? 0) + 1;
         await this.ctx.storage.put("dokitRuns", runs);
       });
@@ -123,7 +124,7 @@ export class AlarmHost extends DurableObject<Env> {
 
   async scheduleDokit(at: number) {
     await this.lifecycle.start();
-    await this.lifecycle.alarms.schedule("reminder", at);
+    await this.reminder?.schedule(at);
   }
 
   async read() {

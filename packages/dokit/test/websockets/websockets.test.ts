@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { connectionAttachment, hibernate, openSocket, type TestSocket } from "../../src/testing";
+import { connectionTags } from "../../src/websockets/tags";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } })
@@ -79,6 +80,26 @@ describe("connections and tags", () => {
     await ok.frames(3);
     expect(await env.WS_ROOM.get(env.WS_ROOM.idFromName(name)).ids("t8")).toEqual(["max"]);
     await ok.close();
+  });
+
+  it("states the limits and shows what getConnectionTags returned", () => {
+    const refusal = (tags: unknown) => {
+      try {
+        connectionTags("id", tags);
+        return "accepted";
+      } catch (error) {
+        return `${(error as { code: string }).code}: ${(error as Error).message}`;
+      }
+    };
+    const limits = "getConnectionTags must return an array of at most 9 non-empty strings of at most 256 characters";
+    expect(refusal(Array.from({ length: 10 }, (_, i) => `t${i}`))).toBe(
+      `INVALID_TAGS: dokit: ${limits}; got ["t0","t1","t2","t3","t4","t5","t6","t7","t8","t9"]`,
+    );
+    expect(refusal(["ok", ""])).toBe(`INVALID_TAGS: dokit: ${limits}; got ["ok",""]`);
+    expect(refusal([7])).toBe(`INVALID_TAGS: dokit: ${limits}; got [7]`);
+    expect(refusal("room")).toBe(`INVALID_TAGS: dokit: ${limits}; got "room"`);
+    expect(refusal(["x".repeat(257)])).toBe(`INVALID_TAGS: dokit: ${limits}; got ["${"x".repeat(78)}`);
+    expect(connectionTags("id", ["a", "b"])).toEqual(["id", "a", "b"]);
   });
 
   it("broadcasts once-serialized messages to everyone, except some, or to one tag", async () => {
