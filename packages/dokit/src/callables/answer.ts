@@ -1,5 +1,6 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { Connection } from "../lifecycle/connection";
+import { errorMessage } from "../lifecycle/errors";
 import { RPC, rpcErrors } from "../protocol/frames";
 
 // Serializes rpc answers (see PROTOCOL.md, "rpc result" and friends).
@@ -9,10 +10,6 @@ export function sendError(connection: Connection, id: string, error: string): vo
   safeSend(connection, JSON.stringify({ type: RPC, id, success: false, error }));
 }
 
-/** @returns the message a client should see for a thrown value (never a stack) */
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /**
  * Sends a method's result: one frame, or for a ReadableStream one frame per

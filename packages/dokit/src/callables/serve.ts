@@ -5,9 +5,9 @@
 import type { Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { runInContext } from "../lifecycle/context";
-import { DokitError, type DokitErrorCode } from "../lifecycle/errors";
+import { DokitError, type DokitErrorCode, errorMessage } from "../lifecycle/errors";
 import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
-import { errorMessage, sendError, sendResult } from "./answer";
+import { sendError, sendResult } from "./answer";
 import { methodTable, type RemoteMethod } from "./methods";
 
 /** What every transport calls through: the names clients may call, and a call. */

@@ -34,6 +34,11 @@ export class DokitError extends Error {
   }
 }
 
+/** @returns the message of a thrown value (an Error's message, else the value as text; never a stack) */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** @returns whether `error` is a {@link DokitError}, optionally with the given code */
 export function isDokitError(error: unknown, code?: DokitErrorCode): error is DokitError {
   return error instanceof DokitError && (code === undefined || error.code === code);

@@ -3,7 +3,7 @@ import { kebab } from "../protocol/kebab";
 import type { Capability, Claims, Connection, SocketOwner } from "./capability";
 import { runInContext } from "./context";
 import { DispatchTable, type FrameClaim } from "./dispatch";
-import { DokitError } from "./errors";
+import { DokitError, errorMessage } from "./errors";
 import { isUpgrade, readProps, subPath } from "./headers";
 
 /** The platform entry points `install` attaches to the object. */
@@ -202,8 +202,9 @@ export class Lifecycle<Host extends object = object> {
     });
     if (failure) {
       this.#starting = undefined;
-      const reason = failure.error instanceof Error ? failure.error.message : String(failure.error);
-      throw new DokitError("START_FAILED", `${this.className} failed to start: ${reason}`, { cause: failure.error });
+      throw new DokitError("START_FAILED", `${this.className} failed to start: ${errorMessage(failure.error)}`, {
+        cause: failure.error,
+      });
     }
     this.#started = true;
   }

@@ -50,8 +50,9 @@ export function isRpcRequest(frame: Record<string, unknown>): frame is RpcReques
 }
 
 /** @returns whether `frame` is a client state update (`state` must be an own key) */
-export function isStateFrame(frame: Record<string, unknown>): frame is StateFrame {
-  return frame.type === STATE && Object.hasOwn(frame, "state");
+export function isStateFrame(frame: unknown): frame is StateFrame {
+  // SAFETY: `?.` reads `type` of any value (null and primitives give false before hasOwn runs).
+  return (frame as { type?: unknown } | null)?.type === STATE && Object.hasOwn(frame as object, "state");
 }
 
 /** Error texts clients show to users; exact. */

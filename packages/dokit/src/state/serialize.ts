@@ -1,4 +1,4 @@
-import { DokitError } from "../lifecycle/errors";
+import { DokitError, errorMessage } from "../lifecycle/errors";
 
 /**
  * The largest serialized state, in UTF-8 bytes. A Durable Object's SQLite row
@@ -70,7 +70,7 @@ export function serializeState(value: unknown): Serialized {
     json = JSON.stringify(value, replacer);
   } catch (error) {
     if (error instanceof DokitError) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new DokitError("INVALID_STATE", `State values must be JSON-serializable: ${reason}`, { cause: error });
   }
   if (json === undefined) throw notJson("undefined", "");

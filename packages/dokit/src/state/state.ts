@@ -1,7 +1,7 @@
 import type { InferOutput, StandardSchema } from "../callables/schema";
 import type { Capability, Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
-import { DokitError } from "../lifecycle/errors";
+import { DokitError, errorMessage } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/frames";
 import { serializeState } from "./serialize";
@@ -155,7 +155,7 @@ class StateCapability<T = unknown> implements Capability {
       // SAFETY: the row was written from a validated T.
       return { value: JSON.parse(row.value) as T, json: row.value };
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorMessage(error);
       console.warn(`dokit: the stored state in ${table} of ${this.#name()} is corrupt (${reason}); using initialState`);
       return undefined;
     }

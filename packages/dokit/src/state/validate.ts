@@ -1,6 +1,6 @@
 import { describeIssues, isStandardSchema, type StandardSchema } from "../callables/schema";
 import type { Connection } from "../lifecycle/connection";
-import { DokitError } from "../lifecycle/errors";
+import { DokitError, errorMessage } from "../lifecycle/errors";
 
 /** Who changed the state: `"server"` for the object's own code, or the connection that sent the change. */
 export type StateSource = "server" | Connection;
@@ -28,7 +28,7 @@ export function validateState<T>(validator: StateValidator<T> | undefined, next:
     // SAFETY: the check receives a candidate T; refusing values that are not is its job.
     returned = validator(next as T, source);
   } catch (error) {
-    throw rejected(error instanceof Error ? error.message : String(error), error);
+    throw rejected(errorMessage(error), error);
   }
   if (isThenable(returned)) {
     returned.then(undefined, () => {}); // its outcome is ignored; never leave it unhandled

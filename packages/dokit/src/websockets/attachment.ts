@@ -1,4 +1,4 @@
-import { DokitError } from "../lifecycle/errors";
+import { DokitError, errorMessage } from "../lifecycle/errors";
 
 // A dokit socket's attachment: `{ [INTERNAL]: flags, user: state }`. Internal
 // flags live in a key users never see; `connection.state` is only `user`. The
@@ -46,17 +46,18 @@ export function readAttachment(ws: WebSocket): Attachment | undefined {
 
 /**
  * Stores a new attachment. The previous one stays in place when this throws.
- * @throws DokitError ATTACHMENT_TOO_LARGE when the runtime refuses the size
+ * @throws DokitError ATTACHMENT_TOO_LARGE when the runtime refuses the size, INVALID_STATE for a value it cannot clone
  */
 export function writeAttachment(ws: WebSocket, next: Attachment): void {
   try {
     ws.serializeAttachment(next);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    // The runtime throws a DataCloneError for values structured clone cannot carry, an Error over the size limit.
+    const unclonable = (error as Error).name === "DataCloneError";
     throw new DokitError(
-      "ATTACHMENT_TOO_LARGE",
-      `connection state does not fit the WebSocket attachment (${ATTACHMENT_LIMIT} bytes, shared with dokit's flags): ` +
-        `keep large values in storage. The previous state is kept. (${reason})`,
+      unclonable ? "INVALID_STATE" : "ATTACHMENT_TOO_LARGE",
+      `connection state ${unclonable ? "cannot be cloned" : `does not fit the WebSocket attachment (${ATTACHMENT_LIMIT} bytes, shared with dokit's flags): keep large values in storage`}. ` +
+        `The previous state is kept. (${errorMessage(error)})`,
       { cause: error },
     );
   }

@@ -73,7 +73,6 @@ export interface Identity {
 type Decisions = Pick<Internal, "tags" | "readonly" | "protocol">;
 
 const OPEN = 1;
-const RESERVED_CLOSE_CODES = new Set([1005, 1006, 1015]);
 
 /**
  * Accepts WebSocket upgrades with the hibernation API, tracks and tags
@@ -178,7 +177,7 @@ export class WebSockets implements Capability {
   async #decide(connection: Connection, ctx: ConnectionContext): Promise<Decisions> {
     const options = this.#options;
     const tags = connectionTags(connection.id, options.getConnectionTags ? await options.getConnectionTags(connection, ctx) : []);
-    const readonly = options.readonly ? (await options.readonly(connection, ctx)) === true : false;
+    const readonly = (await options.readonly?.(connection, ctx)) === true;
     const protocol = typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
     return { tags, readonly, protocol };
   }
@@ -201,7 +200,7 @@ export class WebSockets implements Capability {
       } finally {
         // Reciprocate the client's close with the same code (1005/1006/1015 cannot be sent).
         try {
-          if (RESERVED_CLOSE_CODES.has(code)) ws.close();
+          if (code === 1005 || code === 1006 || code === 1015) ws.close();
           else ws.close(code, reason);
         } catch {
           // Already closed (the runtime may have replied for us).
@@ -371,7 +370,7 @@ export class WebSockets implements Capability {
    * @returns `true` when `frame` was a state frame
    */
   applyStateFrame(connection: Connection, frame: unknown): boolean {
-    if (frame === null || typeof frame !== "object" || !isStateFrame(frame as Record<string, unknown>)) return false;
+    if (!isStateFrame(frame)) return false;
     const claim = this.lifecycle.frameClaim(STATE);
     if (!claim) return false;
     void Promise.resolve(claim.handler(connection, frame as Record<string, unknown>)).catch((error: unknown) =>

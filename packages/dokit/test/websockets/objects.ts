@@ -110,8 +110,9 @@ export class WsRoom extends DurableObject<Env> {
       case "readState":
         return reply(connection.state);
       case "bigState":
+      case "fnState":
         try {
-          connection.setState({ blob: "x".repeat(Number(arg)) });
+          connection.setState(command === "fnState" ? { fn: () => arg } : { blob: "x".repeat(Number(arg)) });
           return reply("stored");
         } catch (error) {
           return reply({ code: (error as { code?: string }).code, message: (error as Error).message });

@@ -300,6 +300,21 @@ describe("hibernation", () => {
     await socket.close();
   });
 
+  it("refuses state structured clone cannot carry with INVALID_STATE, keeping the previous state", async () => {
+    const socket = await joinRoom(fresh("unclonable"));
+    socket.send(`!setState ${JSON.stringify({ small: true })}`);
+    await socket.next();
+    socket.send("!fnState x");
+    const reply = await socket.nextJSON<{ value: { code: string; message: string } }>();
+    expect(reply.value).toEqual({
+      code: "INVALID_STATE",
+      message: "dokit: connection state cannot be cloned. The previous state is kept. (() => arg could not be cloned.)",
+    });
+    socket.send("!readState");
+    expect(await socket.nextJSON()).toMatchObject({ value: { small: true } });
+    await socket.close();
+  });
+
   it("wakes for a message after eviction and answers from the fresh instance", async () => {
     const name = fresh("wake");
     const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
