@@ -10,7 +10,6 @@ export function sendError(connection: Connection, id: string, error: string): vo
   safeSend(connection, JSON.stringify({ type: RPC, id, success: false, error }));
 }
 
-
 /**
  * Sends a method's result: one frame, or for a ReadableStream one frame per
  * chunk and a done frame (an error frame when the stream fails midway).

@@ -1,6 +1,5 @@
-import type { AlarmHook, AlarmRunner, Claims } from "./capability";
-import { assertNotReserved } from "./dispatch";
-import { DokitError } from "./errors";
+import type { AlarmHook, Claims } from "./capability";
+import { claimKey, type Owned } from "./dispatch";
 import type { Lifecycle } from "./lifecycle";
 
 // The platform keeps ONE alarm per object. dokit shares it with the host by
@@ -35,30 +34,26 @@ const perLifecycle = new WeakMap<Lifecycle, Alarms>();
  * @returns `schedule(at)` and `cancel()` for this key
  */
 export function claimAlarm(claims: Claims, key: string, hook: AlarmHook): AlarmWork {
-  let alarms = perLifecycle.get(claims.lifecycle);
-  if (!alarms) {
-    alarms = new Alarms(claims.lifecycle.ctx.storage);
-    perLifecycle.set(claims.lifecycle, alarms);
-    claims.alarms(alarms.run);
-  }
-  alarms.claim(key, claims.owner, hook);
-  const shared = alarms;
-  return { schedule: (at) => shared.schedule(key, at), cancel: () => shared.cancel(key) };
+  const alarms = perLifecycle.get(claims.lifecycle) ?? installAlarms(claims);
+  claimKey("alarm key", alarms.hooks, key, claims.owner, hook);
+  return { schedule: (at) => alarms.schedule(key, at), cancel: () => alarms.cancel(key) };
+}
+
+/** The first claim on a lifecycle creates its Alarms and takes the alarm entry point for it. */
+function installAlarms(claims: Claims): Alarms {
+  const alarms = new Alarms(claims.lifecycle.ctx.storage);
+  perLifecycle.set(claims.lifecycle, alarms);
+  claims.alarms((now, runHost) => alarms.run(now, runHost));
+  return alarms;
 }
 
 class Alarms {
   readonly #storage: DurableObjectStorage;
-  readonly #hooks: Record<string, { owner: string; hook: AlarmHook }> = Object.create(null);
+  /** Claimed work by key (a null-prototype table, like the dispatch table's). */
+  readonly hooks: Record<string, Owned<AlarmHook>> = Object.create(null);
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
-  }
-
-  claim(key: string, owner: string, hook: AlarmHook): void {
-    assertNotReserved("alarm key", key, owner);
-    const taken = this.#hooks[key];
-    if (taken) throw new DokitError("DUPLICATE_CLAIM", `the alarm key "${key}" is claimed by ${taken.owner} and by ${owner}`);
-    this.#hooks[key] = { owner, hook };
   }
 
   async schedule(key: string, at: number): Promise<void> {
@@ -77,15 +72,15 @@ class Alarms {
   }
 
   /** Runs due work, then the host's hook when its alarm is due. */
-  readonly run: AlarmRunner = async (now, runHost) => {
+  async run(now: number, runHost: () => Promise<void>): Promise<void> {
     const schedule = await this.#load();
     const due = Object.keys(schedule.work).filter((key) => (schedule.work[key] as number) <= now);
     for (const key of due) delete schedule.work[key];
     await this.#save(schedule);
     for (const key of due) {
-      const claimed = this.#hooks[key];
+      const claimed = this.hooks[key];
       try {
-        await claimed?.hook();
+        await claimed?.value();
       } catch (error) {
         console.error(`dokit: alarm work "${key}" of ${claimed?.owner} failed`, error);
       }
@@ -98,7 +93,7 @@ class Alarms {
     }
     await this.#noteHostAlarm(schedule);
     await this.#arm(schedule);
-  };
+  }
 
   async #load(): Promise<Schedule> {
     return (await this.#storage.get<Schedule>(KEY)) ?? { work: {} };

@@ -10,17 +10,24 @@ import type {
 } from "./capability";
 import { DokitError } from "./errors";
 
-type Owned<T> = { owner: string; value: T };
+/** A claimed value and the capability that claimed it. */
+export type Owned<T> = { owner: string; value: T };
 type Slots = { catchAll?: Owned<UpgradeHandler>; sockets?: Owned<SocketOwner>; alarm?: Owned<AlarmRunner> };
 /** A frame claim: its handler, and whether it applies only to protocol-enabled connections. */
 export type FrameClaim = { handler: FrameHandler; protocolOnly: boolean };
 
-/** Keys no claim may take: they would reach inherited members or thenables. */
-export function assertNotReserved(kind: string, key: string, owner: string): void {
+/**
+ * Takes `key` in a null-prototype `table` for `owner`, or throws naming both claimants.
+ * Keys that would reach inherited members or thenables are refused.
+ */
+export function claimKey<T>(kind: string, table: Record<string, Owned<T>>, key: string, owner: string, value: T): void {
   // Object.prototype's names include `__proto__` and `constructor`.
   if (key === "then" || key in Object.prototype) {
     throw new DokitError("RESERVED_NAME", `${owner} cannot claim the ${kind} "${key}": that name is reserved`);
   }
+  const taken = table[key];
+  if (taken) throw new DokitError("DUPLICATE_CLAIM", `the ${kind} "${key}" is claimed by ${taken.owner} and by ${owner}`);
+  table[key] = { owner, value };
 }
 
 /**
@@ -39,16 +46,6 @@ export class DispatchTable {
   readonly slots: Slots = {};
   readonly destroys: DestroyHook[] = [];
   routeCount = 0;
-
-  /** Takes `key` in `table` for `owner`, or throws naming both claimants. */
-  claim<T>(kind: string, table: Record<string, Owned<T>>, key: string, owner: string, value: T): void {
-    assertNotReserved(kind, key, owner);
-    const taken = table[key];
-    if (taken) {
-      throw new DokitError("DUPLICATE_CLAIM", `the ${kind} "${key}" is claimed by ${taken.owner} and by ${owner}`);
-    }
-    table[key] = { owner, value };
-  }
 
   /** Takes a slot for `owner` (the same value again is a no-op), or throws naming both claimants. */
   claimSlot<K extends keyof Slots>(slot: K, owner: string, value: NonNullable<Slots[K]>["value"]): void {

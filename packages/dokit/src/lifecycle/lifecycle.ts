@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../protocol/kebab";
 import type { Capability, Claims, Connection, SocketOwner } from "./capability";
 import { runInContext } from "./context";
-import { DispatchTable, type FrameClaim } from "./dispatch";
+import { claimKey, DispatchTable, type FrameClaim } from "./dispatch";
 import { DokitError, errorMessage } from "./errors";
 import { isUpgrade, readProps, subPath } from "./headers";
 
@@ -144,12 +144,12 @@ export class Lifecycle<Host extends object = object> {
       route: (path, handler) => {
         if (!path.startsWith("/")) throw new DokitError("INVALID_ARGUMENT", `${owner}: route "${path}" must start with "/"`);
         const key = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-        table.claim("route", table.routes, key, owner, handler);
+        claimKey("route", table.routes, key, owner, handler);
         table.routeCount++;
       },
       frame: (type, handler, options) =>
-        table.claim("frame type", table.frames, type, owner, { handler, protocolOnly: options?.protocolOnly === true }),
-      method: (name) => table.claim("method", table.methods, name, owner, true),
+        claimKey("frame type", table.frames, type, owner, { handler, protocolOnly: options?.protocolOnly === true }),
+      method: (name) => claimKey("method", table.methods, name, owner, true),
       connectFrames: (source) => void table.connectFrames.push(source),
       sockets: (socketOwner) => table.claimSlot("sockets", owner, socketOwner),
       onStart: (hook) => void table.starts.push(hook),
