@@ -6,6 +6,7 @@ export default defineConfig({
     projects: [
       "packages/dokit/test/*/vitest.config.ts",
       "packages/dokit/test-node/vitest.config.ts",
+      "packages/dokit/test-conformance/vitest.config.ts",
       "examples/*/vitest.config.ts",
     ],
   },

@@ -3,7 +3,7 @@
 //   "b:<text>"  sent to every open connection, sender included (the sender times the fan-out)
 //   {"type":"rpc","id","method":"echo","args":[x]}  answered {"type":"rpc","id","success":true,"done":true,"result":x}
 //   {"type":"cf_agent_state","state":x}  stored, then sent to every other connection
-//   connect: identity (stateFollows) then the state frame, as PROTOCOL.md says
+//   connect: identity (stateFollows) then the state frame, as docs/protocol.md says
 //   "i:"        answered "i:<id of this instance>" (shows that an eviction made a fresh instance)
 //   a plain GET answers "ok" (startup and wake probes)
 import { RpcTarget } from "cloudflare:workers";

@@ -1,6 +1,6 @@
 import { DurableObject, RpcTarget } from "cloudflare:workers";
 import { Callables } from "dokit/callables";
-import { getCurrentAgent, Lifecycle } from "dokit/lifecycle";
+import { getCurrentAgent, Lifecycle, Refusal } from "dokit/lifecycle";
 import { State } from "dokit/state";
 import { WebSockets } from "dokit/websockets";
 import type { BoardApi, Card, Column, PromotedMessage } from "./api";
@@ -46,7 +46,7 @@ export class BoardCallables extends RpcTarget implements BoardApi {
 
   #mustEdit(): void {
     const { connection } = getCurrentAgent();
-    if (connection && this.#board.webSockets.isReadonly(connection)) throw new Error("This board is view-only for you");
+    if (connection && this.#board.webSockets.isReadonly(connection)) throw new Refusal("This board is view-only for you");
   }
 }
 

@@ -18,16 +18,35 @@ type ClientKind = (typeof clients)[number];
 /** What the scenarios use of either client. */
 interface Client {
   readonly id: string;
+  readonly name: string;
   readonly ready: Promise<void>;
   readonly state: unknown;
   readonly identified: boolean;
   readonly connectionError: Error | null;
   readonly stub: AgentStub<ScenarioCallables>;
+  readonly readyState: number;
+  readonly CONNECTING: number;
+  readonly OPEN: number;
+  readonly CLOSING: number;
+  readonly CLOSED: number;
+  readonly url: string;
+  readonly bufferedAmount: number;
+  binaryType: "blob" | "arraybuffer";
+  onopen: ((event: Event) => void) | null;
+  onmessage: ((event: MessageEvent) => void) | null;
+  onclose: ((event: Event & { code: number }) => void) | null;
+  onerror: ((event: Event) => void) | null;
   setState(state: unknown): void;
   call(method: string, args?: unknown[], options?: CallOptions): Promise<unknown>;
-  close(): void;
+  send(data: string | ArrayBuffer | Blob | ArrayBufferView<ArrayBuffer>): boolean;
+  close(code?: number, reason?: string): void;
+  reconnect(code?: number, reason?: string): void;
+  updateProperties(properties: { room?: string; query?: Record<string, string> }): void;
   addEventListener(type: string, listener: (event: Event & { data?: unknown; code?: number }) => void): void;
 }
+
+/** The static ready-state constants both client classes carry. */
+type ClientClass = { CONNECTING: number; OPEN: number; CLOSING: number; CLOSED: number };
 
 interface Log {
   states: Array<[unknown, string]>;
@@ -47,6 +66,20 @@ const until = (assertion: () => void) => vi.waitFor(assertion, { timeout: 5000, 
 afterEach(() => {
   for (const client of opened.splice(0)) client.close();
 });
+
+/** @returns the binary frames `client` receives, as they arrive */
+function binaryFrames(client: Client): unknown[] {
+  const frames: unknown[] = [];
+  client.addEventListener("message", (event) => typeof event.data !== "string" && frames.push(event.data));
+  return frames;
+}
+
+/** @returns the text frames `client` receives, as they arrive */
+function textFrames(client: Client): string[] {
+  const frames: string[] = [];
+  client.addEventListener("message", (event) => typeof event.data === "string" && frames.push(event.data));
+  return frames;
+}
 
 /** @returns the next event of `type` on `client` */
 function nextEvent(client: Client, type: string): Promise<Event & { code?: number }> {
@@ -305,11 +338,152 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       expect(log.connectionErrors).toEqual([]);
     });
 
+    describe("WebSocket surface (drop-in for the official client)", () => {
+      it("reports readyState CONNECTING, OPEN, CLOSED while reconnecting, OPEN, CLOSED after close()", async () => {
+        const Class: ClientClass = kind === "dokit" ? AgentClient : OfficialClient;
+        expect([Class.CONNECTING, Class.OPEN, Class.CLOSING, Class.CLOSED]).toEqual([0, 1, 2, 3]);
+        const { client } = connect({ name: name("ready-state") });
+        expect([client.CONNECTING, client.OPEN, client.CLOSING, client.CLOSED]).toEqual([0, 1, 2, 3]);
+        expect(client.readyState).toBe(client.CONNECTING);
+        await nextEvent(client, "open");
+        expect(client.readyState).toBe(client.OPEN);
+        const closed = nextEvent(client, "close");
+        await client.call("drop", [client.id, 1000]).catch(() => {});
+        await closed;
+        // Waiting out the backoff (at least 25 ms here) before the next attempt.
+        expect(client.readyState).toBe(client.CLOSED);
+        await client.ready;
+        expect(client.readyState).toBe(client.OPEN);
+        client.close();
+        expect(client.readyState).toBe(client.CLOSED);
+      });
+
+      it("is CLOSED with startClosed, with an empty url until the first attempt", async () => {
+        const objectName = name("url");
+        const { client } = connect({ name: objectName, startClosed: true, query: { token: "t" } });
+        expect(client.readyState).toBe(client.CLOSED);
+        expect(client.url).toBe("");
+        client.reconnect();
+        await nextEvent(client, "open");
+        expect(client.readyState).toBe(client.OPEN);
+        const url = new URL(client.url);
+        expect(url.protocol).toBe("ws:");
+        expect(url.host).toBe(host);
+        expect(url.pathname).toBe(`/agents/${kebab}/${objectName}`);
+        expect(url.searchParams.get("_pk")).toBe(client.id);
+        expect(url.searchParams.get("token")).toBe("t");
+      });
+
+      it("runs onopen, onmessage and onclose before listeners; close() dispatches close at once", async () => {
+        const { client } = connect({ name: name("handlers") });
+        const seen: string[] = [];
+        client.onopen = () => seen.push("onopen");
+        client.addEventListener("open", () => seen.push("open listener"));
+        client.onmessage = (event) => {
+          if (typeof event.data === "string") seen.push(`onmessage ${JSON.parse(event.data).type}`);
+        };
+        client.onclose = (event) => seen.push(`onclose ${event.code}`);
+        client.addEventListener("close", (event) => seen.push(`close listener ${event.code}`));
+        await until(() => expect(seen).toContain("onmessage welcome"));
+        expect(seen).toEqual([
+          "onopen",
+          "open listener",
+          "onmessage cf_agent_identity",
+          "onmessage cf_agent_state",
+          "onmessage welcome",
+        ]);
+        client.close(1000, "done");
+        expect(seen.slice(-2)).toEqual(["onclose 1000", "close listener 1000"]);
+      });
+
+      it("runs onerror when a socket fails", async () => {
+        const { client } = connect({ name: name("onerror"), host: "127.0.0.1:9", maxRetries: 0 });
+        let errors = 0;
+        client.onerror = () => errors++;
+        await until(() => expect(errors).toBeGreaterThan(0));
+        expect(client.readyState).toBe(client.CLOSED);
+      });
+
+      it("queues send() while not open (bufferedAmount counts it) and returns whether it went out", async () => {
+        const { client } = connect({ name: name("send"), startClosed: true });
+        const texts = textFrames(client);
+        expect(client.bufferedAmount).toBe(0);
+        expect(client.send("echo:queued")).toBe(false);
+        expect(client.bufferedAmount).toBe("echo:queued".length);
+        client.reconnect();
+        await until(() => expect(texts).toContain("echo:queued"));
+        expect(client.bufferedAmount).toBe(0);
+        expect(client.send("echo:direct")).toBe(true);
+        await until(() => expect(texts).toContain("echo:direct"));
+      });
+
+      it("delivers binary frames as Blob by default and as ArrayBuffer with binaryType arraybuffer", async () => {
+        const { client } = connect({ name: name("binary") });
+        const frames = binaryFrames(client);
+        expect(client.binaryType).toBe("blob");
+        await client.ready;
+        expect(client.send(new Uint8Array([1, 2, 3]))).toBe(true);
+        await until(() => expect(frames).toHaveLength(1));
+        expect(frames[0]).toBeInstanceOf(Blob);
+        expect([...new Uint8Array(await (frames[0] as Blob).arrayBuffer())]).toEqual([1, 2, 3]);
+
+        client.binaryType = "arraybuffer";
+        expect(client.binaryType).toBe("arraybuffer");
+        client.send(new Uint8Array([4, 5]).buffer);
+        client.send(new Blob([new Uint8Array([6])]));
+        client.send("echo:after the blob");
+        const texts = textFrames(client);
+        await until(() => expect(frames).toHaveLength(3));
+        expect(frames.slice(1).map((frame) => [...new Uint8Array(frame as ArrayBuffer)])).toEqual([[4, 5], [6]]);
+        expect(frames[1]).toBeInstanceOf(ArrayBuffer);
+        await until(() => expect(texts).toEqual(["echo:after the blob"]));
+      });
+
+      it("reconnect() closes the open socket at once and connects again with the same id", async () => {
+        const { client, log } = connect({ name: name("reconnect-now") });
+        await client.ready;
+        const codes: number[] = [];
+        client.addEventListener("close", (event) => codes.push(event.code!));
+        client.reconnect();
+        expect(codes).toEqual([1000]);
+        expect(client.identified).toBe(false);
+        expect(client.readyState).not.toBe(client.OPEN);
+        await client.ready;
+        expect(client.readyState).toBe(client.OPEN);
+        expect(log.identities).toHaveLength(2);
+        expect(new URL(client.url).searchParams.get("_pk")).toBe(client.id);
+      });
+
+      it("updateProperties() changes the name and query for the next connection", async () => {
+        const first = name("props-a");
+        const second = name("props-b");
+        const { client, log } = connect({ name: first, query: { token: "one" } });
+        await client.ready;
+        const id = client.id;
+        client.updateProperties({ room: second, query: { token: "two" } });
+        // The open socket is kept.
+        expect(client.readyState).toBe(client.OPEN);
+        expect(new URL(client.url).pathname).toBe(`/agents/${kebab}/${first}`);
+        client.reconnect();
+        await until(() => expect(log.identities.at(-1)).toEqual([second, kebab]));
+        expect(client.name).toBe(second);
+        const url = new URL(client.url);
+        expect(url.pathname).toBe(`/agents/${kebab}/${second}`);
+        expect(url.searchParams.get("token")).toBe("two");
+        expect(url.searchParams.get("_pk")).toBe(client.id);
+        // dokit keeps the id; PartySocket draws a new one when the constructor was given none.
+        if (kind === "dokit") expect(client.id).toBe(id);
+        else expect(client.id).not.toBe(id);
+      });
+    });
+
     describe.runIf(capnweb)("capnweb transport", () => {
       it("connects, syncs state and calls methods", async () => {
         const objectName = name("capnweb");
         const { client, log } = connect({ name: objectName, transport: "capnweb" });
         await client.ready;
+        expect(client.readyState).toBe(client.OPEN);
+        expect(new URL(client.url).searchParams.get("__agents_transport")).toBe("capnweb");
         expect(client.state).toEqual({ count: 0 });
         expect(log.identities).toEqual([[objectName, kebab]]);
         await until(() => expect(log.frames.some((f) => f.type === "welcome")).toBe(true));
@@ -327,6 +501,18 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         await until(() => expect(other.client.state).toEqual({ count: 3 }));
         other.client.setState({ count: 4 });
         await until(() => expect(client.state).toEqual({ count: 4 }));
+      });
+
+      it("delivers binary frames by binaryType (the official client passes the session's bytes through)", async () => {
+        const { client } = connect({ name: name("capnweb-binary"), transport: "capnweb" });
+        const frames = binaryFrames(client);
+        await client.ready;
+        expect(client.send(new Uint8Array([7, 8]))).toBe(true);
+        await until(() => expect(frames).toHaveLength(1));
+        if (kind === "dokit") expect(frames[0]).toBeInstanceOf(Blob);
+        else expect(frames[0]).toBeInstanceOf(Uint8Array);
+        const bytes = frames[0] instanceof Blob ? await frames[0].arrayBuffer() : (frames[0] as ArrayBuffer);
+        expect([...new Uint8Array(bytes)]).toEqual([7, 8]);
       });
 
       it("returns live stubs for RpcTarget results", async () => {

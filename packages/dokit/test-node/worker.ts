@@ -13,10 +13,17 @@ import { WebSockets as DokitWebSockets } from "../src/websockets";
 import { ScenarioCallables } from "./callables";
 
 export { Counter, ScenarioCallables } from "./callables";
+export { FaultyHost, NoSqlHost, PlainRoom } from "./connect-objects";
+export { McpCopiedSdk, McpDefaults, McpSameOrigin } from "./mcp-objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
   connection.send(JSON.stringify({ type: "welcome", id: connection.id, uri: connection.uri }));
+}
+
+/** Echoes binary frames and `echo:` text frames back to the sender, so tests can check `send()` and `binaryType`. */
+function echo(connection: { send(message: string | ArrayBuffer): void }, message: string | ArrayBuffer): void {
+  if (typeof message !== "string" || message.startsWith("echo:")) connection.send(message);
 }
 
 const isReadonly = (request: Request) => new URL(request.url).searchParams.get("mode") === "view";
@@ -39,7 +46,7 @@ export class RefAgent extends DurableObject<Env> {
     }),
     readonly: (_connection, ctx) => isReadonly(ctx.request),
     protocol: (_connection, ctx) => !isSensor(ctx.request),
-    handlers: { onConnect: (connection) => welcome(connection) },
+    handlers: { onConnect: (connection) => welcome(connection), onMessage: echo },
   });
   readonly lifecycle = Lifecycle.install(this).use(this.board).use(this.webSockets);
 }
@@ -61,7 +68,7 @@ export class DokitAgent extends DurableObject<Env> {
     }),
     readonly: (_connection, ctx) => isReadonly(ctx.request),
     protocol: (_connection, ctx) => !isSensor(ctx.request),
-    handlers: { onConnect: (connection) => welcome(connection) },
+    handlers: { onConnect: (connection) => welcome(connection), onMessage: echo },
     capnweb,
   });
   readonly lifecycle = DokitLifecycle.install(this).use(this.board).use(this.webSockets);

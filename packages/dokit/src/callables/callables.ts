@@ -1,15 +1,14 @@
-import type { Capability, Claims } from "../lifecycle/capability";
-import { DokitError } from "../lifecycle/errors";
-import type { Lifecycle } from "../lifecycle/lifecycle";
-import type { MethodName } from "./methods";
-import { describeIssues, isStandardSchema, type StandardSchema } from "./schema";
-import { type RemoteMethods, serveRpc, TargetMethods, WireError } from "./serve";
+import type { CallableSource, Capability, Claims } from "../lifecycle/capability";
+import { DokitError, WireError } from "../lifecycle/errors";
+import type { CallableName } from "../shared/method-table";
+import { describeIssues, isStandardSchema, type StandardSchema } from "../shared/schema";
+import { serveRpc, TargetCallables } from "../shared/serve-rpc";
 
 /**
  * Argument schemas for some methods: for each, the argument names in call
  * order, each with a Standard Schema (zod 4, valibot, arktype).
  */
-export type ArgumentSchemas<T> = { [K in MethodName<T>]?: Record<string, StandardSchema> };
+export type ArgumentSchemas<T> = { [K in CallableName<T>]?: Record<string, StandardSchema> };
 
 /** Options of {@link Callables}. */
 export interface CallablesOptions<T> {
@@ -21,26 +20,17 @@ export interface CallablesOptions<T> {
   args?: ArgumentSchemas<T>;
 }
 
-// The Callables installed on each lifecycle, for transports that find it
-// there (Cap'n Web, when Callables was used on its own rather than passed to WebSockets).
-const installed = new WeakMap<Lifecycle, Callables>();
-
-/** @returns the Callables used on `lifecycle`, if any */
-export function installedCallables(lifecycle: Lifecycle): Callables | undefined {
-  return installed.get(lifecycle);
-}
-
 /**
  * Lets clients call the methods of an `RpcTarget` over `rpc` frames (and over
  * Cap'n Web with `dokit/capnweb`). The target is the complete remote interface.
  * `new WebSockets({ callables: target })` serves the same methods without
  * argument schemas; pass `new Callables(target, { args })` there for schemas.
  */
-export class Callables<T extends object = object> implements Capability, RemoteMethods {
+export class Callables<T extends object = object> implements Capability, CallableSource {
   readonly capabilityName = "Callables";
   /** The object whose methods clients call. */
   readonly target: T;
-  readonly #methods: TargetMethods;
+  readonly #methods: TargetCallables;
   readonly #schemas: Record<string, [string, StandardSchema][]> = Object.create(null);
 
   /**
@@ -50,7 +40,7 @@ export class Callables<T extends object = object> implements Capability, RemoteM
    */
   constructor(target: T, options: CallablesOptions<T> = {}) {
     this.target = target;
-    this.#methods = new TargetMethods(target);
+    this.#methods = new TargetCallables(target);
     // SAFETY: ArgumentSchemas maps method names to records of schemas; checked value by value below.
     for (const [method, schemas] of Object.entries(options.args ?? {}) as [string, Record<string, unknown>][]) {
       if (!this.#methods.methodNames.includes(method)) {
@@ -75,7 +65,6 @@ export class Callables<T extends object = object> implements Capability, RemoteM
   }
 
   attach(claims: Claims): void {
-    installed.set(claims.lifecycle, this);
     serveRpc(claims, this);
   }
 

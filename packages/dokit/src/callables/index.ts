@@ -1,4 +1,5 @@
 export { Callables } from "./callables";
 export type { ArgumentSchemas, CallablesOptions } from "./callables";
-export type { MethodName, Methods } from "./methods";
-export type { InferOutput, StandardSchema } from "./schema";
+export type { AgentStub, CallableName } from "../shared/method-table";
+export type { InferOutput, StandardSchema } from "../shared/schema";
+export { Refusal } from "../lifecycle/errors";

@@ -1,2 +1,2 @@
 export { capnweb } from "./transport";
-export type { CapnwebTransport } from "../websockets/websockets";
+export type { CapnwebTransport } from "../websockets/options";

@@ -1,21 +1,16 @@
 import { RpcTarget } from "cloudflare:workers";
 import { newWebSocketRpcSession } from "capnweb";
-import { installedCallables } from "../callables/callables";
-import type { RemoteMethods } from "../callables/serve";
+import type { CallableSource } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { type CurrentAgent, runInContext } from "../lifecycle/context";
-import { CLOSE_INTERNAL_ERROR } from "../protocol/frames";
-import { initAttachment } from "../websockets/connection";
-import type { WebSockets } from "../websockets/websockets";
+import { CAPNWEB_PIPE, CLOSE_INTERNAL_ERROR } from "../protocol/frames";
+import { closeWith } from "../shared/wire";
+import type { TransportHost } from "../websockets/options";
 import { LiveSocket } from "./live-socket";
 
-/** The method on the session's main object that carries ordinary frames (PROTOCOL.md, Cap'n Web transport). */
-export const PIPE = "__cf_agent_send";
 /** The close a session gets when another one opens with the same connection id. */
 export const CLOSE_REPLACED = 1001;
 export const REPLACED_REASON = "Session replaced";
-
-const RESERVED_CLOSE_CODES = new Set([1005, 1006, 1015]);
 
 /** The client's main object: every server frame is delivered by calling `message(frame)`. */
 interface ClientMain {
@@ -41,55 +36,50 @@ export class Session {
   readonly connection: Connection;
   readonly #server: WebSocket;
   readonly #socket: LiveSocket;
-  readonly #webSockets: WebSockets;
+  readonly #host: TransportHost;
   readonly #scope: Partial<CurrentAgent>;
   readonly #remote: ReturnType<typeof newWebSocketRpcSession<ClientMain>>;
-  readonly #removeLive: () => void;
+  /** Removes the connection from `getConnections()`; set once `open` listed it. */
+  #unlist: (() => void) | undefined;
   #ending: Promise<void> | undefined;
 
   /**
-   * Starts the session and lists its connection in `webSockets` (call `open` next).
+   * Starts the session (call `open` next, which lists its connection).
    * @param server - the server end of a WebSocketPair, already accepted
    * @param id - the connection id
    * @param request - the upgrade request
-   * @param webSockets - the WebSockets whose handlers, connection list and dispatch the session uses
-   * @param callables - the callables to expose (default: the Callables used on the same lifecycle, if any)
+   * @param host - the handle of the WebSockets whose handlers, connection list and dispatch the session uses
    */
-  constructor(server: WebSocket, id: string, request: Request, webSockets: WebSockets, callables: RemoteMethods | undefined) {
+  constructor(server: WebSocket, id: string, request: Request, host: TransportHost) {
     this.#server = server;
-    this.#webSockets = webSockets;
+    this.#host = host;
     this.#socket = new LiveSocket(request.url, {
       deliver: (frame) => this.#deliver(frame),
       close: (code, reason) => void this.end(code, reason, true),
     });
     // SAFETY: LiveSocket implements what WebSockets uses of a socket (send, close, readyState, attachment).
-    this.connection = initAttachment(this.#socket as unknown as WebSocket, {
-      id,
-      tags: [id],
-      uri: request.url,
-      readonly: false,
-      protocol: true,
-    });
+    this.connection = host.connection(this.#socket as unknown as WebSocket, id, request);
     sessions.set(this.connection, this);
-    this.#scope = { agent: webSockets.lifecycle.host, connection: this.connection, request: undefined };
-    const main = mainObject(this.connection, webSockets, callables ?? installedCallables(webSockets.lifecycle));
+    this.#scope = { agent: host.agent, connection: this.connection, request: undefined };
+    const main = mainObject(this.connection, host, host.callables);
     // Cap'n Web's read loop starts here and every call it makes (callables, the pipe, methods of
     // returned stubs) continues from it, so they all see the object and this connection.
     this.#remote = runInContext(this.#scope, () => newWebSocketRpcSession<ClientMain>(server, main));
     server.addEventListener("close", (event) => void this.end(event.code, event.reason, event.wasClean));
     server.addEventListener("error", () => void this.end(1006, "", false));
-    this.#removeLive = webSockets.addLiveConnection(this.connection);
   }
 
   /**
-   * Runs the connect sequence (identity, state) and `onConnect`. When that
-   * fails, the session is closed with 1011 (the stack is logged, not sent).
+   * Accepts the connection as WebSockets accepts a hibernating socket (decisions,
+   * listing, connect frames, `onConnect`). When that fails, the session is closed
+   * with 1011 (the stack is logged, not sent).
    */
   async open(request: Request): Promise<void> {
     try {
-      await this.#webSockets.connect(this.connection, { request });
+      this.#unlist = await this.#host.open(this.connection, { request });
+      if (this.#ending) this.#unlist(); // the client left while onConnect ran
     } catch (error) {
-      console.error(`dokit: onConnect failed for Cap'n Web connection ${this.connection.id}; closing it with 1011`, error);
+      console.error(`dokit: Cap'n Web connection ${this.connection.id} failed while opening; closing it with 1011`, error);
       await this.end(CLOSE_INTERNAL_ERROR, "Internal error", true);
     }
   }
@@ -106,13 +96,8 @@ export class Session {
 
   async #finish(code: number, reason: string, wasClean: boolean): Promise<void> {
     this.#socket.readyState = this.#socket.CLOSED;
-    this.#removeLive();
-    try {
-      if (RESERVED_CLOSE_CODES.has(code)) this.#server.close();
-      else this.#server.close(code, reason);
-    } catch {
-      // Already closed (the runtime may have answered the client's close itself).
-    }
+    this.#unlist?.();
+    closeWith(this.#server, code, reason);
     try {
       // Closing first matters: disposing the main stub would close the socket with 3000.
       this.#remote[Symbol.dispose]();
@@ -120,7 +105,7 @@ export class Session {
       // The session is already broken.
     }
     try {
-      await runInContext(this.#scope, () => this.#webSockets.disconnect(this.connection, code, reason, wasClean));
+      await runInContext(this.#scope, () => this.#host.close(this.connection, code, reason, wasClean));
     } catch (error) {
       console.error(`dokit: onClose failed for Cap'n Web connection ${this.connection.id}`, error);
     }
@@ -143,20 +128,17 @@ export class Session {
  * frame pipe. Cap'n Web resolves methods on the prototype chain, so they are
  * defined on the prototype of a fresh RpcTarget subclass and nowhere else.
  */
-function mainObject(connection: Connection, webSockets: WebSockets, callables: RemoteMethods | undefined): RpcTarget {
+function mainObject(connection: Connection, host: TransportHost, callables: CallableSource): RpcTarget {
   class Main extends RpcTarget {}
   const define = (name: string, value: (...args: unknown[]) => unknown) =>
     Object.defineProperty(Main.prototype, name, { value, writable: true, configurable: true });
-  for (const name of callables?.methodNames ?? []) {
-    // SAFETY: methodNames only lists names the callables expose.
-    define(name, (...args) => (callables as RemoteMethods).invoke(name, args));
-  }
+  for (const name of callables.methodNames) define(name, (...args) => callables.invoke(name, args));
   // __cf_agent_send(frame): state frames, JSON rpc frames and user messages, dispatched like a hibernating socket's.
-  define(PIPE, async (frame) => {
+  define(CAPNWEB_PIPE, async (frame) => {
     const message = typeof frame === "string" ? frame : isBinary(frame) ? arrayBuffer(frame) : undefined;
-    if (message === undefined) throw new TypeError(`${PIPE} takes a string or binary frame`);
+    if (message === undefined) throw new TypeError(`${CAPNWEB_PIPE} takes a string or binary frame`);
     try {
-      await webSockets.dispatch(connection, message);
+      await host.dispatch(connection, message);
     } catch (error) {
       // Like a hibernating socket's message: logged, and the client's pipe call still succeeds.
       console.error(`dokit: handling a Cap'n Web frame from connection ${connection.id} failed`, error);

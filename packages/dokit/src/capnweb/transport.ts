@@ -1,7 +1,4 @@
-import type { RemoteMethods } from "../callables/serve";
-import { CONNECTION_ID_PARAM } from "../protocol/frames";
-import { MAX_TAG_LENGTH } from "../websockets/tags";
-import type { CapnwebTransport, WebSockets } from "../websockets/websockets";
+import type { CapnwebTransport, TransportHost } from "../websockets/options";
 import { CLOSE_REPLACED, REPLACED_REASON, Session, sessionOf } from "./session";
 
 /**
@@ -9,11 +6,11 @@ import { CLOSE_REPLACED, REPLACED_REASON, Session, sessionOf } from "./session";
  * WebSocket carrying a Cap'n Web session. A session with the id of an open
  * one replaces it (the old one is closed with 1001 `Session replaced`).
  */
-async function accept(request: Request, webSockets: WebSockets, callables: RemoteMethods | undefined): Promise<Response> {
-  const id = new URL(request.url).searchParams.get(CONNECTION_ID_PARAM) || crypto.randomUUID();
-  if (id.length > MAX_TAG_LENGTH) return new Response("Invalid connection id", { status: 400 });
+async function accept(request: Request, host: TransportHost): Promise<Response> {
+  const id = host.connectionId(request);
+  if (id === undefined) return new Response("Invalid connection id", { status: 400 });
 
-  const previous = webSockets.getLiveConnection(id);
+  const previous = host.listed(id);
   if (previous) {
     const session = sessionOf(previous);
     if (session) await session.end(CLOSE_REPLACED, REPLACED_REASON, true);
@@ -22,7 +19,7 @@ async function accept(request: Request, webSockets: WebSockets, callables: Remot
 
   const { 0: client, 1: server } = new WebSocketPair();
   server.accept();
-  const session = new Session(server, id, request, webSockets, callables);
+  const session = new Session(server, id, request, host);
   await session.open(request);
   return new Response(null, { status: 101, webSocket: client });
 }

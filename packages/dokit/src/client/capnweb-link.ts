@@ -1,7 +1,8 @@
-// The Cap'n Web transport (PROTOCOL.md "Cap'n Web transport"). Loaded with a
+// The Cap'n Web transport (docs/protocol.md, "Cap'n Web transport"). Loaded with a
 // dynamic import only when `transport: "capnweb"` is chosen, so clients on
 // the default transport never download capnweb.
 import { newWebSocketRpcSession, RpcTarget } from "capnweb";
+import { sendInOrder } from "./binary";
 import type { OpenLink } from "./link";
 import { watchSocket } from "./link";
 
@@ -29,10 +30,11 @@ export const openCapnWebLink: OpenLink = (url, events) => {
   // SAFETY: the server's main object exposes the callables plus `__cf_agent_send`; names are checked remotely.
   const main = newWebSocketRpcSession(socket, new Inbox((frame) => events.onFrame(frame))) as unknown as Main;
   return {
-    send: (frame) => {
+    socket,
+    send: sendInOrder((frame) => {
       // A failed send means the session is gone; the socket's close event reports it.
       main[SEND]!(frame).catch(() => {});
-    },
+    }),
     invoke: async (method, args) => {
       const fn = main[method];
       return fn!(...args);

@@ -4,15 +4,25 @@
 import { IDENTITY, RPC, STATE, STATE_ERROR } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
 import { MIN_UPTIME_MS, reconnectDelay } from "./backoff";
+import { asBinaryType, byteSize } from "./binary";
+import type { AgentClientMessage, BinaryType } from "./binary";
 import { asError, DEFAULT_CALL_TIMEOUT_MS, invokeNative, PendingCall } from "./calls";
 import { AgentConnectionError, isFinalCloseCode } from "./errors";
+import { ClientEventTarget } from "./event-target";
 import { openJsonLink } from "./link";
 import type { Link, OpenLink } from "./link";
 import { createStub } from "./stub";
-import type { AgentCall, AgentClientOptions, AgentClientStub, CallOptions, StreamOptions } from "./types";
+import type {
+  AgentCall,
+  AgentClientOptions,
+  AgentClientProperties,
+  AgentClientStub,
+  CallOptions,
+  StreamOptions,
+} from "./types";
 import { socketUrl } from "./url";
 
-type Outgoing = PendingCall | string | ArrayBuffer | ArrayBufferView<ArrayBuffer>;
+type Outgoing = PendingCall | AgentClientMessage;
 
 /** @returns a fresh promise with its resolver */
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -30,14 +40,14 @@ function splitCallOptions(options: CallOptions | StreamOptions | undefined): Cal
 /**
  * A reconnecting client for one Durable Object speaking the Agents protocol.
  * Events: `open`, `message` (every frame, after the client has handled it), `close`, `error`.
+ * WebSocket-shaped like the official client: `readyState`, `url`, `binaryType`,
+ * `bufferedAmount`, `on<event>` properties, `send`, `close`, `reconnect`.
  */
-export class AgentClient<T = unknown, State = unknown> extends EventTarget {
+export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget {
   /** The kebab-case agent name (updated from the server's identity). */
   agent: string;
   /** The object's name (updated from the server's identity). */
   name: string;
-  /** The connection id, sent as `_pk` on every connection attempt. */
-  readonly id: string;
   /** The synced state; `undefined` until the server sends one. */
   state: State | undefined = undefined;
   /** Whether the current socket has received its identity (and the state that follows it). */
@@ -48,9 +58,15 @@ export class AgentClient<T = unknown, State = unknown> extends EventTarget {
   readonly call: AgentCall<T>;
   /** A proxy on which every method of the callables class is an async function. */
   readonly stub: AgentClientStub<T>;
-  /** The options the client was made with. */
-  readonly options: AgentClientOptions<State>;
+  /** How binary frames arrive in `message` events: `"blob"` (default, as on a WebSocket) or `"arraybuffer"`. */
+  binaryType: BinaryType = "blob";
 
+  #options: AgentClientOptions<State>;
+  #id: string;
+  /** The URL of the latest connection attempt. */
+  #url = "";
+  /** Set while the next socket's URL is being built. */
+  #preparing = false;
   #link: Link | null = null;
   #open = false;
   /** Set by `close()` and by a final close; cleared by `reconnect()`. */
@@ -73,10 +89,10 @@ export class AgentClient<T = unknown, State = unknown> extends EventTarget {
    */
   constructor(options: AgentClientOptions<State>) {
     super();
-    this.options = options;
+    this.#options = options;
     this.agent = kebab(options.agent);
     this.name = options.name ?? "default";
-    this.id = options.id || crypto.randomUUID();
+    this.#id = options.id || crypto.randomUUID();
     // SAFETY: the untyped and typed call signatures are both served by #call, which takes any name and args.
     this.call = ((method: string, args?: unknown[], callOptions?: CallOptions | StreamOptions) =>
       this.#call(method, args ?? [], splitCallOptions(callOptions))) as AgentCall<T>;
@@ -87,6 +103,40 @@ export class AgentClient<T = unknown, State = unknown> extends EventTarget {
   /** Resolves when the current socket is identified (after the state frame when one follows); renewed per socket. */
   get ready(): Promise<void> {
     return this.#ready.promise;
+  }
+
+  /** The options the client was made with, as changed by `updateProperties()`. */
+  get options(): AgentClientOptions<State> {
+    return this.#options;
+  }
+
+  /** The connection id, sent as `_pk` on every connection attempt. */
+  get id(): string {
+    return this.#id;
+  }
+
+  /**
+   * `OPEN` while a socket is open; `CONNECTING` from the start of an attempt
+   * until its socket opens; `CLOSING` while the server closes it; `CLOSED`
+   * after `close()`, a final close, with `startClosed`, and while waiting to
+   * reconnect (as PartySocket reports it).
+   */
+  get readyState(): number {
+    if (this.#closed) return ClientEventTarget.CLOSED;
+    if (this.#link) return this.#link.socket.readyState;
+    return this.#preparing ? ClientEventTarget.CONNECTING : ClientEventTarget.CLOSED;
+  }
+
+  /** The URL of the current (or last) socket, with `_pk` and the query; `""` before the first attempt. */
+  get url(): string {
+    return this.#url;
+  }
+
+  /** Bytes given to `send()` and not yet on the wire: queued while not open, plus the socket's own buffer. */
+  get bufferedAmount(): number {
+    let queued = 0;
+    for (const item of this.#outbox) if (!(item instanceof PendingCall)) queued += byteSize(item);
+    return queued + (this.#link?.socket.bufferedAmount ?? 0);
   }
 
   /**
@@ -105,29 +155,46 @@ export class AgentClient<T = unknown, State = unknown> extends EventTarget {
 
   /**
    * Sends an ordinary message; queued while the socket is not open.
-   * @param data - text or bytes
+   * @param data - text, bytes or a Blob
+   * @returns whether it went out on an open socket (`false`: queued for the next one)
    */
-  send(data: string | ArrayBuffer | ArrayBufferView<ArrayBuffer>): void {
-    if (this.#open && this.#link) this.#link.send(data);
-    else this.#outbox.push(data);
+  send(data: AgentClientMessage): boolean {
+    if (this.#open && this.#link) {
+      this.#link.send(data);
+      return true;
+    }
+    this.#outbox.push(data);
+    return false;
   }
 
   /**
    * Closes the connection for good: pending calls reject with `Connection closed`, and so do later calls.
+   * The `close` event is dispatched at once, before this returns.
    * @param code - close code (default 1000)
    * @param reason - close reason
    */
   close(code = 1000, reason?: string): void {
     this.#closed = true;
+    this.#preparing = false;
     this.#generation++;
     clearTimeout(this.#timer);
     this.#rejectAll();
-    this.#link?.close(code, reason);
+    const link = this.#link;
+    if (link) {
+      this.#drop(link);
+      link.close(code, reason);
+      this.#dispatchClose(code, reason ?? "", true);
+    }
     this.#notify();
   }
 
-  /** Connects again now: after `close()`, after a final close, with `startClosed`, or instead of waiting for backoff. */
-  reconnect(): void {
+  /**
+   * Connects again now: after `close()`, after a final close, with `startClosed`, or instead of waiting for backoff.
+   * A socket still open or opening is closed first, with a `close` event dispatched at once.
+   * @param code - close code for that socket (default 1000)
+   * @param reason - close reason for that socket (default `"Reconnecting"`)
+   */
+  reconnect(code = 1000, reason = "Reconnecting"): void {
     this.#closed = false;
     this.connectionError = null;
     this.#attempt = 0;
@@ -135,9 +202,29 @@ export class AgentClient<T = unknown, State = unknown> extends EventTarget {
     const link = this.#link;
     if (link) {
       this.#drop(link);
-      link.close(1000, "Reconnecting");
+      link.close(code, reason);
+      this.#dispatchClose(code, reason, true);
     }
     this.#connect();
+    this.#notify();
+  }
+
+  /**
+   * Changes where and how the next connection attempt connects; the current
+   * socket is kept until it closes or `reconnect()` is called. Keys left out
+   * or `undefined` are unchanged; the `id` is kept unless one is given.
+   * @param properties - address, query, id or reconnect tuning; `room`/`party` as PartySocket names them
+   */
+  updateProperties(properties: AgentClientProperties): void {
+    const { room, party, ...rest } = properties;
+    const next: Record<string, unknown> = { ...this.#options, name: room ?? this.#options.name };
+    if (party !== undefined) next.agent = party;
+    for (const [key, value] of Object.entries(rest)) if (value !== undefined) next[key] = value;
+    // SAFETY: only keys of AgentClientOptions were copied in, each with a value of its own type.
+    this.#options = next as unknown as AgentClientOptions<State>;
+    if (properties.id) this.#id = properties.id;
+    this.agent = kebab(this.#options.agent);
+    this.name = this.#options.name ?? "default";
     this.#notify();
   }
 
@@ -196,6 +283,7 @@ export class AgentClient<T = unknown, State = unknown> extends EventTarget {
 
   #connect(): void {
     const generation = ++this.#generation;
+    this.#preparing = true;
     void (async () => {
       let url: string;
       let open: OpenLink;
@@ -205,6 +293,7 @@ export class AgentClient<T = unknown, State = unknown> extends EventTarget {
       } catch (error) {
         // A failing `query()` (say, a token fetch) is retried with backoff like a failed socket.
         if (generation !== this.#generation) return;
+        this.#preparing = false;
         console.error("dokit: could not prepare the connection", error);
         this.dispatchEvent(new Event("error"));
         return this.#retry(new AgentConnectionError(1006, String(error), false));
@@ -220,8 +309,11 @@ export class AgentClient<T = unknown, State = unknown> extends EventTarget {
         });
       } catch (error) {
         // The WebSocket constructor throws only for a malformed URL: retrying cannot help.
+        this.#preparing = false;
         return this.#end(new AgentConnectionError(1006, String(error), false));
       }
+      this.#preparing = false;
+      this.#url = url;
       this.#link = link;
       this.#timer = setTimeout(() => {
         if (this.#link !== link || this.#open) return;
@@ -259,11 +351,15 @@ export class AgentClient<T = unknown, State = unknown> extends EventTarget {
         this.#retry(error);
       }
     }
+    this.#dispatchClose(code, reason, wasClean);
+    this.#notify();
+  }
+
+  #dispatchClose(code: number, reason: string, wasClean: boolean): void {
     const init = { code, reason, wasClean };
     const event =
       typeof CloseEvent === "function" ? new CloseEvent("close", init) : Object.assign(new Event("close"), init);
     this.dispatchEvent(event);
-    this.#notify();
   }
 
   /** Forgets a socket: its calls reject with `Connection closed`, `ready` is renewed. */
@@ -299,7 +395,7 @@ export class AgentClient<T = unknown, State = unknown> extends EventTarget {
   #onFrame(link: Link, data: unknown): void {
     if (link !== this.#link) return;
     if (typeof data === "string") this.#onText(data);
-    this.dispatchEvent(new MessageEvent("message", { data }));
+    this.dispatchEvent(new MessageEvent("message", { data: asBinaryType(data, this.binaryType) }));
   }
 
   #onText(text: string): void {

@@ -1,5 +1,7 @@
 // One connection attempt: a WebSocket plus the transport that frames travel
 // on. The client owns reconnection; a Link lives exactly as long as its socket.
+import { sendInOrder } from "./binary";
+import type { AgentClientMessage } from "./binary";
 
 /** What a link reports to the client. */
 export interface LinkEvents {
@@ -15,8 +17,10 @@ export interface LinkEvents {
 
 /** One socket and how to use it. */
 export interface Link {
-  /** Sends an ordinary frame (state, rpc, user message). */
-  send(frame: string | ArrayBuffer | ArrayBufferView<ArrayBuffer>): void;
+  /** The socket: the client reads its `url`, `readyState` and `bufferedAmount`. */
+  readonly socket: WebSocket;
+  /** Sends an ordinary frame (state, rpc, user message); a Blob's bytes are read first, in order. */
+  send(frame: AgentClientMessage): void;
   /** Calls a method natively (Cap'n Web only); JSON links send rpc frames instead. */
   invoke?(method: string, args: unknown[]): Promise<unknown>;
   /** Closes the socket. */
@@ -27,7 +31,8 @@ export interface Link {
 export type OpenLink = (url: string, events: LinkEvents) => Link;
 
 /**
- * Wires the socket's events to `events`.
+ * Wires the socket's events to `events`. Binary frames arrive as ArrayBuffers;
+ * the client converts them to its `binaryType`.
  * @returns the socket
  */
 export function watchSocket(socket: WebSocket, events: LinkEvents, withMessages: boolean): WebSocket {
@@ -43,7 +48,8 @@ export function watchSocket(socket: WebSocket, events: LinkEvents, withMessages:
 export const openJsonLink: OpenLink = (url, events) => {
   const socket = watchSocket(new WebSocket(url), events, true);
   return {
-    send: (frame) => socket.send(frame),
+    socket,
+    send: sendInOrder((frame) => socket.send(frame)),
     close: (code, reason) => socket.close(code, reason),
   };
 };

@@ -38,8 +38,8 @@ export interface AgentClientOptions<State = unknown> {
   basePath?: string;
   /** A sub-path appended after the object's address; must not start with `/`. */
   path?: string;
-  /** Query parameters, or an async function evaluated before every connection attempt (fresh tokens). */
-  query?: QueryParams | (() => Promise<QueryParams>);
+  /** Query parameters, or a (sync or async) function evaluated before every connection attempt (fresh tokens). */
+  query?: QueryParams | (() => QueryParams | Promise<QueryParams>);
   /** The connection id, sent as `_pk` and kept across reconnects (default: a random UUID). */
   id?: string;
   /** `"ws"` or `"wss"`; default `ws` for loopback and private-network hosts, `wss` otherwise. */
@@ -69,6 +69,36 @@ export interface AgentClientOptions<State = unknown> {
   /** Milliseconds a connection attempt may take before it is abandoned and retried (default 4 000). */
   connectionTimeout?: number;
 }
+
+/**
+ * What `updateProperties()` changes for the next connection attempt: the
+ * address, the query, the id and the reconnect tuning. `room` and `party`
+ * are the official client's (PartySocket's) names for `name` and `agent`.
+ */
+export type AgentClientProperties = Partial<
+  Pick<
+    AgentClientOptions,
+    | "agent"
+    | "name"
+    | "host"
+    | "prefix"
+    | "basePath"
+    | "path"
+    | "query"
+    | "id"
+    | "protocol"
+    | "minReconnectionDelay"
+    | "maxReconnectionDelay"
+    | "reconnectionDelayGrowFactor"
+    | "maxRetries"
+    | "connectionTimeout"
+  >
+> & {
+  /** The object's name, as PartySocket calls it (same as `name`). */
+  room?: string;
+  /** The agent's URL segment, as PartySocket calls it (same as `agent`). */
+  party?: string;
+};
 
 // ── Typed stub ──────────────────────────────────────────────────────
 

@@ -43,7 +43,7 @@ export function claimAlarm(claims: Claims, key: string, hook: AlarmHook): AlarmW
 function installAlarms(claims: Claims): Alarms {
   const alarms = new Alarms(claims.lifecycle.ctx.storage);
   perLifecycle.set(claims.lifecycle, alarms);
-  claims.alarms((now, runHost) => alarms.run(now, runHost));
+  claims.takeAlarm((now, runHost) => alarms.run(now, runHost));
   return alarms;
 }
 

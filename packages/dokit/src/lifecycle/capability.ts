@@ -16,6 +16,11 @@ export interface Capability {
 export type UpgradeHandler = (request: Request) => Response | undefined | Promise<Response | undefined>;
 /** Answers a plain HTTP request on a claimed route. `path` is the path below the object's base. */
 export type RouteHandler = (request: Request, path: string) => Response | Promise<Response>;
+/** What the socket owner tells a frame handler about the connection a frame came from. */
+export interface FrameContext {
+  /** Whether the connection may not change synced state. */
+  readonly readonly: boolean;
+}
 /**
  * Handles one parsed text frame of a claimed type. Returning `false` means the
  * frame is not well-formed for this type and goes to the user's `onMessage`.
@@ -23,6 +28,7 @@ export type RouteHandler = (request: Request, path: string) => Response | Promis
 export type FrameHandler = (
   connection: Connection,
   frame: Record<string, unknown>,
+  context: FrameContext,
 ) => boolean | void | Promise<boolean | void>;
 /** Adds a frame (already serialized) to a protocol-enabled connection's connect sequence. */
 export type ConnectFrameSource = (connection: Connection) => string | undefined;
@@ -36,18 +42,35 @@ export type AlarmRunner = (now: number, runHost: () => Promise<void>) => Promise
 export type DestroyHook = () => void | Promise<void>;
 
 /**
- * The owner of hibernating sockets (the WebSockets capability). It runs its
- * handlers inside `runInContext({ agent, connection })`.
+ * The owner of hibernating sockets (the WebSockets capability): the lifecycle
+ * hands it the platform's socket events. It runs its handlers in the object's
+ * invocation context with the connection.
  */
 export interface SocketOwner {
   /** @returns false when the socket is not one of the owner's (the host accepted it) */
   message(ws: WebSocket, message: string | ArrayBuffer): Promise<boolean>;
+  /** @returns false when the socket is not one of the owner's */
   close(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<boolean>;
+  /** @returns false when the socket is not one of the owner's */
   error(ws: WebSocket, error: unknown): Promise<boolean>;
-  /** Sends a protocol frame to every protocol-enabled connection, except `except`. */
-  broadcastProtocol(frame: string, except?: Connection | "server" | null): void;
-  /** @returns whether the connection's state frames are refused */
-  isReadonly(connection: Connection): boolean;
+}
+
+/** A set of client-callable methods: what every transport (rpc frames, Cap'n Web) calls through. */
+export interface CallableSource {
+  /** The names clients may call. */
+  readonly methodNames: readonly string[];
+  /** Calls a method inside the caller's context. @throws what the method throws, or a wire error */
+  invoke(name: string, args: unknown[]): Promise<unknown>;
+}
+
+/** Read access to the dispatch table, for the capabilities that route work through it. */
+export interface Dispatch {
+  /** @returns the claim for a frame type: one lookup in a null-prototype table */
+  frame(type: string): FrameClaim | undefined;
+  /** @returns the frames capabilities add to `connection`'s connect sequence, in `use()` order */
+  connectFrames(connection: Connection): IterableIterator<string>;
+  /** Every claimed client-callable method, as one source (empty when none is claimed). */
+  readonly callables: CallableSource;
 }
 
 /** What a capability may claim, handed to {@link Capability.attach}. */
@@ -68,23 +91,31 @@ export interface Claims {
    * ordinary message for `onMessage`.
    */
   frame(type: string, handler: FrameHandler, options?: { protocolOnly?: boolean }): void;
-  /** Claims a client-callable method name. */
-  method(name: string): void;
+  /** Claims a client-callable method name, served by `source` on every transport. */
+  method(name: string, source: CallableSource): void;
   /** Adds frames to every protocol-enabled connection's connect sequence. */
   connectFrames(source: ConnectFrameSource): void;
-  /** Registers the owner of hibernating sockets (one per object). */
-  sockets(owner: SocketOwner): void;
+  /** Takes the platform's socket events (one owner per object). */
+  takeSockets(owner: SocketOwner): void;
   /** Work for `start()`, in `use()` order. */
   onStart(hook: StartHook): void;
   /**
    * Takes over the alarm entry point (one runner per object). Capabilities use
    * `claimAlarm(claims, key, hook)`, which installs the shared runner.
    */
-  alarms(runner: AlarmRunner): void;
+  takeAlarm(runner: AlarmRunner): void;
   /** Work for `lifecycle.destroy()`, in `use()` order. */
   onDestroy(hook: DestroyHook): void;
   /** Installs another capability this one depends on (a no-op when already used). */
   use(capability: Capability): void;
+  /** Reads the dispatch table once the object runs (claims are locked by then). */
+  readonly dispatch: Dispatch;
+}
+
+/** A frame claim: its handler, and whether it applies only to protocol-enabled connections. */
+export interface FrameClaim {
+  readonly handler: FrameHandler;
+  readonly protocolOnly: boolean;
 }
 
 export type { Connection, ConnectionContext };

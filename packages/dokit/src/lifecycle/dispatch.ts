@@ -1,20 +1,26 @@
+import { normalizeRoute } from "../shared/wire";
 import type {
   AlarmRunner,
+  CallableSource,
+  Capability,
+  Claims,
   ConnectFrameSource,
   DestroyHook,
-  FrameHandler,
+  Dispatch,
+  FrameClaim,
   RouteHandler,
   SocketOwner,
   StartHook,
   UpgradeHandler,
 } from "./capability";
-import { DokitError } from "./errors";
+import type { Connection } from "./connection";
+import { rpcErrors } from "../protocol/frames";
+import { DokitError, WireError } from "./errors";
+import type { Lifecycle } from "./lifecycle";
 
 /** A claimed value and the capability that claimed it. */
 export type Owned<T> = { owner: string; value: T };
 type Slots = { catchAll?: Owned<UpgradeHandler>; sockets?: Owned<SocketOwner>; alarm?: Owned<AlarmRunner> };
-/** A frame claim: its handler, and whether it applies only to protocol-enabled connections. */
-export type FrameClaim = { handler: FrameHandler; protocolOnly: boolean };
 
 /**
  * Takes `key` in a null-prototype `table` for `owner`, or throws naming both claimants.
@@ -34,18 +40,21 @@ export function claimKey<T>(kind: string, table: Record<string, Owned<T>>, key: 
  * The one table every capability claims into. Keyed tables have null
  * prototypes, so a wire name can never resolve to an inherited member.
  */
-export class DispatchTable {
+export class DispatchTable implements Dispatch {
   readonly upgrades: Owned<UpgradeHandler>[] = [];
   readonly routes: Record<string, Owned<RouteHandler>> = Object.create(null);
   readonly frames: Record<string, Owned<FrameClaim>> = Object.create(null);
-  /** Client-callable method names (the owning capability calls them). */
-  readonly methods: Record<string, Owned<true>> = Object.create(null);
-  readonly connectFrames: ConnectFrameSource[] = [];
+  /** Client-callable method names, each with the source that serves it. */
+  readonly methods: Record<string, Owned<CallableSource>> = Object.create(null);
+  readonly connectFrameSources: ConnectFrameSource[] = [];
   readonly starts: StartHook[] = [];
   /** What only one capability may hold: the catch-all upgrade, the hibernating sockets, the alarm. */
   readonly slots: Slots = {};
   readonly destroys: DestroyHook[] = [];
   routeCount = 0;
+
+  /** Every claimed method as one source: what rpc frames and Cap'n Web sessions call. */
+  readonly callables: CallableSource = new ClaimedMethods(this.methods);
 
   /** Takes a slot for `owner` (the same value again is a no-op), or throws naming both claimants. */
   claimSlot<K extends keyof Slots>(slot: K, owner: string, value: NonNullable<Slots[K]>["value"]): void {
@@ -57,10 +66,23 @@ export class DispatchTable {
     this.slots[slot] ??= { owner, value } as Slots[K];
   }
 
-  /** @returns the route handler for `path` or its nearest claimed parent, with the claimed path */
+  /** @returns the claim for a frame type */
+  frame(type: string): FrameClaim | undefined {
+    return this.frames[type]?.value;
+  }
+
+  /** @returns frames capabilities add to `connection`'s connect sequence, in `use()` order */
+  *connectFrames(connection: Connection): IterableIterator<string> {
+    for (const source of this.connectFrameSources) {
+      const frame = source(connection);
+      if (frame !== undefined) yield frame;
+    }
+  }
+
+  /** @returns the route handler for `path` or its nearest claimed parent */
   findRoute(path: string): RouteHandler | undefined {
     if (this.routeCount === 0) return undefined;
-    let candidate = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+    let candidate = normalizeRoute(path);
     for (;;) {
       const hit = this.routes[candidate];
       if (hit) return hit.value;
@@ -68,5 +90,55 @@ export class DispatchTable {
       if (cut <= 0) return undefined;
       candidate = candidate.slice(0, cut);
     }
+  }
+
+  /**
+   * The claims one capability declares into this table.
+   * @param lifecycle - the lifecycle being built
+   * @param owner - the capability's name, as errors show it
+   * @param use - installs a capability the one being attached depends on
+   */
+  claimsFor(lifecycle: Lifecycle, owner: string, use: (capability: Capability) => void): Claims {
+    return {
+      lifecycle,
+      owner,
+      dispatch: this,
+      upgrade: (handler) => void this.upgrades.push({ owner, value: handler }),
+      catchAllUpgrade: (handler) => this.claimSlot("catchAll", owner, handler),
+      route: (path, handler) => {
+        if (!path.startsWith("/")) throw new DokitError("INVALID_ARGUMENT", `${owner}: route "${path}" must start with "/"`);
+        claimKey("route", this.routes, normalizeRoute(path), owner, handler);
+        this.routeCount++;
+      },
+      frame: (type, handler, options) =>
+        claimKey("frame type", this.frames, type, owner, { handler, protocolOnly: options?.protocolOnly === true }),
+      method: (name, source) => claimKey("method", this.methods, name, owner, source),
+      connectFrames: (source) => void this.connectFrameSources.push(source),
+      takeSockets: (socketOwner) => this.claimSlot("sockets", owner, socketOwner),
+      onStart: (hook) => void this.starts.push(hook),
+      takeAlarm: (runner) => this.claimSlot("alarm", owner, runner),
+      onDestroy: (hook) => void this.destroys.push(hook),
+      use,
+    };
+  }
+}
+
+/** The claimed methods, each served by the source that claimed it. */
+class ClaimedMethods implements CallableSource {
+  readonly #methods: Record<string, Owned<CallableSource>>;
+
+  constructor(methods: Record<string, Owned<CallableSource>>) {
+    this.#methods = methods;
+  }
+
+  get methodNames(): string[] {
+    return Object.keys(this.#methods);
+  }
+
+  /** @throws WireError METHOD_NOT_FOUND (`Method <name> does not exist`), or what the method throws */
+  invoke(name: string, args: unknown[]): Promise<unknown> {
+    const source = this.#methods[name]?.value;
+    if (!source) return Promise.reject(new WireError("METHOD_NOT_FOUND", rpcErrors.notFound(name)));
+    return source.invoke(name, args);
   }
 }

@@ -15,7 +15,10 @@ export type DokitErrorCode =
   | "ATTACHMENT_TOO_LARGE"
   | "INVALID_STATE"
   | "STATE_TOO_LARGE"
-  | "NOT_INSTALLED";
+  | "NOT_INSTALLED"
+  | "NO_SQLITE"
+  | "NO_REQUEST"
+  | "REFUSED";
 
 /** The one error class of dokit. Messages start with `dokit:`; `code` is stable. */
 export class DokitError extends Error {
@@ -31,6 +34,30 @@ export class DokitError extends Error {
   constructor(code: DokitErrorCode, message: string, options?: ErrorOptions) {
     super(`dokit: ${message}`, options);
     this.code = code;
+  }
+}
+
+/** A DokitError whose message clients see as is (no library prefix), and which is not logged. */
+export class WireError extends DokitError {
+  /**
+   * @param code - the stable code
+   * @param text - the exact text the client receives
+   */
+  constructor(code: DokitErrorCode, text: string) {
+    super(code, text);
+    this.message = text;
+  }
+}
+
+/**
+ * An expected refusal ("this board is view-only for you"): throw it from a
+ * callable and the client's call fails with `message` as is, while the server
+ * logs one line (no stack) instead of an error.
+ */
+export class Refusal extends WireError {
+  /** @param message - what the client is told */
+  constructor(message: string) {
+    super("REFUSED", message);
   }
 }
 

@@ -28,8 +28,3 @@ export function subPath(request: Request): string {
   const rest = path.slice(base.length);
   return rest === "" ? "/" : rest;
 }
-
-/** @returns whether `request` asks for a WebSocket upgrade */
-export function isUpgrade(request: Request): boolean {
-  return request.headers.get("Upgrade")?.toLowerCase() === "websocket";
-}

@@ -3,10 +3,14 @@ export type { EntryPoint, HostHooks, LifecycleOptions } from "./lifecycle";
 export type {
   AlarmHook,
   AlarmRunner,
+  CallableSource,
   Capability,
   Claims,
   ConnectFrameSource,
   DestroyHook,
+  Dispatch,
+  FrameClaim,
+  FrameContext,
   FrameHandler,
   RouteHandler,
   SocketOwner,
@@ -14,10 +18,9 @@ export type {
   UpgradeHandler,
 } from "./capability";
 export type { Connection, ConnectionContext } from "./connection";
-export { getCurrentAgent, runInContext } from "./context";
+export { getCurrentAgent } from "./context";
 export type { CurrentAgent } from "./context";
-export { DokitError, isDokitError } from "./errors";
+export { DokitError, isDokitError, Refusal } from "./errors";
 export type { DokitErrorCode } from "./errors";
 export { claimAlarm } from "./alarms";
 export type { AlarmWork } from "./alarms";
-export type { FrameClaim } from "./dispatch";

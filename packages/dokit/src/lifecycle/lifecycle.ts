@@ -1,10 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../protocol/kebab";
-import type { Capability, Claims, Connection, SocketOwner } from "./capability";
+import { isUpgrade } from "../shared/wire";
+import type { Capability, SocketOwner } from "./capability";
 import { runInContext } from "./context";
-import { claimKey, DispatchTable, type FrameClaim } from "./dispatch";
+import { DispatchTable } from "./dispatch";
 import { DokitError, errorMessage } from "./errors";
-import { isUpgrade, readProps, subPath } from "./headers";
+import { readProps, subPath } from "./headers";
 
 /** The platform entry points `install` attaches to the object. */
 export type EntryPoint = "fetch" | "alarm" | "webSocketMessage" | "webSocketClose" | "webSocketError";
@@ -38,6 +39,8 @@ const UPGRADE_NOT_CLAIMED = () =>
   new Response("Nothing here accepts WebSocket upgrades: use new WebSockets() from dokit/websockets", { status: 404 });
 const INTERNAL_ERROR = () => new Response("Internal error", { status: 500 });
 const done: Promise<void> = Promise.resolve();
+/** How long destroy() leaves the 1001 close frames to be written before it resets the instance. */
+const RESET_AFTER_DESTROY_MS = 100;
 
 /**
  * Attaches a Durable Object's entry points and runs the capabilities used on it
@@ -111,11 +114,6 @@ export class Lifecycle<Host extends object = object> {
     return this.ctx.id.name ?? this.ctx.id.toString();
   }
 
-  /** The owner of hibernating sockets (WebSockets), when one is installed. */
-  get sockets(): SocketOwner | undefined {
-    return this.#table.slots.sockets?.value;
-  }
-
   /**
    * Adds a capability. Chainable; the same capability twice is a no-op.
    * @param capability - the capability to install
@@ -130,46 +128,8 @@ export class Lifecycle<Host extends object = object> {
       );
     }
     this.#used.add(capability);
-    capability.attach(this.#claimsFor(capability.capabilityName));
+    capability.attach(this.#table.claimsFor(this, capability.capabilityName, (dependency) => this.use(dependency)));
     return this;
-  }
-
-  #claimsFor(owner: string): Claims {
-    const table = this.#table;
-    return {
-      lifecycle: this,
-      owner,
-      upgrade: (handler) => void table.upgrades.push({ owner, value: handler }),
-      catchAllUpgrade: (handler) => table.claimSlot("catchAll", owner, handler),
-      route: (path, handler) => {
-        if (!path.startsWith("/")) throw new DokitError("INVALID_ARGUMENT", `${owner}: route "${path}" must start with "/"`);
-        const key = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-        claimKey("route", table.routes, key, owner, handler);
-        table.routeCount++;
-      },
-      frame: (type, handler, options) =>
-        claimKey("frame type", table.frames, type, owner, { handler, protocolOnly: options?.protocolOnly === true }),
-      method: (name) => claimKey("method", table.methods, name, owner, true),
-      connectFrames: (source) => void table.connectFrames.push(source),
-      sockets: (socketOwner) => table.claimSlot("sockets", owner, socketOwner),
-      onStart: (hook) => void table.starts.push(hook),
-      alarms: (runner) => table.claimSlot("alarm", owner, runner),
-      onDestroy: (hook) => void table.destroys.push(hook),
-      use: (capability) => void this.use(capability),
-    };
-  }
-
-  /** @returns the claim for a frame type (used by the socket owner): one lookup in a null-prototype table */
-  frameClaim(type: string): FrameClaim | undefined {
-    return this.#table.frames[type]?.value;
-  }
-
-  /** @returns frames other capabilities add to `connection`'s connect sequence, in `use()` order */
-  *extraConnectFrames(connection: Connection): IterableIterator<string> {
-    for (const source of this.#table.connectFrames) {
-      const frame = source(connection);
-      if (frame !== undefined) yield frame;
-    }
   }
 
   /**
@@ -285,7 +245,8 @@ export class Lifecycle<Host extends object = object> {
 
   /**
    * Runs every capability's destroy hook (WebSockets closes its connections with 1001),
-   * then deletes the object's alarm and all of its storage.
+   * deletes the object's alarm and all of its storage, then resets the instance
+   * (`ctx.abort`) shortly after returning: the next request meets a fresh object.
    */
   async destroy(): Promise<void> {
     await this.start();
@@ -298,6 +259,11 @@ export class Lifecycle<Host extends object = object> {
     }
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
+    // workerd shuts a real client's connection after a server-initiated close only
+    // when the close was issued inside a WebSocket event, or when the instance goes
+    // away. destroy() runs outside socket events (an RPC, a request, an alarm), so
+    // the clients would hang in CLOSING: reset once the close frames are written.
+    setTimeout(() => this.ctx.abort("dokit: Durable Object destroyed"), RESET_AFTER_DESTROY_MS);
   }
 }
 

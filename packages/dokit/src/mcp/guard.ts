@@ -8,6 +8,22 @@ import {
 // Origin and Host validation (DNS rebinding and cross-site request forgery)
 // and CORS. The checks are the SDK's own helpers; dokit only chooses the
 // allowlists. Hostnames only, port-agnostic, as the SDK's helpers expect.
+//
+// The allowlists never come from the request itself: on workerd the request
+// URL is built from the `Host` header, so a rebound page (`Host` and `Origin`
+// both naming the attacker's hostname) would otherwise allow itself.
+//
+// The rule:
+// - localhost names (`localhost`, `127.0.0.1`, `[::1]`) are always allowed;
+// - `Origin`, when present, must name localhost or a hostname listed in
+//   `allowedOrigins` or `allowedHosts` (a listed host's own pages are same-origin);
+// - `Host` is checked only when `allowedHosts` lists hostnames; then every
+//   request's `Host` must be localhost or listed.
+// A rebound page always sends `Origin` on the POST every MCP exchange starts
+// with, so the `Origin` check alone stops it; requests without `Origin` come
+// from non-browser clients, which must keep working on a deployed hostname the
+// object cannot know. A deployed Worker is reached only through hostnames
+// routed to it, so a foreign `Host` there is no rebinding risk.
 
 /** CORS headers McpHandler sends; every field is optional. */
 export interface McpCorsOptions {
@@ -25,9 +41,9 @@ export interface McpCorsOptions {
 
 /** The allowlists and CORS settings of one McpHandler. */
 export interface GuardOptions {
-  /** Hostnames a browser page may call from (`Origin`), or `"*"` for any. Requests without `Origin` always pass. */
+  /** Hostnames browser pages may call from (`Origin`) besides localhost and `allowedHosts`, or `"*"` for any. */
   allowedOrigins?: readonly string[] | "*";
-  /** Hostnames the `Host` header may name, or `"*"` for any. */
+  /** Hostnames `Host` may name besides localhost (checked on every request once listed), or `"*"` for any. */
   allowedHosts?: readonly string[] | "*";
   /** CORS settings, or `false` to send no CORS headers and refuse preflights. */
   cors?: McpCorsOptions | false;
@@ -36,10 +52,9 @@ export interface GuardOptions {
 const DEFAULT_EXPOSE = "Mcp-Session-Id, Mcp-Protocol-Version";
 const DEFAULT_METHODS = "GET, POST, DELETE, OPTIONS";
 
-/** @returns the hostnames allowed for `request` when the host configured none: its own URL host plus localhost */
-function defaults(request: Request, localhost: string[]): string[] {
-  // URL#hostname keeps IPv6 brackets, the form the SDK's allowlists use.
-  return [new URL(request.url).hostname, ...localhost];
+/** @returns the listed hostnames, or none for an absent list or `"*"` */
+function listed(hostnames: readonly string[] | "*" | undefined): readonly string[] {
+  return Array.isArray(hostnames) ? hostnames : [];
 }
 
 /**
@@ -50,13 +65,12 @@ export function rejectForeign(request: Request, options: GuardOptions): Response
   const { allowedHosts, allowedOrigins } = options;
   // A request without Host cannot come from a browser (browsers always send it); the
   // DNS-rebinding check is about browsers, so only a present Host is checked.
-  if (allowedHosts !== "*" && request.headers.has("host")) {
-    const hosts = allowedHosts ? [...allowedHosts] : defaults(request, localhostAllowedHostnames());
-    const rejected = hostHeaderValidationResponse(request, hosts);
+  if (Array.isArray(allowedHosts) && request.headers.has("host")) {
+    const rejected = hostHeaderValidationResponse(request, [...localhostAllowedHostnames(), ...allowedHosts]);
     if (rejected) return rejected;
   }
   if (allowedOrigins !== "*") {
-    const origins = allowedOrigins ? [...allowedOrigins] : defaults(request, localhostAllowedOrigins());
+    const origins = [...localhostAllowedOrigins(), ...listed(allowedOrigins), ...listed(allowedHosts)];
     const rejected = originValidationResponse(request, origins);
     if (rejected) return rejected;
   }

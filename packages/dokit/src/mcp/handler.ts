@@ -15,7 +15,9 @@ import { preflight, rejectForeign, withCors } from "./guard";
 import { checkBody, INTERNAL_ERROR, jsonRpcError, type RawMessage, readBody, SERVER_ERROR } from "./jsonrpc";
 import { McpNotifier } from "./notify";
 import { DEFAULTS, type McpHandlerOptions, type McpServerContext } from "./options";
+import { forSdk } from "./server-shape";
 import { LegacySessions } from "./sessions";
+import { withRetryField } from "./sse-retry";
 import { Tables } from "./tables";
 
 /**
@@ -38,6 +40,7 @@ export class McpHandler<Host = unknown> implements Capability {
     legacy: NonNullable<McpHandlerOptions["legacy"]>;
     maxRequestBodySize: number;
     keepAliveMs: number;
+    retryMs: number | false;
     maxEventsPerStream: number;
     sessionTtlMs: number;
   };
@@ -55,12 +58,17 @@ export class McpHandler<Host = unknown> implements Capability {
     }
     const size = options.maxRequestBodySize ?? DEFAULTS.maxRequestBodySize;
     if (!(size > 0)) throw new DokitError("INVALID_ARGUMENT", "McpHandler: maxRequestBodySize must be a positive number of bytes");
+    const retryMs = options.retryMs ?? DEFAULTS.retryMs;
+    if (retryMs !== false && !(Number.isSafeInteger(retryMs) && retryMs >= 0)) {
+      throw new DokitError("INVALID_ARGUMENT", "McpHandler: retryMs must be a non-negative integer of milliseconds, or false");
+    }
     this.#options = options;
     this.#settings = {
       route: options.route ?? DEFAULTS.route,
       legacy: options.legacy ?? DEFAULTS.legacy,
       maxRequestBodySize: size,
       keepAliveMs: options.keepAliveMs ?? DEFAULTS.keepAliveMs,
+      retryMs,
       maxEventsPerStream: options.maxEventsPerStream ?? DEFAULTS.maxEventsPerStream,
       sessionTtlMs: options.sessionTtlMs ?? DEFAULTS.sessionTtlMs,
     };
@@ -101,7 +109,9 @@ export class McpHandler<Host = unknown> implements Capability {
       if (foreign) return foreign;
       // OPTIONS: a CORS preflight
       if (request.method === "OPTIONS") return preflight(request, cors);
-      return withCors(await this.#dispatch(request), request, cors);
+      const response = await this.#dispatch(request);
+      const { retryMs } = this.#settings;
+      return withCors(retryMs === false ? response : withRetryField(response, retryMs), request, cors);
     } catch (error) {
       console.error(`dokit: mcp: ${request.method} ${new URL(request.url).pathname} failed`, error);
       return withCors(jsonRpcError(500, INTERNAL_ERROR, "Internal error"), request, cors);
@@ -156,7 +166,7 @@ export class McpHandler<Host = unknown> implements Capability {
     const { legacy, keepAliveMs, maxRequestBodySize } = this.#settings;
     const responseMode = this.#options.responseMode;
     this.#modern = createMcpHandler(
-      (ctx) => this.#build(ctx.era, ctx.requestInfo ?? currentRequest(), ctx.authInfo),
+      async (ctx) => forSdk(await this.#build(ctx.era, ctx.requestInfo ?? currentRequest(), ctx.authInfo)),
       {
         // With sessions, 2025-era traffic never reaches this handler.
         legacy: legacy === "stateless" ? "stateless" : "reject",
@@ -187,6 +197,6 @@ export class McpHandler<Host = unknown> implements Capability {
 
 function currentRequest(): Request {
   const request = getCurrentAgent().request;
-  if (!request) throw new DokitError("NOT_INSTALLED", "McpHandler: no request in scope");
+  if (!request) throw new DokitError("NO_REQUEST", "McpHandler: no request in scope");
   return request;
 }

@@ -42,13 +42,15 @@ export interface McpHandlerOptions<Host = unknown> {
   /** How 2025-era clients are served (default `"sessions"`). */
   legacy?: LegacyMode;
   /**
-   * Hostnames browser pages may call from (checked against `Origin`), or `"*"`.
-   * Default: the hostname the request was addressed to, plus localhost. Requests without `Origin` pass.
+   * Hostnames (no scheme, no port) browser pages may call from, checked against `Origin`, or `"*"` for any.
+   * Localhost names and the `allowedHosts` are always allowed, so the default is localhost pages only;
+   * requests without `Origin` (non-browser clients) pass. A page on another site: `allowedOrigins: ["app.example.com"]`.
    */
   allowedOrigins?: readonly string[] | "*";
   /**
-   * Hostnames the `Host` header may name (DNS-rebinding protection), or `"*"`.
-   * Default: the hostname the request was addressed to, plus localhost.
+   * Hostnames the `Host` header may name besides localhost, or `"*"` for any. Once listed, `Host` is checked on
+   * every request and the listed hostnames' own pages may call (`Origin`). Default: `Host` is not checked (a
+   * rebound page is refused by its `Origin`). A same-origin app: `allowedHosts: ["myapp.example.com"]`.
    */
   allowedHosts?: readonly string[] | "*";
   /** CORS headers for allowed browser origins, or `false` for none (default: on, reflecting the allowed `Origin`). */
@@ -60,6 +62,12 @@ export interface McpHandlerOptions<Host = unknown> {
    * An open stream keeps the object in memory (it cannot hibernate while a stream is open).
    */
   keepAliveMs?: number;
+  /**
+   * The SSE `retry:` field, in ms, sent as the first frame of every SSE stream on both lanes:
+   * how long a client waits before reconnecting (with `Last-Event-ID` on 2025-era sessions)
+   * after a stream ends early. A non-negative integer, or `false` to send none (default 1000).
+   */
+  retryMs?: number | false;
   /** Response shaping for modern requests (the SDK's `responseMode`, default `auto`). */
   responseMode?: PerRequestResponseMode;
   /** Events kept per stream for `Last-Event-ID` resumption; 0 turns resumability off (default 500). */
@@ -78,6 +86,7 @@ export const DEFAULTS = {
   legacy: "sessions",
   maxRequestBodySize: 4 * 1024 * 1024,
   keepAliveMs: 25_000,
+  retryMs: 1000,
   maxEventsPerStream: 500,
   sessionTtlMs: 7 * 24 * 60 * 60 * 1000,
 } as const;

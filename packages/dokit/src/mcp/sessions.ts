@@ -1,12 +1,13 @@
 import {
   type AuthInfo,
-  McpServer,
+  type McpServer,
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { DokitError } from "../lifecycle/errors";
 import { SqlEventStore } from "./event-store";
 import { INVALID_REQUEST, isRequest, jsonRpcError, type RawMessage, SERVER_ERROR, SESSION_NOT_FOUND } from "./jsonrpc";
+import { lowLevelOf } from "./server-shape";
 import { watchStream } from "./stream-watch";
 import { SESSIONS_TABLE, EVENTS_TABLE, type Tables } from "./tables";
 
@@ -53,7 +54,7 @@ export class LegacySession {
 
   /** The low-level server (for notifications). */
   get lowLevel(): Server {
-    return this.server instanceof McpServer ? this.server.server : this.server;
+    return lowLevelOf(this.server);
   }
 }
 
@@ -167,7 +168,7 @@ export class LegacySessions {
   /** Builds a session around a fresh server and transport, and lists it as live. */
   async #open(id: string, request: Request, authInfo: AuthInfo | undefined, initParams: unknown): Promise<LegacySession> {
     const server = await this.#factory(request, id, authInfo);
-    const lowLevel = server instanceof McpServer ? server.server : server;
+    const lowLevel = lowLevelOf(server);
     if (lowLevel.transport !== undefined) {
       throw new DokitError(
         "INVALID_ARGUMENT",

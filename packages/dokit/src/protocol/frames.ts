@@ -1,4 +1,4 @@
-// Frame literals of the Agents wire protocol (see shared PROTOCOL.md).
+// Frame literals of the Agents wire protocol (docs/protocol.md).
 // Shared by server and client; holds no behaviour beyond building and
 // recognising frames.
 
@@ -43,6 +43,11 @@ export const CAPNWEB = "capnweb";
 /** Close codes the protocol names. */
 export const CLOSE_DESTROYED = 1001;
 export const CLOSE_INTERNAL_ERROR = 1011;
+/** Close codes a close event may report but no endpoint may send: a close reciprocating them carries no code. */
+export const RESERVED_CLOSE_CODES: ReadonlySet<number> = new Set([1005, 1006, 1015]);
+
+/** The method on a Cap'n Web session's main object that carries ordinary frames. */
+export const CAPNWEB_PIPE = "__cf_agent_send";
 
 /** @returns whether `frame` is a well-formed rpc request (anything else is an ordinary message) */
 export function isRpcRequest(frame: Record<string, unknown>): frame is RpcRequestFrame {

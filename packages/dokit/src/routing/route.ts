@@ -1,5 +1,6 @@
 import { BASE_HEADER, PROPS_HEADER } from "../lifecycle/headers";
 import { kebab } from "../protocol/kebab";
+import { isUpgrade } from "../shared/wire";
 
 /** Options of {@link routeAgentRequest}. */
 export interface RouteOptions<Env = unknown> {
@@ -104,7 +105,7 @@ function withCors(response: Response, headers: Headers | undefined): Response {
  * @param request - the Worker's request
  * @param env - the Worker's env, holding the Durable Object bindings
  * @param options - prefix, CORS, props, location, before-hooks
- * @returns the object's response; 400 `Invalid request` for an unknown binding; `null` when the path does not match
+ * @returns the object's response; 400 `Invalid request: …` naming the rule for an unknown binding; `null` when the path does not match
  */
 export async function routeAgentRequest<Env extends object>(
   request: Request,
@@ -117,10 +118,9 @@ export async function routeAgentRequest<Env extends object>(
   const cors = corsHeaders(options.cors);
   if (cors && request.method === "OPTIONS") return new Response(null, { status: 204, headers: cors });
   const binding = findBinding(env, match.agent);
-  if (!binding) return withCors(new Response("Invalid request", { status: 400 }), cors);
+  if (!binding) return withCors(unknownAgent(url, match.agent, env), cors);
 
-  const isUpgrade = request.headers.get("Upgrade")?.toLowerCase() === "websocket";
-  const hook = isUpgrade ? options.onBeforeConnect : options.onBeforeRequest;
+  const hook = isUpgrade(request) ? options.onBeforeConnect : options.onBeforeRequest;
   let forwarded = request;
   if (hook) {
     const outcome = await hook(request, { agent: match.agent, binding, name: match.name, env });
@@ -144,6 +144,24 @@ export async function routeAgentRequest<Env extends object>(
   const response = await stub.fetch(new Request(forwarded, { headers }));
   return withCors(response, cors);
 }
+
+/**
+ * Answers a path whose agent matches no binding: 400 `Invalid request` and how the
+ * name is formed. The bindings that do exist are logged, and named in the answer
+ * only on a local address (development), so a deployed Worker does not list them.
+ */
+function unknownAgent(url: URL, agent: string, env: object): Response {
+  const bindings = Object.entries(env)
+    .filter(([, value]) => isNamespace(value))
+    .map(([key]) => `${kebab(key)} (${key})`);
+  const known = bindings.length ? `the bindings are: ${bindings.join(", ")}` : "env holds no Durable Object binding";
+  const hint = `no Durable Object binding is named "${agent}": the path names a binding in kebab case (COUNTER and Counter → counter, ChatRoom → chat-room)`;
+  console.warn(`dokit: routeAgentRequest: ${hint}; ${known}`);
+  const local = LOCAL_HOSTS.has(url.hostname);
+  return new Response(`Invalid request: ${hint}${local ? `; ${known}` : ""}`, { status: 400 });
+}
+
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
  * Gets a stub for the object `name` of a binding, by name.

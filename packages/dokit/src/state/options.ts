@@ -1,4 +1,4 @@
-import type { InferOutput, StandardSchema } from "../callables/schema";
+import type { InferOutput, StandardSchema } from "../shared/schema";
 import type { StateCheck, StateSource, StateValidator } from "./validate";
 
 /** Options of `State`. */

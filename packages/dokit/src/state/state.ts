@@ -1,9 +1,10 @@
-import type { InferOutput, StandardSchema } from "../callables/schema";
+import type { InferOutput, StandardSchema } from "../shared/schema";
 import type { Capability, Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/frames";
+import { trySend } from "../shared/wire";
 import { serializeState } from "./serialize";
 import { StateStore, type StoredRow } from "./storage";
 import type { CheckedStateOptions, SchemaStateOptions, StateOptions } from "./options";
@@ -50,7 +51,8 @@ class StateCapability<T = unknown> implements Capability {
     this.#lifecycle = claims.lifecycle;
     this.#store = new StateStore(claims.lifecycle.ctx);
     // {"type":"cf_agent_state","state":<json>}: a client's change, on protocol-enabled connections.
-    claims.frame(STATE, (connection, frame) => this.#applyFrame(connection, frame), { protocolOnly: true });
+    // {"type":"cf_agent_state","state":…}
+    claims.frame(STATE, (connection, frame, context) => this.#applyFrame(connection, frame, context.readonly), { protocolOnly: true });
   }
 
   /**
@@ -102,9 +104,9 @@ class StateCapability<T = unknown> implements Capability {
     return undefined;
   }
 
-  #applyFrame(connection: Connection, frame: Record<string, unknown>): boolean | Promise<boolean> {
+  #applyFrame(connection: Connection, frame: Record<string, unknown>, readonly: boolean): boolean | Promise<boolean> {
     if (!isStateFrame(frame)) return false;
-    if (this.#lifecycle?.sockets?.isReadonly(connection)) {
+    if (readonly) {
       trySend(connection, READONLY);
       return true;
     }
@@ -188,12 +190,4 @@ export const State = StateCapability as StateConstructor;
 
 function logHookError(error: unknown): void {
   console.error("dokit: State onChanged failed", error);
-}
-
-function trySend(connection: Connection, frame: string): void {
-  try {
-    connection.send(frame);
-  } catch {
-    // The socket closed meanwhile.
-  }
 }

@@ -45,15 +45,16 @@ export class StateStore {
     if (this.#sql) return this.#sql;
     let sql: SqlStorage;
     try {
+      // A class bound without SQLite fails here: on reading `sql`, or on its first statement.
       sql = this.#ctx.storage.sql;
+      sql.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (id TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)`);
     } catch (error) {
       throw new DokitError(
-        "INVALID_STATE",
-        'State stores its value in SQLite: declare the class under "new_sqlite_classes" in its wrangler migration',
+        "NO_SQLITE",
+        'State stores its value in SQLite: bind this class in "new_sqlite_classes" (not "new_classes") in its wrangler migration',
         { cause: error },
       );
     }
-    sql.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (id TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)`);
     this.#sql = sql;
     return sql;
   }

@@ -1,4 +1,4 @@
-import { describeIssues, isStandardSchema, type StandardSchema } from "../callables/schema";
+import { describeIssues, isStandardSchema, type StandardSchema } from "../shared/schema";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 

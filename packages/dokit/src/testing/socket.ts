@@ -1,5 +1,6 @@
 // Test sockets for @cloudflare/vitest-plugin tests: open a WebSocket to an
 // object through a Worker or a stub, read frames in order, make calls.
+import { parseObject } from "../shared/wire";
 
 /** Something that answers an upgrade request: `exports.default`, `SELF`, or a Durable Object stub. */
 export interface Upgrader {
@@ -148,7 +149,7 @@ export class TestSocket {
     try {
       for (;;) {
         const message = await this.next(Math.max(1, deadline - Date.now()));
-        const frame = typeof message === "string" ? safeParse(message) : undefined;
+        const frame = typeof message === "string" ? parseObject(message) : undefined;
         if (!frame || frame.type !== "rpc" || frame.id !== id) {
           held.push(message);
           continue;
@@ -170,14 +171,5 @@ export class TestSocket {
       // Already closing.
     }
     return this.closed;
-  }
-}
-
-function safeParse(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -1,16 +1,16 @@
 import { DokitError, errorMessage } from "../lifecycle/errors";
 
-// A dokit socket's attachment: `{ [INTERNAL]: flags, user: state }`. Internal
+// A dokit socket's attachment: `{ [FLAGS_KEY]: flags, user: state }`. dokit's
 // flags live in a key users never see; `connection.state` is only `user`. The
 // runtime limits the serialized attachment to 16,384 bytes.
 
 /** The reserved key of dokit's own flags inside an attachment. */
-export const INTERNAL = "__dokit";
+export const FLAGS_KEY = "__dokit";
 /** The runtime's limit on a serialized attachment, in bytes. */
 export const ATTACHMENT_LIMIT = 16_384;
 
 /** dokit's per-connection flags, kept in the attachment so they survive hibernation. */
-export interface Internal {
+export interface ConnectionFlags {
   id: string;
   tags: string[];
   uri: string | null;
@@ -20,7 +20,7 @@ export interface Internal {
 
 /** The whole attachment of a dokit socket. */
 export interface Attachment {
-  [INTERNAL]: Internal;
+  [FLAGS_KEY]: ConnectionFlags;
   user: unknown;
 }
 
@@ -37,8 +37,8 @@ export function readAttachment(ws: WebSocket): Attachment | undefined {
   } catch {
     return undefined;
   }
-  if (value === null || typeof value !== "object" || !(INTERNAL in value)) return undefined;
-  // SAFETY: only dokit writes an attachment with the INTERNAL key.
+  if (value === null || typeof value !== "object" || !(FLAGS_KEY in value)) return undefined;
+  // SAFETY: only dokit writes an attachment with the FLAGS_KEY key.
   const attachment = value as Attachment;
   cache.set(ws, attachment);
   return attachment;

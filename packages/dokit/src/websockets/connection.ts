@@ -1,5 +1,5 @@
 import type { Connection } from "../lifecycle/connection";
-import { type Attachment, INTERNAL, type Internal, readAttachment, writeAttachment } from "./attachment";
+import { type Attachment, FLAGS_KEY, type ConnectionFlags, readAttachment, writeAttachment } from "./attachment";
 
 // A Connection is the platform WebSocket itself with a few properties defined
 // on it, so `connection === ws` and sends cost nothing extra.
@@ -15,19 +15,19 @@ function attachmentOf(ws: WebSocket): Attachment {
 const descriptors: PropertyDescriptorMap = {
   id: {
     get(this: WebSocket) {
-      return attachmentOf(this)[INTERNAL].id;
+      return attachmentOf(this)[FLAGS_KEY].id;
     },
     configurable: true,
   },
   uri: {
     get(this: WebSocket) {
-      return attachmentOf(this)[INTERNAL].uri;
+      return attachmentOf(this)[FLAGS_KEY].uri;
     },
     configurable: true,
   },
   tags: {
     get(this: WebSocket) {
-      return attachmentOf(this)[INTERNAL].tags;
+      return attachmentOf(this)[FLAGS_KEY].tags;
     },
     configurable: true,
   },
@@ -44,7 +44,7 @@ const descriptors: PropertyDescriptorMap = {
       const attachment = attachmentOf(this);
       const previous = attachment.user ?? null;
       const value = typeof next === "function" ? (next as (p: unknown) => unknown)(previous) : next;
-      writeAttachment(this, { [INTERNAL]: attachment[INTERNAL], user: value ?? null });
+      writeAttachment(this, { [FLAGS_KEY]: attachment[FLAGS_KEY], user: value ?? null });
       return value ?? null;
     },
     configurable: true,
@@ -62,19 +62,19 @@ export function asConnection(ws: WebSocket): Connection | undefined {
 }
 
 /** @returns dokit's flags for a connection */
-export function internalOf(connection: Connection): Internal {
-  return attachmentOf(connection)[INTERNAL];
+export function flagsOf(connection: Connection): ConnectionFlags {
+  return attachmentOf(connection)[FLAGS_KEY];
 }
 
 /** Changes dokit's flags of a connection, keeping the user's state. */
-export function updateInternal(connection: Connection, change: Partial<Internal>): void {
+export function updateFlags(connection: Connection, change: Partial<ConnectionFlags>): void {
   const attachment = attachmentOf(connection);
-  writeAttachment(connection, { [INTERNAL]: { ...attachment[INTERNAL], ...change }, user: attachment.user });
+  writeAttachment(connection, { [FLAGS_KEY]: { ...attachment[FLAGS_KEY], ...change }, user: attachment.user });
 }
 
 /** Starts a socket's attachment with its flags and no user state. */
-export function initAttachment(ws: WebSocket, internal: Internal): Connection {
-  writeAttachment(ws, { [INTERNAL]: internal, user: null });
+export function initConnection(ws: WebSocket, internal: ConnectionFlags): Connection {
+  writeAttachment(ws, { [FLAGS_KEY]: internal, user: null });
   // SAFETY: the attachment was just written, so asConnection succeeds.
   return asConnection(ws) as Connection;
 }

@@ -4,10 +4,10 @@ export type {
   ConnectionDecision,
   Identity,
   SyncedState,
+  TransportHost,
   WebSocketHandlers,
   WebSocketsOptions,
-} from "./websockets";
+} from "./options";
 export { ATTACHMENT_LIMIT } from "./attachment";
 export { MAX_TAGS, MAX_TAG_LENGTH } from "./tags";
 export type { Connection, ConnectionContext } from "../lifecycle/connection";
-export { Callables } from "../callables/callables";

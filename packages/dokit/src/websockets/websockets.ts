@@ -1,5 +1,4 @@
-import { answerUnclaimedRpc, type RemoteMethods, serveRpc, TargetMethods } from "../callables/serve";
-import type { Capability, Claims, SocketOwner } from "../lifecycle/capability";
+import type { CallableSource, Capability, Claims, Dispatch, SocketOwner } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { type CurrentAgent, runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
@@ -15,64 +14,18 @@ import {
   STATE,
   TRANSPORT_PARAM,
 } from "../protocol/frames";
-import type { Internal } from "./attachment";
-import { asConnection, initAttachment, internalOf, updateInternal } from "./connection";
+import { answerUnclaimedRpc, serveRpc, TargetCallables } from "../shared/serve-rpc";
+import { closeWith, parseFrame, trySend } from "../shared/wire";
+import type { ConnectionFlags } from "./attachment";
+import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
+import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectionTags, MAX_TAG_LENGTH } from "./tags";
 
-/** Connection handlers. They run in the object's invocation context (`getCurrentAgent()`). */
-export interface WebSocketHandlers {
-  /** After the upgrade is accepted and the connect frames are sent. `ctx.request` is the upgrade request. */
-  onConnect?(connection: Connection, ctx: ConnectionContext): void | Promise<void>;
-  /** For each message that is not an Agents protocol frame. An added handler returns `true` to claim it. */
-  onMessage?(connection: Connection, message: string | ArrayBuffer): boolean | void | Promise<boolean | void>;
-  /** When the connection closes. */
-  onClose?(connection: Connection, code: number, reason: string, wasClean: boolean): void | Promise<void>;
-  /** When the connection fails mid-session. */
-  onError?(connection: Connection, error: unknown): void | Promise<void>;
-}
-
-/** What WebSockets needs of a synced state: its current value. A `State` from `dokit/state` fits. */
-export interface SyncedState {
-  /** @returns the current value */
-  get(): unknown;
-}
-
-/** A per-connection decision made when the connection is accepted. */
-export type ConnectionDecision = (connection: Connection, ctx: ConnectionContext) => boolean | Promise<boolean>;
-
-/** The Cap'n Web transport, from `dokit/capnweb` (opt-in, so other bundles do not carry it). */
-export interface CapnwebTransport {
-  /** Accepts a Cap'n Web upgrade for these WebSockets. */
-  accept(request: Request, webSockets: WebSockets, callables: RemoteMethods | undefined): Response | Promise<Response>;
-}
-
-/** Options of {@link WebSockets}. */
-export interface WebSocketsOptions {
-  /** Connection handlers: `onConnect`, `onMessage`, `onClose`, `onError`. */
-  handlers?: WebSocketHandlers;
-  /** A State capability to sync with clients (installed with the WebSockets when not used already). */
-  state?: SyncedState;
-  /** An `RpcTarget` whose methods clients call (or a `Callables` built from one). */
-  callables?: object;
-  /** Labels each connection when it is accepted (at most 9 tags; the id is the first). */
-  getConnectionTags?: (connection: Connection, ctx: ConnectionContext) => string[] | Promise<string[]>;
-  /** Decides whether a connection may change the synced state. */
-  readonly?: ConnectionDecision;
-  /** `true` (default), `false` (drive the connect sequence yourself), or a per-connection decision. */
-  protocol?: boolean | ConnectionDecision;
-  /** Enables the Cap'n Web transport: `import { capnweb } from "dokit/capnweb"`. */
-  capnweb?: CapnwebTransport;
-}
-
-/** An identity for `sendIdentity` / `sendConnectFrames`; defaults to the object's name and kebab class. */
-export interface Identity {
-  name?: string;
-  agent?: string;
-}
-
-type Decisions = Pick<Internal, "tags" | "readonly" | "protocol">;
+type Decisions = Pick<ConnectionFlags, "tags" | "readonly" | "protocol">;
 
 const OPEN = 1;
+/** The close reason of a connection refused while opening (the stack is logged, never sent). */
+const REFUSED_REASON = "Internal error while opening the connection";
 
 /**
  * Accepts WebSocket upgrades with the hibernation API, tracks and tags
@@ -84,10 +37,13 @@ export class WebSockets implements Capability {
   readonly #options: WebSocketsOptions;
   readonly #handlers: WebSocketHandlers[] = [];
   /** The callables option: a `Callables` capability, or the methods of a bare target (served here). */
-  readonly #callables: RemoteMethods | undefined;
+  readonly #callables: CallableSource | undefined;
   #lifecycle: Lifecycle | undefined;
+  #dispatch: Dispatch | undefined;
   /** Connections inside their connect sequence: left out of broadcasts. */
   readonly #connecting = new WeakSet<WebSocket>();
+  /** Connections refused while opening: their close runs no `onClose` handler. */
+  readonly #refused = new WeakSet<WebSocket>();
   /** Connections closed by the server (their readyState may lag). */
   readonly #closed = new WeakSet<WebSocket>();
   /** Non-hibernating connections (Cap'n Web sessions), by id. */
@@ -98,17 +54,17 @@ export class WebSockets implements Capability {
     this.#options = options;
     const callables = options.callables;
     // A `Callables` from dokit/callables is installed as it is; a bare target is served here.
-    if (callables) this.#callables = isCapability<RemoteMethods>(callables) ? callables : new TargetMethods(callables);
+    if (callables) this.#callables = isCapability<CallableSource>(callables) ? callables : new TargetCallables(callables);
   }
 
-  /** The lifecycle this capability was installed on. */
-  get lifecycle(): Lifecycle {
-    if (!this.#lifecycle) throw notInstalled();
-    return this.#lifecycle;
+  get #installed(): { lifecycle: Lifecycle; dispatch: Dispatch } {
+    if (!this.#lifecycle || !this.#dispatch) throw notInstalled();
+    return { lifecycle: this.#lifecycle, dispatch: this.#dispatch };
   }
 
   attach(claims: Claims): void {
     this.#lifecycle = claims.lifecycle;
+    this.#dispatch = claims.dispatch;
     const state = this.#options.state;
     if (state && isCapability(state)) claims.use(state);
     const callables = this.#callables;
@@ -117,7 +73,7 @@ export class WebSockets implements Capability {
       else serveRpc(claims, callables);
     }
     claims.catchAllUpgrade((request) => this.#accept(request));
-    claims.sockets(this.#owner);
+    claims.takeSockets(this.#owner);
     claims.onDestroy(() => {
       for (const connection of this.getConnections()) this.#close(connection, CLOSE_DESTROYED, "Durable Object destroyed");
     });
@@ -128,33 +84,60 @@ export class WebSockets implements Capability {
   async #accept(request: Request): Promise<Response> {
     const url = new URL(request.url);
     if (url.searchParams.get(TRANSPORT_PARAM) === CAPNWEB) {
-      if (this.#options.capnweb) return this.#options.capnweb.accept(request, this, this.#callables);
+      if (this.#options.capnweb) return this.#options.capnweb.accept(request, this.#transportHost);
       return new Response(
         'Cap\'n Web transport not enabled: import { capnweb } from "dokit/capnweb", then new WebSockets({ ..., capnweb })',
         { status: 400 },
       );
     }
-    const id = url.searchParams.get(CONNECTION_ID_PARAM) || crypto.randomUUID();
-    if (id.length > MAX_TAG_LENGTH) return new Response("Invalid connection id", { status: 400 });
+    const id = connectionId(request);
+    if (id === undefined) return new Response("Invalid connection id", { status: 400 });
 
     const { 0: client, 1: server } = new WebSocketPair();
     const ctx: ConnectionContext = { request };
-    const connection = initAttachment(server, { id, tags: [id], uri: request.url, readonly: false, protocol: true });
-    const decided = await this.#decide(connection, ctx);
-    this.lifecycle.ctx.acceptWebSocket(server, decided.tags);
+    const connection = initConnection(server, { id, tags: [id], uri: request.url, readonly: false, protocol: true });
+    let accepted = false;
     try {
-      await this.#open(connection, ctx, decided);
+      const decided = await this.#decide(connection, ctx);
+      this.#installed.lifecycle.ctx.acceptWebSocket(server, decided.tags);
+      accepted = true;
+      storeDecisions(connection, decided);
+      await this.#greet(connection, ctx);
     } catch (error) {
-      console.error(`dokit: onConnect failed for connection ${id}; closing it with ${CLOSE_INTERNAL_ERROR}`, error);
-      this.#close(connection, CLOSE_INTERNAL_ERROR, "Internal error");
+      console.error(`dokit: connection ${id} failed while opening; refusing it with ${CLOSE_INTERNAL_ERROR}`, error);
+      return this.#refuse(connection, client, accepted);
     }
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  /** Stores the decisions, sends the connect frames (out of broadcasts meanwhile), runs `onConnect`. */
-  async #open(connection: Connection, ctx: ConnectionContext, decided: Decisions): Promise<void> {
-    // The attachment already holds the defaults; write it again only when a decision differs.
-    if (decided.tags.length > 1 || decided.readonly || !decided.protocol) updateInternal(connection, decided);
+  /**
+   * Answers an upgrade whose connect sequence failed: the client gets a socket
+   * that is already closed with 1011.
+   *
+   * workerd completes a server-initiated close of a hibernatable socket only
+   * when it is issued inside a WebSocket event (`webSocketMessage`, …): closed
+   * from `fetch`, a timer or an alarm, the client receives the close frame and
+   * answers it, but its TCP connection is never shut, so the client hangs in
+   * CLOSING. A non-hibernating socket closed in `fetch` completes at once. So
+   * the failed socket never reaches the client: it is closed and drained here
+   * (its client end is accepted in-process, so the object lists it no more),
+   * and the upgrade is answered with a fresh non-hibernating socket closed
+   * with 1011, which every client reports promptly.
+   */
+  #refuse(connection: Connection, client: WebSocket, accepted: boolean): Response {
+    this.#refused.add(connection);
+    if (accepted) {
+      client.accept();
+      this.#close(connection, CLOSE_INTERNAL_ERROR, REFUSED_REASON);
+    }
+    const { 0: refused, 1: end } = new WebSocketPair();
+    end.accept();
+    end.close(CLOSE_INTERNAL_ERROR, REFUSED_REASON);
+    return new Response(null, { status: 101, webSocket: refused });
+  }
+
+  /** Sends the connect frames (out of broadcasts meanwhile), then runs `onConnect`. */
+  async #greet(connection: Connection, ctx: ConnectionContext): Promise<void> {
     this.#connecting.add(connection);
     try {
       if (this.#options.protocol !== false) this.sendConnectFrames(connection);
@@ -166,7 +149,7 @@ export class WebSockets implements Capability {
 
   /** Calls every handler set (added ones first) in the connection's invocation context. */
   #run(connection: Connection, call: (handlers: WebSocketHandlers) => unknown, request?: Request): Promise<void> {
-    const scope: Partial<CurrentAgent> = { agent: this.lifecycle.host, connection };
+    const scope: Partial<CurrentAgent> = { agent: this.#installed.lifecycle.host, connection };
     if (request) scope.request = request;
     return runInContext(scope, async () => {
       for (const handlers of this.#chain()) await call(handlers);
@@ -188,23 +171,18 @@ export class WebSockets implements Capability {
     message: async (ws, message) => {
       const connection = asConnection(ws);
       if (!connection) return false;
-      await runInContext({ agent: this.lifecycle.host, connection }, () => this.dispatch(connection, message));
+      await runInContext({ agent: this.#installed.lifecycle.host, connection }, () => this.#dispatchMessage(connection, message));
       return true;
     },
     close: async (ws, code, reason, wasClean) => {
       const connection = asConnection(ws);
       if (!connection) return false;
+      if (this.#refused.has(ws)) return true; // its client never saw it open
       this.#closed.add(ws);
       try {
-        await this.disconnect(connection, code, reason, wasClean);
+        await this.#runOnClose(connection, code, reason, wasClean);
       } finally {
-        // Reciprocate the client's close with the same code (1005/1006/1015 cannot be sent).
-        try {
-          if (code === 1005 || code === 1006 || code === 1015) ws.close();
-          else ws.close(code, reason);
-        } catch {
-          // Already closed (the runtime may have replied for us).
-        }
+        closeWith(ws, code, reason); // reciprocate the client's close with the same code
       }
       return true;
     },
@@ -214,8 +192,6 @@ export class WebSockets implements Capability {
       await this.#run(connection, (handlers) => handlers.onError?.(connection, error));
       return true;
     },
-    broadcastProtocol: (frame, except) => this.#broadcastProtocol(frame, except),
-    isReadonly: (connection) => this.isReadonly(connection),
   };
 
   /**
@@ -223,14 +199,15 @@ export class WebSockets implements Capability {
    * looked up in the dispatch table; everything else goes to the handler chain.
    * Transports other than hibernating sockets (Cap'n Web's pipe) use this too.
    */
-  async dispatch(connection: Connection, message: string | ArrayBuffer): Promise<void> {
+  async #dispatchMessage(connection: Connection, message: string | ArrayBuffer): Promise<void> {
     if (typeof message === "string") {
       const frame = parseFrame(message);
       if (frame) {
-        const claim = this.lifecycle.frameClaim(frame.type);
+        const claim = this.#installed.dispatch.frame(frame.type);
         if (claim) {
-          if (!claim.protocolOnly || (this.#options.protocol !== false && internalOf(connection).protocol)) {
-            if ((await claim.handler(connection, frame)) !== false) return;
+          const flags = flagsOf(connection);
+          if (!claim.protocolOnly || (this.#options.protocol !== false && flags.protocol)) {
+            if ((await claim.handler(connection, frame, { readonly: flags.readonly })) !== false) return;
           }
         } else if (frame.type === RPC && answerUnclaimedRpc(connection, frame)) {
           // {"type":"rpc",…} with no Callables installed: answered, so client calls never hang.
@@ -252,11 +229,12 @@ export class WebSockets implements Capability {
 
   #close(connection: Connection, code: number, reason: string): void {
     this.#closed.add(connection);
-    try {
-      connection.close(code, reason);
-    } catch {
-      // Already closed.
-    }
+    closeWith(connection, code, reason);
+  }
+
+  /** Runs the `onClose` handlers. */
+  #runOnClose(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void> {
+    return this.#run(connection, (handlers) => handlers.onClose?.(connection, code, reason, wasClean));
   }
 
   // ------------------------------------------------------------- connections
@@ -266,7 +244,7 @@ export class WebSockets implements Capability {
    * @param tag - a tag from `getConnectionTags` (or a connection id)
    */
   *getConnections(tag?: string): IterableIterator<Connection> {
-    for (const ws of this.lifecycle.ctx.getWebSockets(tag)) {
+    for (const ws of this.#installed.lifecycle.ctx.getWebSockets(tag)) {
       if (ws.readyState !== OPEN || this.#closed.has(ws)) continue;
       const connection = asConnection(ws);
       if (connection) yield connection;
@@ -328,18 +306,18 @@ export class WebSockets implements Capability {
   #broadcastProtocol(frame: string, except?: Connection | "server" | null): void {
     for (const connection of this.getConnections()) {
       if (connection === except) continue;
-      if (this.#connecting.has(connection) || !internalOf(connection).protocol) continue;
+      if (this.#connecting.has(connection) || !flagsOf(connection).protocol) continue;
       trySend(connection, frame);
     }
   }
 
   /** Sends the identity frame, then the current state, then frames other capabilities add. */
   sendConnectFrames(connection: Connection, identity?: Identity): void {
-    if (!internalOf(connection).protocol) return;
+    if (!flagsOf(connection).protocol) return;
     const state = this.#options.state;
     this.#sendIdentity(connection, identity, state !== undefined);
     if (state) this.sendState(connection);
-    for (const frame of this.lifecycle.extraConnectFrames(connection)) trySend(connection, frame);
+    for (const frame of this.#installed.dispatch.connectFrames(connection)) trySend(connection, frame);
   }
 
   /** Sends the identity frame alone (name and kebab class by default). */
@@ -348,11 +326,11 @@ export class WebSockets implements Capability {
   }
 
   #sendIdentity(connection: Connection, identity: Identity | undefined, stateFollows: boolean): void {
-    if (!internalOf(connection).protocol) return;
+    if (!flagsOf(connection).protocol) return;
     const frame: Record<string, unknown> = {
       type: IDENTITY,
-      name: identity?.name ?? this.lifecycle.name,
-      agent: identity?.agent ?? this.lifecycle.className,
+      name: identity?.name ?? this.#installed.lifecycle.name,
+      agent: identity?.agent ?? this.#installed.lifecycle.className,
     };
     if (stateFollows) frame.stateFollows = true;
     trySend(connection, JSON.stringify(frame));
@@ -361,7 +339,7 @@ export class WebSockets implements Capability {
   /** Sends the current state to one connection. */
   sendState(connection: Connection): void {
     const state = this.#options.state;
-    if (!state || !internalOf(connection).protocol) return;
+    if (!state || !flagsOf(connection).protocol) return;
     trySend(connection, JSON.stringify({ type: STATE, state: state.get() ?? null }));
   }
 
@@ -371,9 +349,10 @@ export class WebSockets implements Capability {
    */
   applyStateFrame(connection: Connection, frame: unknown): boolean {
     if (!isStateFrame(frame)) return false;
-    const claim = this.lifecycle.frameClaim(STATE);
+    const claim = this.#installed.dispatch.frame(STATE);
     if (!claim) return false;
-    void Promise.resolve(claim.handler(connection, frame as Record<string, unknown>)).catch((error: unknown) =>
+    const context = { readonly: flagsOf(connection).readonly };
+    void Promise.resolve(claim.handler(connection, frame as Record<string, unknown>, context)).catch((error: unknown) =>
       console.error("dokit: applying a state frame failed", error),
     );
     return true;
@@ -381,78 +360,65 @@ export class WebSockets implements Capability {
 
   /** @returns whether the connection's state frames are refused */
   isReadonly(connection: Connection): boolean {
-    return internalOf(connection).readonly;
+    return flagsOf(connection).readonly;
   }
 
   /** Marks a connection readonly, or writable again with `false`. Survives hibernation. */
   setReadonly(connection: Connection, readonly = true): void {
-    updateInternal(connection, { readonly });
+    updateFlags(connection, { readonly });
   }
 
   /** @returns whether protocol frames reach the connection */
   isProtocolEnabled(connection: Connection): boolean {
-    return internalOf(connection).protocol;
+    return flagsOf(connection).protocol;
   }
 
   /** Turns protocol frames on or off for one connection. Survives hibernation. */
   setProtocolEnabled(connection: Connection, enabled: boolean): void {
-    updateInternal(connection, { protocol: enabled });
+    updateFlags(connection, { protocol: enabled });
   }
 
   // ------------------------------------------------- non-hibernating sessions
 
-  /**
-   * Registers a connection that is not a hibernating socket (a Cap'n Web
-   * session) so it appears in `getConnections()` and receives broadcasts.
-   * @returns a function that removes it again
-   */
-  addLiveConnection(connection: Connection): () => void {
-    this.#live.set(connection.id, connection);
-    return () => {
-      if (this.#live.get(connection.id) === connection) this.#live.delete(connection.id);
+  /** The private handle a transport plug-in (Cap'n Web) gets: never public members of WebSockets. */
+  get #transportHost(): TransportHost {
+    const { lifecycle, dispatch } = this.#installed;
+    return {
+      agent: lifecycle.host,
+      callables: dispatch.callables,
+      connectionId,
+      connection: (socket, id, request) =>
+        initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true }),
+      listed: (id) => this.#live.get(id),
+      open: async (connection, ctx) => {
+        storeDecisions(connection, await this.#decide(connection, ctx));
+        this.#live.set(connection.id, connection);
+        const unlist = () => {
+          if (this.#live.get(connection.id) === connection) this.#live.delete(connection.id);
+        };
+        try {
+          await this.#greet(connection, ctx);
+        } catch (error) {
+          unlist();
+          throw error;
+        }
+        return unlist;
+      },
+      dispatch: (connection, message) => this.#dispatchMessage(connection, message),
+      close: (connection, code, reason, wasClean) => this.#runOnClose(connection, code, reason, wasClean),
     };
   }
-
-  /** @returns the non-hibernating connection with this id, if any */
-  getLiveConnection(id: string): Connection | undefined {
-    return this.#live.get(id);
-  }
-
-  /**
-   * For a connection accepted elsewhere (its attachment already holds id and uri): applies the
-   * options' decisions (tags, readonly, protocol), then runs the connect sequence and `onConnect` handlers.
-   */
-  async connect(connection: Connection, ctx: ConnectionContext): Promise<void> {
-    await this.#open(connection, ctx, await this.#decide(connection, ctx));
-  }
-
-  /** Runs the `onClose` handlers (for a connection accepted elsewhere, too). */
-  disconnect(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void> {
-    return this.#run(connection, (handlers) => handlers.onClose?.(connection, code, reason, wasClean));
-  }
 }
 
-/** @returns the parsed frame when `message` is a JSON object with a string `type`, else `undefined` */
-function parseFrame(message: string): (Record<string, unknown> & { type: string }) | undefined {
-  // Only a JSON object can be a frame: skip the parse for anything else. Text that
-  // starts with `{` and parses is an object (never null or an array).
-  if (message.trimStart().charCodeAt(0) !== 123 /* { */) return undefined;
-  let frame: Record<string, unknown>;
-  try {
-    frame = JSON.parse(message);
-  } catch {
-    return undefined;
-  }
-  // SAFETY: an object with a string `type`, checked here.
-  return typeof frame.type === "string" ? (frame as Record<string, unknown> & { type: string }) : undefined;
+/** Writes the decisions into the attachment, which already holds the defaults: only when one differs. */
+function storeDecisions(connection: Connection, decided: Decisions): void {
+  if (decided.tags.length > 1 || decided.readonly || !decided.protocol) updateFlags(connection, decided);
 }
 
-function trySend(connection: Connection, payload: string | ArrayBuffer | ArrayBufferView): void {
-  try {
-    connection.send(payload);
-  } catch {
-    // The socket closed meanwhile; its close event cleans up.
-  }
+/** @returns the connection id the client asked for (`_pk`) or a new one; `undefined` when the asked one is too long */
+function connectionId(request: Request): string | undefined {
+  const id = new URL(request.url).searchParams.get(CONNECTION_ID_PARAM) || crypto.randomUUID();
+  return id.length > MAX_TAG_LENGTH ? undefined : id;
 }
 
 function toExcept(except: string | Connection | ReadonlyArray<string | Connection> | undefined): Set<unknown> | undefined {

@@ -1,12 +1,12 @@
 import { env, exports, RpcTarget } from "cloudflare:workers";
 import { newWebSocketRpcSession } from "capnweb";
-import { describe, expect, expectTypeOf, it } from "vitest";
+import { describe, expect, expectTypeOf, it, vi } from "vitest";
 import { z } from "zod";
 import { Callables } from "../../src/callables";
 import { isDokitError } from "../../src/lifecycle";
 import { hibernate, openSocket, type TestSocket } from "../../src/testing";
 import { WebSockets } from "../../src/websockets";
-import { type Methods } from "../../src/callables";
+import { type AgentStub } from "../../src/callables";
 import { type Counter, TestCallables } from "./objects";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -94,6 +94,22 @@ describe.each(FORMS)("cf-websocket calls, %s", (_form, binding) => {
     const [later] = await call(socket, "failLater", ["later"]);
     expect(later!.error).toBe("later");
     await socket.close();
+  });
+
+  it("answers a Refusal with its message and logs one line instead of an error", async () => {
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const info = vi.spyOn(console, "info").mockImplementation(() => {});
+    try {
+      const socket = await connect(binding, fresh("refusal"));
+      const [answer] = await call(socket, "refuse", ["This board is view-only for you"]);
+      expect(answer).toMatchObject({ success: false, error: "This board is view-only for you" });
+      await socket.close();
+      expect(error).not.toHaveBeenCalled();
+      expect(info.mock.calls.map((args) => args.join(" "))).toEqual(["dokit: callable refuse refused: This board is view-only for you"]);
+    } finally {
+      error.mockRestore();
+      info.mockRestore();
+    }
   });
 
   it("answers unknown and hidden names with Method <name> does not exist", async () => {
@@ -285,6 +301,7 @@ describe("callables targets", () => {
         "move",
         "nil",
         "nothing",
+        "refuse",
         "whoami",
       ].sort(),
     );
@@ -293,7 +310,7 @@ describe("callables targets", () => {
 
 describe("types", () => {
   it("infers the client interface from the target class", () => {
-    type Remote = Methods<TestCallables>;
+    type Remote = AgentStub<TestCallables>;
     expectTypeOf<Remote["add"]>().toEqualTypeOf<(a: number, b: number) => Promise<number>>();
     expectTypeOf<Remote["echo"]>().toEqualTypeOf<(value: unknown) => Promise<unknown>>();
     expectTypeOf<Remote["counter"]>().toEqualTypeOf<(start: number) => Promise<Counter>>();

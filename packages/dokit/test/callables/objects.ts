@@ -2,7 +2,7 @@ import { DurableObject, RpcTarget } from "cloudflare:workers";
 import { z } from "zod";
 import { Callables } from "../../src/callables";
 import { capnweb } from "../../src/capnweb";
-import { getCurrentAgent, Lifecycle } from "../../src/lifecycle";
+import { getCurrentAgent, Lifecycle, Refusal } from "../../src/lifecycle";
 import { type WebSocketHandlers, WebSockets } from "../../src/websockets";
 
 /** What every test host offers the callables and the tests. */
@@ -80,6 +80,10 @@ export class TestCallables extends BaseCallables {
 
   nil(): null {
     return null;
+  }
+
+  refuse(message: string): never {
+    throw new Refusal(message);
   }
 
   fail(message: string): never {

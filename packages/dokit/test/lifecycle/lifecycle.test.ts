@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
-import { type Capability, claimAlarm, DokitError, getCurrentAgent, Lifecycle } from "../../src/lifecycle";
+import { describe, expect, it, vi } from "vitest";
+import { type CallableSource, type Capability, claimAlarm, DokitError, getCurrentAgent, Lifecycle } from "../../src/lifecycle";
 import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../../src/protocol";
 import { matchAgentPath, routeAgentRequest } from "../../src/routing";
@@ -12,6 +12,8 @@ const worker = (exports as unknown as { default: unknown }).default as { fetch(r
 const get = (path: string, init?: RequestInit) => worker.fetch(`http://example.com${path}`, init);
 let unique = 0;
 const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
+/** A callable source with no methods, for claiming method names. */
+const noMethods: CallableSource = { methodNames: [], invoke: () => Promise.reject(new Error("no methods")) };
 
 /** Builds a second instance of a test host on the real state of a running object. */
 async function inObject<R>(fn: (ctx: DurableObjectState) => R | Promise<R>): Promise<R> {
@@ -111,7 +113,7 @@ describe("dispatch table", () => {
         for (const kind of ["frame", "method"] as const) {
           const lifecycle = new Host(ctx, env).lifecycle;
           try {
-            lifecycle.use(claiming("Bad", (c) => (kind === "frame" ? c.frame(name, () => {}) : c.method(name))));
+            lifecycle.use(claiming("Bad", (c) => (kind === "frame" ? c.frame(name, () => {}) : c.method(name, noMethods))));
             out.push(`${kind}:${name}:accepted`);
           } catch (e) {
             out.push(`${kind}:${name}:${(e as DokitError).code}`);
@@ -232,9 +234,17 @@ describe("routing", () => {
     expect(await routeAgentRequest(new Request("http://x/other/plain/a"), env)).toBeNull();
     expect(await routeAgentRequest(new Request("http://x/agents/plain"), env)).toBeNull();
     expect(matchAgentPath("/agents/plain/")).toBeNull();
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     const unknown = await routeAgentRequest(new Request("http://x/agents/nope/a"), env);
     expect(unknown?.status).toBe(400);
-    expect(await unknown?.text()).toBe("Invalid request");
+    expect(String(warn.mock.calls[0]?.[0])).toContain("my-agent (MY_AGENT)");
+    const text = await unknown?.text();
+    expect(text).toMatch(/^Invalid request: no Durable Object binding is named "nope": the path names a binding in kebab case/);
+    // A deployed Worker does not list its bindings; a local one (development) does.
+    expect(text).not.toContain("my-agent (MY_AGENT)");
+    const local = await routeAgentRequest(new Request("http://localhost:8787/agents/nope/a"), env);
+    expect(await local?.text()).toContain("my-agent (MY_AGENT)");
+    warn.mockRestore();
   });
 
   it("routes ALL_CAPS bindings and percent-decodes names", async () => {

@@ -114,13 +114,15 @@ function rawGet(target: URL, session: string, lastEventId?: string): Promise<Res
   });
 }
 
-type Frame = { id?: string; data?: string; comment?: string };
+type Frame = { id?: string; data?: string; comment?: string; retry?: string };
 
 /** Reads SSE frames from a response body. */
 class SseReader {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   readonly #decoder = new TextDecoder();
   #buffer = "";
+  /** The last `retry:` value the stream announced. */
+  retry: string | undefined;
 
   constructor(response: Response) {
     this.#reader = response.body!.getReader();
@@ -139,6 +141,12 @@ class SseReader {
           if (line.startsWith(":")) frame.comment = line.slice(1).trim();
           else if (line.startsWith("id:")) frame.id = line.slice(3).trim();
           else if (line.startsWith("data:")) frame.data = (frame.data ?? "") + line.slice(5).trim();
+          else if (line.startsWith("retry:")) frame.retry = line.slice(6).trim();
+        }
+        // A frame with only `retry:` (McpHandler sends one first on every stream) dispatches no event.
+        if (frame.retry !== undefined && Object.keys(frame).length === 1) {
+          this.retry = frame.retry;
+          continue;
         }
         return frame;
       }
@@ -583,24 +591,32 @@ describe("security and bad input", () => {
   const post = (target: URL, body: string, headers: Record<string, string> = {}) =>
     send(target, { method: "POST", headers: { accept: ACCEPT, "content-type": "application/json", ...headers }, body });
 
-  it("refuses a foreign Origin with 403 and allows the object's own origin, with CORS headers", async () => {
+  it("refuses a foreign Origin with 403 (its own hostname too) and allows localhost pages, with CORS headers", async () => {
     const target = endpoint("mcp-counter", fresh("origin"));
     const evil = await post(target, initialize, { origin: "https://evil.example" });
     expect(evil.status).toBe(403);
     expect(await evil.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32000, message: "Invalid Origin: evil.example" } });
     const nullOrigin = await post(target, initialize, { origin: "null" });
     expect(nullOrigin.status).toBe(403);
+    // The hostname the request was addressed to is not allowed by default: a rebound page has it too.
     const own = await post(target, initialize, { origin: "http://example.com" });
-    expect(own.status).toBe(200);
-    expect(own.headers.get("access-control-allow-origin")).toBe("http://example.com");
-    expect(own.headers.get("access-control-expose-headers")).toMatch(/Mcp-Session-Id/);
-    await own.text();
+    expect(own.status).toBe(403);
+    const local = await post(target, initialize, { origin: "http://localhost:8787" });
+    expect(local.status).toBe(200);
+    expect(local.headers.get("access-control-allow-origin")).toBe("http://localhost:8787");
+    expect(local.headers.get("access-control-expose-headers")).toMatch(/Mcp-Session-Id/);
+    await local.text();
   });
 
-  it("refuses a foreign Host with 403", async () => {
-    const response = await post(endpoint("mcp-counter", fresh("host")), initialize, { host: "rebound.attacker.example" });
-    expect(response.status).toBe(403);
-    expect(await response.json()).toMatchObject({ error: { code: -32000, message: "Invalid Host: rebound.attacker.example" } });
+  it("refuses a rebound request (foreign Host with its own Origin) with 403, and serves it without Origin", async () => {
+    const target = endpoint("mcp-counter", fresh("host"));
+    const rebound = await post(target, initialize, { host: "rebound.attacker.example", origin: "http://rebound.attacker.example" });
+    expect(rebound.status).toBe(403);
+    expect(await rebound.json()).toMatchObject({ error: { code: -32000, message: "Invalid Origin: rebound.attacker.example" } });
+    // No Origin: not a browser; Host is checked only once allowedHosts lists hostnames.
+    const tool = await post(target, initialize, { host: "rebound.attacker.example" });
+    expect(tool.status).toBe(200);
+    await tool.text();
   });
 
   it("answers a CORS preflight for an allowed origin and refuses others", async () => {

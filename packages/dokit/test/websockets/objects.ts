@@ -22,9 +22,9 @@ class TestState implements Capability {
     });
     claims.frame(
       "cf_agent_state",
-      async (connection, frame) => {
+      async (connection, frame, context) => {
         if (!isStateFrame(frame)) return false;
-        if (claims.lifecycle.sockets?.isReadonly(connection)) {
+        if (context.readonly) {
           connection.send(JSON.stringify({ type: STATE_ERROR, error: "Connection is readonly" }));
           return true;
         }
@@ -45,6 +45,21 @@ class TestState implements Capability {
 }
 
 const param = (request: Request, key: string) => new URL(request.url).searchParams.get(key);
+
+/**
+ * Another capability's connect frame: `{"type":"extra"}` for connections opened
+ * with `?extra=1`; the source throws for `?extra=throw`.
+ */
+class ExtraConnectFrame implements Capability {
+  readonly capabilityName = "ExtraConnectFrame";
+  attach(claims: Claims): void {
+    claims.connectFrames((connection) => {
+      const extra = connection.uri === null ? null : new URL(connection.uri).searchParams.get("extra");
+      if (extra === "throw") throw new Error("the connect frame source failed");
+      return extra === "1" ? JSON.stringify({ type: "extra" }) : undefined;
+    });
+  }
+}
 
 /** The main scenario: state, tags, readonly, protocol decisions, handlers. */
 export class WsRoom extends DurableObject<Env> {
@@ -77,7 +92,7 @@ export class WsRoom extends DurableObject<Env> {
       },
     },
   });
-  readonly lifecycle = Lifecycle.install(this).use(this.shared).use(this.webSockets);
+  readonly lifecycle = Lifecycle.install(this).use(this.shared).use(new ExtraConnectFrame()).use(this.webSockets);
   closes: { id: string; code: number; reason: string }[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {

@@ -1,41 +1,25 @@
-// The JSON-rpc part of Callables: a method table served over `rpc` frames.
+// The JSON-rpc part of callables: a method table served over `rpc` frames.
 // `dokit/websockets` carries this much (and no more) for the short form
-// `new WebSockets({ callables: target })`, as DESIGN.md allows; argument
-// schemas and the standalone capability live in callables.ts.
-import type { Claims } from "../lifecycle/capability";
+// `new WebSockets({ callables: target })`; argument schemas and the standalone
+// capability live in `callables/`.
+import type { CallableSource, Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { runInContext } from "../lifecycle/context";
-import { DokitError, type DokitErrorCode, errorMessage } from "../lifecycle/errors";
+import { errorMessage, Refusal, WireError } from "../lifecycle/errors";
 import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
-import { sendError, sendResult } from "./answer";
-import { methodTable, type RemoteMethod } from "./methods";
-
-/** What every transport calls through: the names clients may call, and a call. */
-export interface RemoteMethods {
-  /** The names clients may call. */
-  readonly methodNames: string[];
-  /** Calls a method inside the caller's context. @throws what the method throws, or a wire error */
-  invoke(name: string, args: unknown[]): Promise<unknown>;
-}
-
-/** A DokitError whose message clients see as is (no library prefix), and which is not logged. */
-export class WireError extends DokitError {
-  constructor(code: DokitErrorCode, text: string) {
-    super(code, text);
-    this.message = text;
-  }
-}
+import { type CallableMethod, collectCallableMethods } from "./method-table";
+import { sendError, sendResult } from "./rpc-answer";
 
 /** The methods of an RpcTarget, called without argument checks. */
-export class TargetMethods implements RemoteMethods {
+export class TargetCallables implements CallableSource {
   /** The object whose methods clients call. */
   readonly target: object;
-  readonly #methods: Record<string, RemoteMethod>;
+  readonly #methods: Record<string, CallableMethod>;
 
   /** @throws DokitError INVALID_TARGET for a target that is no RpcTarget or declares `then` / `__cf_agent_send` */
   constructor(target: object) {
     this.target = target;
-    this.#methods = methodTable(target);
+    this.#methods = collectCallableMethods(target);
   }
 
   get methodNames(): string[] {
@@ -53,25 +37,28 @@ export class TargetMethods implements RemoteMethods {
     try {
       return await method.apply(this.target, check ? await check(args) : args);
     } catch (error) {
-      if (!(error instanceof WireError)) console.error(`dokit: callable ${name} threw`, error);
+      if (error instanceof Refusal) console.info(`dokit: callable ${name} refused: ${error.message}`);
+      else if (!(error instanceof WireError)) console.error(`dokit: callable ${name} threw`, error);
       throw error;
     }
   }
 }
 
 /**
- * Claims the `rpc` frame type and the method names for `methods`: each call
- * runs with the calling connection in context and is answered by id.
+ * Claims the method names of `source` and the `rpc` frame type: each call runs
+ * with the calling connection in context and is answered by id. Calls reach every
+ * claimed method through the dispatch table.
  */
-export function serveRpc(claims: Claims, methods: RemoteMethods): void {
-  for (const name of methods.methodNames) claims.method(name);
+export function serveRpc(claims: Claims, source: CallableSource): void {
+  for (const name of source.methodNames) claims.method(name, source);
+  const callables = claims.dispatch.callables;
   // {"type":"rpc","id":"<uuid>","method":"<name>","args":[…]}
   claims.frame(RPC, async (connection, frame) => {
     if (!isRpcRequest(frame)) return false;
     const { id, method } = frame;
     let result: unknown;
     try {
-      result = await runInContext({ connection }, () => methods.invoke(method, frame.args));
+      result = await runInContext({ connection }, () => callables.invoke(method, frame.args));
     } catch (error) {
       sendError(connection, id, errorMessage(error));
       return true;

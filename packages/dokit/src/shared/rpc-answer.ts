@@ -2,12 +2,13 @@ import { RpcTarget } from "cloudflare:workers";
 import type { Connection } from "../lifecycle/connection";
 import { errorMessage } from "../lifecycle/errors";
 import { RPC, rpcErrors } from "../protocol/frames";
+import { trySend } from "./wire";
 
-// Serializes rpc answers (see PROTOCOL.md, "rpc result" and friends).
+// Serializes rpc answers (docs/protocol.md, "rpc").
 
 /** Sends `{"type":"rpc","id":…,"success":false,"error":…}`. */
 export function sendError(connection: Connection, id: string, error: string): void {
-  safeSend(connection, JSON.stringify({ type: RPC, id, success: false, error }));
+  trySend(connection, JSON.stringify({ type: RPC, id, success: false, error }));
 }
 
 /**
@@ -18,7 +19,7 @@ export async function sendResult(connection: Connection, id: string, method: str
   if (result instanceof ReadableStream) return streamResult(connection, id, result);
   if (result instanceof RpcTarget) return sendError(connection, id, rpcErrors.rpcTargetResult(method));
   const frame = serialize(id, true, result);
-  if (frame.ok) safeSend(connection, frame.text);
+  if (frame.ok) trySend(connection, frame.text);
   else sendError(connection, id, rpcErrors.notSerializable(frame.reason));
 }
 
@@ -33,12 +34,12 @@ async function streamResult(connection: Connection, id: string, stream: Readable
         await reader.cancel().catch(() => {});
         return sendError(connection, id, rpcErrors.notSerializable(frame.reason));
       }
-      if (!safeSend(connection, frame.text)) {
+      if (!trySend(connection, frame.text)) {
         await reader.cancel().catch(() => {});
         return;
       }
     }
-    safeSend(connection, JSON.stringify({ type: RPC, id, success: true, done: true }));
+    trySend(connection, JSON.stringify({ type: RPC, id, success: true, done: true }));
   } catch (error) {
     sendError(connection, id, errorMessage(error));
   } finally {
@@ -51,15 +52,5 @@ function serialize(id: string, done: boolean, result: unknown): { ok: true; text
     return { ok: true, text: JSON.stringify({ type: RPC, id, success: true, done, result }) };
   } catch (error) {
     return { ok: false, reason: errorMessage(error) };
-  }
-}
-
-/** Sends unless the socket has closed meanwhile. @returns whether it was sent */
-function safeSend(connection: Connection, text: string): boolean {
-  try {
-    connection.send(text);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -1,14 +1,15 @@
 import { RpcTarget } from "cloudflare:workers";
 import { DokitError } from "../lifecycle/errors";
+import { CAPNWEB_PIPE } from "../protocol/frames";
 
 /** A method a client may call. */
-export type RemoteMethod = (...args: unknown[]) => unknown;
+export type CallableMethod = (...args: unknown[]) => unknown;
 
 /**
  * The string keys of `T` whose values are functions: the names a client stub offers
  * (minus the names of Object.prototype, which are never callable).
  */
-export type MethodName<T> = Exclude<
+export type CallableName<T> = Exclude<
   { [K in keyof T]: K extends string ? (T[K] extends (...args: never[]) => unknown ? K : never) : never }[keyof T],
   keyof object | keyof Object
 >;
@@ -17,12 +18,12 @@ export type MethodName<T> = Exclude<
  * The remote interface of a callables class as a client sees it: each method
  * becomes an async function with the same arguments, resolving to the awaited result.
  */
-export type Methods<T> = {
-  [K in MethodName<T>]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+export type AgentStub<T> = {
+  [K in CallableName<T>]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
 };
 
 /** Names a callables target may not declare: they would break awaiting the stub or the Cap'n Web pipe. */
-const FORBIDDEN = new Set(["then", "__cf_agent_send"]);
+const FORBIDDEN = new Set(["then", CAPNWEB_PIPE]);
 
 /**
  * Builds the table of methods a client may call: methods declared on the
@@ -35,14 +36,14 @@ const FORBIDDEN = new Set(["then", "__cf_agent_send"]);
  * @returns the method table, built once
  * @throws DokitError INVALID_TARGET when the target is no RpcTarget or declares `then` / `__cf_agent_send`
  */
-export function methodTable(target: object): Record<string, RemoteMethod> {
+export function collectCallableMethods(target: object): Record<string, CallableMethod> {
   if (!(target instanceof RpcTarget)) {
     throw new DokitError(
       "INVALID_TARGET",
       `callables must be an instance of a class that extends RpcTarget from cloudflare:workers; got ${describe(target)}`,
     );
   }
-  const table: Record<string, RemoteMethod> = Object.create(null);
+  const table: Record<string, CallableMethod> = Object.create(null);
   const seen = new Set<string>();
   for (let proto = Object.getPrototypeOf(target); proto !== RpcTarget.prototype; proto = Object.getPrototypeOf(proto)) {
     for (const name of Object.getOwnPropertyNames(proto)) {
@@ -58,7 +59,7 @@ export function methodTable(target: object): Record<string, RemoteMethod> {
       if (name in RpcTarget.prototype) continue;
       const descriptor = Object.getOwnPropertyDescriptor(proto, name);
       // SAFETY: a data property holding a function; clients pass JSON arguments, checked by the method or a schema.
-      if (typeof descriptor?.value === "function") table[name] = descriptor.value as RemoteMethod;
+      if (typeof descriptor?.value === "function") table[name] = descriptor.value as CallableMethod;
     }
   }
   return table;

@@ -1,0 +1,82 @@
+import type { CallableSource } from "../lifecycle/capability";
+import type { Connection, ConnectionContext } from "../lifecycle/connection";
+
+/** Connection handlers. They run in the object's invocation context (`getCurrentAgent()`). */
+export interface WebSocketHandlers {
+  /** After the upgrade is accepted and the connect frames are sent. `ctx.request` is the upgrade request. */
+  onConnect?(connection: Connection, ctx: ConnectionContext): void | Promise<void>;
+  /** For each message that is not an Agents protocol frame. An added handler returns `true` to claim it. */
+  onMessage?(connection: Connection, message: string | ArrayBuffer): boolean | void | Promise<boolean | void>;
+  /** When the connection closes. */
+  onClose?(connection: Connection, code: number, reason: string, wasClean: boolean): void | Promise<void>;
+  /** When the connection fails mid-session. */
+  onError?(connection: Connection, error: unknown): void | Promise<void>;
+}
+
+/** What WebSockets needs of a synced state: its current value. A `State` from `dokit/state` fits. */
+export interface SyncedState {
+  /** @returns the current value */
+  get(): unknown;
+}
+
+/** A per-connection decision made when the connection is accepted. */
+export type ConnectionDecision = (connection: Connection, ctx: ConnectionContext) => boolean | Promise<boolean>;
+
+/**
+ * The private handle WebSockets gives a transport plug-in (Cap'n Web) for one
+ * upgrade: what a connection that is not a hibernating socket needs to be
+ * accepted, listed and served like one.
+ */
+export interface TransportHost {
+  /** The object, for the invocation context of the plug-in's work. */
+  readonly agent: object;
+  /** Every client-callable method claimed on the object (found through the dispatch table). */
+  readonly callables: CallableSource;
+  /** @returns the connection id the client asked for (`_pk`), a new one, or `undefined` when the asked one is invalid */
+  connectionId(request: Request): string | undefined;
+  /** @returns `socket` as a Connection with this id and upgrade URL, flags at their defaults */
+  connection(socket: WebSocket, id: string, request: Request): Connection;
+  /** @returns the listed connection with this id that is not a hibernating socket, if any */
+  listed(id: string): Connection | undefined;
+  /**
+   * Accepts the connection as a hibernating socket is accepted: the options' decisions
+   * (tags, readonly, protocol), then it is listed in `getConnections()`, sent the connect
+   * frames and handed to `onConnect`. Nothing stays listed when this throws.
+   * @returns a function that removes the connection from the list again
+   */
+  open(connection: Connection, ctx: ConnectionContext): Promise<() => void>;
+  /** Dispatches one incoming message as a hibernating socket's is dispatched. */
+  dispatch(connection: Connection, message: string | ArrayBuffer): Promise<void>;
+  /** Runs the `onClose` handlers. */
+  close(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void>;
+}
+
+/** The Cap'n Web transport, from `dokit/capnweb` (opt-in, so other bundles do not carry it). */
+export interface CapnwebTransport {
+  /** Accepts a Cap'n Web upgrade through the handle WebSockets gives it. */
+  accept(request: Request, host: TransportHost): Response | Promise<Response>;
+}
+
+/** Options of `WebSockets`. */
+export interface WebSocketsOptions {
+  /** Connection handlers: `onConnect`, `onMessage`, `onClose`, `onError`. */
+  handlers?: WebSocketHandlers;
+  /** A State capability to sync with clients (installed with the WebSockets when not used already). */
+  state?: SyncedState;
+  /** An `RpcTarget` whose methods clients call (or a `Callables` built from one). */
+  callables?: object;
+  /** Labels each connection when it is accepted (at most 9 tags; the id is the first). */
+  getConnectionTags?: (connection: Connection, ctx: ConnectionContext) => string[] | Promise<string[]>;
+  /** Decides whether a connection may change the synced state. */
+  readonly?: ConnectionDecision;
+  /** `true` (default), `false` (drive the connect sequence yourself), or a per-connection decision. */
+  protocol?: boolean | ConnectionDecision;
+  /** Enables the Cap'n Web transport: `import { capnweb } from "dokit/capnweb"`. */
+  capnweb?: CapnwebTransport;
+}
+
+/** An identity for `sendIdentity` / `sendConnectFrames`; defaults to the object's name and kebab class. */
+export interface Identity {
+  name?: string;
+  agent?: string;
+}
