@@ -55,7 +55,7 @@ export interface BundleResult {
 const DO = `import { DurableObject } from "cloudflare:workers";\n`;
 const WORKER = `export default { fetch: () => new Response("ok") };\n`;
 
-/** The minimal dokit workers: one per subpath, and the combinations the issues set targets for. */
+/** The minimal dokit workers: one per subpath, and the combinations that have size targets (test/bundle/bundle.test.ts). */
 export const DOKIT_CASES: BundleCase[] = [
   {
     name: "lifecycle",

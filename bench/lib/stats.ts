@@ -21,7 +21,7 @@ export interface Figure {
   values: Partial<Record<string, number>>;
   /** Samples behind each value (count). */
   samples?: Partial<Record<string, number>>;
-  /** Target for dokit / raw (e.g. 1.10), when the issue sets one. */
+  /** Target for dokit / raw (e.g. 1.10), when one is set. */
   target?: number;
   /** Which implementation the "ref" column holds when it is not the agents reference. */
   baselineNote?: string;

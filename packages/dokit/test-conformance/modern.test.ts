@@ -217,7 +217,7 @@ describe("2026-07-28 lane: resources, prompts, completion", () => {
 });
 
 describe("2026-07-28 lane: subscriptions", () => {
-  it("delivers resources/updated on a subscriptions/listen stream, only for the subscribed resource", async () => {
+  it("delivers resources/updated for a subscribed resource on a subscriptions/listen stream", async () => {
     const client = await connect();
     const updated: string[] = [];
     client.setNotificationHandler("notifications/resources/updated", (notification) => void updated.push(notification.params.uri));

@@ -1,9 +1,9 @@
 import { RpcTarget } from "cloudflare:workers";
 import { newWebSocketRpcSession } from "capnweb";
-import type { CallableSource } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { type CurrentAgent, runInContext } from "../lifecycle/context";
 import { CAPNWEB_PIPE, CLOSE_INTERNAL_ERROR } from "../protocol/frames";
+import { invokeClaimed } from "../shared/serve-rpc";
 import { closeWith } from "../shared/wire";
 import type { TransportHost } from "../websockets/options";
 import { LiveSocket } from "./live-socket";
@@ -61,7 +61,7 @@ export class Session {
     this.connection = host.connection(this.#socket as unknown as WebSocket, id, request);
     sessions.set(this.connection, this);
     this.#scope = { agent: host.agent, connection: this.connection, request: undefined };
-    const main = mainObject(this.connection, host, host.callables);
+    const main = mainObject(this.connection, host);
     // Cap'n Web's read loop starts here and every call it makes (callables, the pipe, methods of
     // returned stubs) continues from it, so they all see the object and this connection.
     this.#remote = runInContext(this.#scope, () => newWebSocketRpcSession<ClientMain>(server, main));
@@ -75,9 +75,17 @@ export class Session {
    * with 1011 (the stack is logged, not sent).
    */
   async open(request: Request): Promise<void> {
+    const { connection } = this;
+    const live = this.#host.live;
     try {
-      this.#unlist = await this.#host.open(this.connection, { request });
-      if (this.#ending) this.#unlist(); // the client left while onConnect ran
+      // Decisions first, then listed, then the connect frames and onConnect: a hibernating socket's order.
+      await this.#host.decide(connection, { request });
+      live.set(connection.id, connection);
+      this.#unlist = () => {
+        if (live.get(connection.id) === connection) live.delete(connection.id);
+      };
+      if (this.#ending) this.#unlist(); // the client left meanwhile
+      await this.#host.greet(connection, { request });
     } catch (error) {
       console.error(`dokit: Cap'n Web connection ${this.connection.id} failed while opening; closing it with 1011`, error);
       await this.end(CLOSE_INTERNAL_ERROR, "Internal error", true);
@@ -128,17 +136,17 @@ export class Session {
  * frame pipe. Cap'n Web resolves methods on the prototype chain, so they are
  * defined on the prototype of a fresh RpcTarget subclass and nowhere else.
  */
-function mainObject(connection: Connection, host: TransportHost, callables: CallableSource): RpcTarget {
+function mainObject(connection: Connection, host: TransportHost): RpcTarget {
   class Main extends RpcTarget {}
   const define = (name: string, value: (...args: unknown[]) => unknown) =>
     Object.defineProperty(Main.prototype, name, { value, writable: true, configurable: true });
-  for (const name of callables.methodNames) define(name, (...args) => callables.invoke(name, args));
+  for (const name of host.dispatch.methodNames()) define(name, (...args) => invokeClaimed(host.dispatch, name, args));
   // __cf_agent_send(frame): state frames, JSON rpc frames and user messages, dispatched like a hibernating socket's.
   define(CAPNWEB_PIPE, async (frame) => {
     const message = typeof frame === "string" ? frame : isBinary(frame) ? arrayBuffer(frame) : undefined;
     if (message === undefined) throw new TypeError(`${CAPNWEB_PIPE} takes a string or binary frame`);
     try {
-      await host.dispatch(connection, message);
+      await host.receive(connection, message);
     } catch (error) {
       // Like a hibernating socket's message: logged, and the client's pipe call still succeeds.
       console.error(`dokit: handling a Cap'n Web frame from connection ${connection.id} failed`, error);

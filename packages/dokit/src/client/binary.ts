@@ -36,9 +36,9 @@ export function sendInOrder(post: (message: WireMessage) => void): (message: Age
  */
 export function asBinaryType(data: unknown, binaryType: BinaryType): unknown {
   if (!(data instanceof ArrayBuffer) && !ArrayBuffer.isView(data)) return data;
-  if (binaryType === "blob") return new Blob([data]);
-  if (data instanceof ArrayBuffer) return data;
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice().buffer;
+  const buffer =
+    data instanceof ArrayBuffer ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice().buffer;
+  return binaryType === "blob" ? new Blob([buffer]) : buffer;
 }
 
 /** How a client receives binary frames, as on a WebSocket. */

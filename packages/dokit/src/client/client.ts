@@ -20,7 +20,7 @@ import type {
   CallOptions,
   StreamOptions,
 } from "./types";
-import { socketUrl } from "./url";
+import { socketUrl, withProperties } from "./url";
 
 type Outgoing = PendingCall | AgentClientMessage;
 
@@ -216,12 +216,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
    * @param properties - address, query, id or reconnect tuning; `room`/`party` as PartySocket names them
    */
   updateProperties(properties: AgentClientProperties): void {
-    const { room, party, ...rest } = properties;
-    const next: Record<string, unknown> = { ...this.#options, name: room ?? this.#options.name };
-    if (party !== undefined) next.agent = party;
-    for (const [key, value] of Object.entries(rest)) if (value !== undefined) next[key] = value;
-    // SAFETY: only keys of AgentClientOptions were copied in, each with a value of its own type.
-    this.#options = next as unknown as AgentClientOptions<State>;
+    this.#options = withProperties(this.#options, properties);
     if (properties.id) this.#id = properties.id;
     this.agent = kebab(this.#options.agent);
     this.name = this.#options.name ?? "default";

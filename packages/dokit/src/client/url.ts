@@ -2,7 +2,7 @@
 // {ws|wss}://{host}/{prefix}/{kebab(agent)}/{name}[/{path}]?_pk={id}&{query}
 import { CAPNWEB, CONNECTION_ID_PARAM, TRANSPORT_PARAM } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
-import type { AgentClientOptions, QueryParams } from "./types";
+import type { AgentClientOptions, AgentClientProperties, QueryParams } from "./types";
 
 /**
  * Hosts reached over plain `ws`: loopback and private networks, the same
@@ -53,4 +53,21 @@ export async function socketUrl(options: AgentClientOptions<never>, id: string):
   }
   if (options.transport === "capnweb") params.set(TRANSPORT_PARAM, CAPNWEB);
   return `${protocol}://${host}${agentPath(options)}?${params}`;
+}
+
+/**
+ * Applies `updateProperties()` to the options; `room` and `party` are read as `name` and `agent`.
+ * @param options - the current options
+ * @param properties - the changes; a key left out or `undefined` stays as it was
+ * @returns the options for the next connection attempt
+ */
+export function withProperties<State>(
+  options: AgentClientOptions<State>,
+  properties: AgentClientProperties,
+): AgentClientOptions<State> {
+  const { room, party, ...rest } = properties;
+  const next: Record<string, unknown> = { ...options, name: room ?? options.name, agent: party ?? options.agent };
+  for (const [key, value] of Object.entries(rest)) if (value !== undefined) next[key] = value;
+  // SAFETY: only keys of AgentClientOptions were copied in, each with a value of its own type.
+  return next as unknown as AgentClientOptions<State>;
 }

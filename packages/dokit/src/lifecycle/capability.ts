@@ -69,8 +69,10 @@ export interface Dispatch {
   frame(type: string): FrameClaim | undefined;
   /** @returns the frames capabilities add to `connection`'s connect sequence, in `use()` order */
   connectFrames(connection: Connection): IterableIterator<string>;
-  /** Every claimed client-callable method, as one source (empty when none is claimed). */
-  readonly callables: CallableSource;
+  /** @returns the source serving a claimed client-callable method, if `name` is claimed */
+  method(name: string): CallableSource | undefined;
+  /** @returns the names of every claimed client-callable method */
+  methodNames(): string[];
 }
 
 /** What a capability may claim, handed to {@link Capability.attach}. */

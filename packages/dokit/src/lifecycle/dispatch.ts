@@ -14,8 +14,7 @@ import type {
   UpgradeHandler,
 } from "./capability";
 import type { Connection } from "./connection";
-import { rpcErrors } from "../protocol/frames";
-import { DokitError, WireError } from "./errors";
+import { DokitError } from "./errors";
 import type { Lifecycle } from "./lifecycle";
 
 /** A claimed value and the capability that claimed it. */
@@ -53,9 +52,6 @@ export class DispatchTable implements Dispatch {
   readonly destroys: DestroyHook[] = [];
   routeCount = 0;
 
-  /** Every claimed method as one source: what rpc frames and Cap'n Web sessions call. */
-  readonly callables: CallableSource = new ClaimedMethods(this.methods);
-
   /** Takes a slot for `owner` (the same value again is a no-op), or throws naming both claimants. */
   claimSlot<K extends keyof Slots>(slot: K, owner: string, value: NonNullable<Slots[K]>["value"]): void {
     const taken = this.slots[slot];
@@ -64,6 +60,16 @@ export class DispatchTable implements Dispatch {
     }
     // SAFETY: K ties the slot to its value type.
     this.slots[slot] ??= { owner, value } as Slots[K];
+  }
+
+  /** @returns the source serving a claimed method */
+  method(name: string): CallableSource | undefined {
+    return this.methods[name]?.value;
+  }
+
+  /** @returns the names of every claimed method */
+  methodNames(): string[] {
+    return Object.keys(this.methods);
   }
 
   /** @returns the claim for a frame type */
@@ -120,25 +126,5 @@ export class DispatchTable implements Dispatch {
       onDestroy: (hook) => void this.destroys.push(hook),
       use,
     };
-  }
-}
-
-/** The claimed methods, each served by the source that claimed it. */
-class ClaimedMethods implements CallableSource {
-  readonly #methods: Record<string, Owned<CallableSource>>;
-
-  constructor(methods: Record<string, Owned<CallableSource>>) {
-    this.#methods = methods;
-  }
-
-  get methodNames(): string[] {
-    return Object.keys(this.#methods);
-  }
-
-  /** @throws WireError METHOD_NOT_FOUND (`Method <name> does not exist`), or what the method throws */
-  invoke(name: string, args: unknown[]): Promise<unknown> {
-    const source = this.#methods[name]?.value;
-    if (!source) return Promise.reject(new WireError("METHOD_NOT_FOUND", rpcErrors.notFound(name)));
-    return source.invoke(name, args);
   }
 }

@@ -45,7 +45,7 @@ export class SqlEventStore implements EventStore {
   /** Stores one outgoing message. @returns its event id */
   async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     if (this.muted) return `${streamId}:0`;
-    const sql = this.#tables.ready;
+    const sql = this.#tables.created();
     const row = sql
       .exec<{ id: number }>(
         `INSERT INTO ${EVENTS_TABLE} (session, stream, message) VALUES (?, ?, ?) RETURNING id`,
@@ -70,7 +70,7 @@ export class SqlEventStore implements EventStore {
   async getStreamIdForEventId(eventId: string): Promise<string | undefined> {
     const parsed = parseEventId(eventId);
     if (!parsed) return undefined;
-    const sql = this.#tables.ready;
+    const sql = this.#tables.created();
     // Row ids are shared by all sessions: an id whose row belongs to another session is refused.
     const owner = sql
       .exec<{ session: string; stream: string }>(`SELECT session, stream FROM ${EVENTS_TABLE} WHERE id = ?`, parsed.seq)
@@ -95,7 +95,7 @@ export class SqlEventStore implements EventStore {
   ): Promise<string> {
     const parsed = parseEventId(lastEventId);
     if (!parsed) return "";
-    const sql = this.#tables.ready;
+    const sql = this.#tables.created();
     const rows = sql
       .exec<{ id: number; message: string }>(
         `SELECT id, message FROM ${EVENTS_TABLE} WHERE session = ? AND stream = ? AND id > ? ORDER BY id`,
@@ -116,13 +116,13 @@ export class SqlEventStore implements EventStore {
 
   /** Deletes one stream's events (its response stream completed). */
   clearStream(streamId: string): void {
-    const sql = this.#tables.ready;
+    const sql = this.#tables.created();
     sql.exec(`DELETE FROM ${EVENTS_TABLE} WHERE session = ? AND stream = ?`, this.#session, streamId);
   }
 
   /** Deletes every event of the session. */
   clear(): void {
-    const sql = this.#tables.ready;
+    const sql = this.#tables.created();
     sql.exec(`DELETE FROM ${EVENTS_TABLE} WHERE session = ?`, this.#session);
   }
 }

@@ -9,7 +9,8 @@ import { SqlEventStore } from "./event-store";
 import { INVALID_REQUEST, isRequest, jsonRpcError, type RawMessage, SERVER_ERROR, SESSION_NOT_FOUND } from "./jsonrpc";
 import { lowLevelOf } from "./server-shape";
 import { watchStream } from "./stream-watch";
-import { SESSIONS_TABLE, EVENTS_TABLE, type Tables } from "./tables";
+import { SessionStore } from "./session-store";
+import type { Tables } from "./tables";
 
 // The 2025-era lane: Streamable HTTP sessions (`Mcp-Session-Id`), served by
 // the SDK's own WebStandardStreamableHTTPServerTransport, one transport and
@@ -58,8 +59,6 @@ export class LegacySession {
   }
 }
 
-type Row = { id: string; init: string; subscriptions: string; last_seen: number };
-
 const RESTORE_ID = "dokit-session-restore";
 const TOUCH_EVERY_MS = 60_000;
 
@@ -68,12 +67,14 @@ export class LegacySessions {
   readonly #live = new Map<string, LegacySession>();
   readonly #opening = new Map<string, Promise<LegacySession | undefined>>();
   readonly #tables: Tables;
+  readonly #store: SessionStore;
   readonly #settings: SessionSettings;
   readonly #factory: SessionServerFactory;
   readonly #report: (error: Error) => void;
 
   constructor(tables: Tables, settings: SessionSettings, factory: SessionServerFactory, report: (error: Error) => void) {
     this.#tables = tables;
+    this.#store = new SessionStore(tables);
     this.#settings = settings;
     this.#factory = factory;
     this.#report = report;
@@ -128,12 +129,11 @@ export class LegacySessions {
   }
 
   async #restore(id: string, request: Request, authInfo: AuthInfo | undefined): Promise<LegacySession | undefined> {
-    const row = this.#tables.ready.exec<Row>(`SELECT * FROM ${SESSIONS_TABLE} WHERE id = ?`, id).toArray()[0];
-    if (!row) return undefined;
-    const params: unknown = JSON.parse(row.init);
+    const stored = this.#store.load(id);
+    if (!stored) return undefined;
+    const params = stored.init;
     const session = await this.#open(id, request, authInfo, params);
-    // SAFETY: the column only ever holds a JSON array of URIs written by #saveSubscriptions.
-    for (const uri of JSON.parse(row.subscriptions) as string[]) session.subscriptions.add(uri);
+    for (const uri of stored.subscriptions) session.subscriptions.add(uri);
     session.restoring = true;
     if (session.events) session.events.muted = true;
     try {
@@ -225,21 +225,11 @@ export class LegacySessions {
   }
 
   #save(session: LegacySession, initParams: unknown): void {
-    this.#tables.ready.exec(
-      `INSERT OR REPLACE INTO ${SESSIONS_TABLE} (id, init, subscriptions, last_seen) VALUES (?, ?, ?, ?)`,
-      session.id,
-      JSON.stringify(initParams ?? {}),
-      JSON.stringify([...session.subscriptions]),
-      Date.now(),
-    );
+    this.#store.save(session.id, initParams, session.subscriptions);
   }
 
   #saveSubscriptions(session: LegacySession): void {
-    this.#tables.ready.exec(
-      `UPDATE ${SESSIONS_TABLE} SET subscriptions = ? WHERE id = ?`,
-      JSON.stringify([...session.subscriptions]),
-      session.id,
-    );
+    this.#store.saveSubscriptions(session.id, session.subscriptions);
   }
 
   /** Records use of a session, at most once a minute (it decides when an idle session expires). */
@@ -247,25 +237,18 @@ export class LegacySessions {
     const now = Date.now();
     if (!force && now - session.lastSeen < TOUCH_EVERY_MS) return;
     session.lastSeen = now;
-    this.#tables.ready.exec(`UPDATE ${SESSIONS_TABLE} SET last_seen = ? WHERE id = ?`, now, session.id);
+    this.#store.touch(session.id, now);
   }
 
   /** Deletes sessions unused for longer than the TTL, with their events. */
   #sweep(): void {
-    const sql = this.#tables.ready;
-    const before = Date.now() - this.#settings.sessionTtlMs;
-    const stale = sql.exec<{ id: string }>(`SELECT id FROM ${SESSIONS_TABLE} WHERE last_seen < ?`, before).toArray();
-    for (const { id } of stale) {
-      if (this.#live.has(id)) continue;
-      sql.exec(`DELETE FROM ${EVENTS_TABLE} WHERE session = ?`, id);
-      sql.exec(`DELETE FROM ${SESSIONS_TABLE} WHERE id = ?`, id);
-    }
+    this.#store.deleteUnusedSince(Date.now() - this.#settings.sessionTtlMs, (id) => this.#live.has(id));
   }
 
   /** DELETE: forgets the session everywhere. */
   async #end(session: LegacySession): Promise<void> {
     this.#live.delete(session.id);
-    this.#tables.ready.exec(`DELETE FROM ${SESSIONS_TABLE} WHERE id = ?`, session.id);
+    this.#store.delete(session.id);
     session.events?.clear();
     // The transport closes itself after this callback; the server goes with it.
     queueMicrotask(() => void session.server.close().catch(() => {}));

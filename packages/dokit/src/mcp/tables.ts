@@ -10,16 +10,16 @@ export const EVENTS_TABLE = "_dokit_mcp_events";
 export class Tables {
   /** The object's SQL storage. */
   readonly sql: SqlStorage;
-  #ready = false;
+  #created = false;
 
   /** @param sql - the object's `ctx.storage.sql` (needs a SQLite-backed class) */
   constructor(sql: SqlStorage) {
     this.sql = sql;
   }
 
-  /** @returns the SQL storage, with both tables created */
-  get ready(): SqlStorage {
-    if (this.#ready) return this.sql;
+  /** Creates both tables on first use. @returns the SQL storage */
+  created(): SqlStorage {
+    if (this.#created) return this.sql;
     this.sql.exec(
       `CREATE TABLE IF NOT EXISTS ${SESSIONS_TABLE} (
          id TEXT PRIMARY KEY,
@@ -37,12 +37,12 @@ export class Tables {
        )`,
     );
     this.sql.exec(`CREATE INDEX IF NOT EXISTS ${EVENTS_TABLE}_by_stream ON ${EVENTS_TABLE} (session, stream, id)`);
-    this.#ready = true;
+    this.#created = true;
     return this.sql;
   }
 
   /** Forgets that the tables exist (after `lifecycle.destroy()` wiped the storage). */
   reset(): void {
-    this.#ready = false;
+    this.#created = false;
   }
 }

@@ -2,10 +2,10 @@
 // `dokit/websockets` carries this much (and no more) for the short form
 // `new WebSockets({ callables: target })`; argument schemas and the standalone
 // capability live in `callables/`.
-import type { CallableSource, Claims } from "../lifecycle/capability";
+import type { CallableSource, Claims, Dispatch } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { runInContext } from "../lifecycle/context";
-import { errorMessage, Refusal, WireError } from "../lifecycle/errors";
+import { errorMessage, WireError } from "../lifecycle/errors";
 import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
 import { type CallableMethod, collectCallableMethods } from "./method-table";
 import { sendError, sendResult } from "./rpc-answer";
@@ -37,8 +37,9 @@ export class TargetCallables implements CallableSource {
     try {
       return await method.apply(this.target, check ? await check(args) : args);
     } catch (error) {
-      if (error instanceof Refusal) console.info(`dokit: callable ${name} refused: ${error.message}`);
-      else if (!(error instanceof WireError)) console.error(`dokit: callable ${name} threw`, error);
+      // A Refusal (code REFUSED) is expected: one line. Other wire errors are the protocol's answers.
+      if (!(error instanceof WireError)) console.error(`dokit: callable ${name} threw`, error);
+      else if (error.code === "REFUSED") console.info(`dokit: callable ${name} refused: ${error.message}`);
       throw error;
     }
   }
@@ -51,14 +52,14 @@ export class TargetCallables implements CallableSource {
  */
 export function serveRpc(claims: Claims, source: CallableSource): void {
   for (const name of source.methodNames) claims.method(name, source);
-  const callables = claims.dispatch.callables;
+  const dispatch = claims.dispatch;
   // {"type":"rpc","id":"<uuid>","method":"<name>","args":[…]}
   claims.frame(RPC, async (connection, frame) => {
     if (!isRpcRequest(frame)) return false;
     const { id, method } = frame;
     let result: unknown;
     try {
-      result = await runInContext({ connection }, () => callables.invoke(method, frame.args));
+      result = await runInContext({ connection }, () => invokeClaimed(dispatch, method, frame.args));
     } catch (error) {
       sendError(connection, id, errorMessage(error));
       return true;
@@ -66,6 +67,15 @@ export function serveRpc(claims: Claims, source: CallableSource): void {
     await sendResult(connection, id, method, result);
     return true;
   });
+}
+
+/**
+ * Calls a claimed method through the source that claimed it (every transport calls through here).
+ * @throws WireError METHOD_NOT_FOUND (`Method <name> does not exist`), or what the method throws
+ */
+export function invokeClaimed(dispatch: Dispatch, name: string, args: unknown[]): Promise<unknown> {
+  const source = dispatch.method(name);
+  return source ? source.invoke(name, args) : Promise.reject(new WireError("METHOD_NOT_FOUND", rpcErrors.notFound(name)));
 }
 
 /** Answers an rpc frame nothing claimed with `Method <name> does not exist`, so client calls never hang. */

@@ -1,4 +1,4 @@
-import type { CallableSource } from "../lifecycle/capability";
+import type { Dispatch } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 
 /** Connection handlers. They run in the object's invocation context (`getCurrentAgent()`). */
@@ -30,23 +30,20 @@ export type ConnectionDecision = (connection: Connection, ctx: ConnectionContext
 export interface TransportHost {
   /** The object, for the invocation context of the plug-in's work. */
   readonly agent: object;
-  /** Every client-callable method claimed on the object (found through the dispatch table). */
-  readonly callables: CallableSource;
+  /** The object's dispatch table: the client-callable methods claimed on it. */
+  readonly dispatch: Dispatch;
   /** @returns the connection id the client asked for (`_pk`), a new one, or `undefined` when the asked one is invalid */
   connectionId(request: Request): string | undefined;
   /** @returns `socket` as a Connection with this id and upgrade URL, flags at their defaults */
   connection(socket: WebSocket, id: string, request: Request): Connection;
-  /** @returns the listed connection with this id that is not a hibernating socket, if any */
-  listed(id: string): Connection | undefined;
-  /**
-   * Accepts the connection as a hibernating socket is accepted: the options' decisions
-   * (tags, readonly, protocol), then it is listed in `getConnections()`, sent the connect
-   * frames and handed to `onConnect`. Nothing stays listed when this throws.
-   * @returns a function that removes the connection from the list again
-   */
-  open(connection: Connection, ctx: ConnectionContext): Promise<() => void>;
-  /** Dispatches one incoming message as a hibernating socket's is dispatched. */
-  dispatch(connection: Connection, message: string | ArrayBuffer): Promise<void>;
+  /** Connections that are not hibernating sockets, by id: `getConnections()` and broadcasts include them. */
+  readonly live: Map<string, Connection>;
+  /** Makes the options' decisions (tags, readonly, protocol) and stores them on the connection. */
+  decide(connection: Connection, ctx: ConnectionContext): Promise<unknown>;
+  /** Sends the connect frames (the connection is left out of broadcasts meanwhile), then runs `onConnect`. */
+  greet(connection: Connection, ctx: ConnectionContext): Promise<void>;
+  /** Handles one incoming message as a hibernating socket's is handled (frames, then `onMessage`). */
+  receive(connection: Connection, message: string | ArrayBuffer): Promise<void>;
   /** Runs the `onClose` handlers. */
   close(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void>;
 }

@@ -16,12 +16,9 @@ import {
 } from "../protocol/frames";
 import { answerUnclaimedRpc, serveRpc, TargetCallables } from "../shared/serve-rpc";
 import { closeWith, parseFrame, trySend } from "../shared/wire";
-import type { ConnectionFlags } from "./attachment";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
 import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectionTags, MAX_TAG_LENGTH } from "./tags";
-
-type Decisions = Pick<ConnectionFlags, "tags" | "readonly" | "protocol">;
 
 const OPEN = 1;
 /** The close reason of a connection refused while opening (the stack is logged, never sent). */
@@ -98,10 +95,9 @@ export class WebSockets implements Capability {
     const connection = initConnection(server, { id, tags: [id], uri: request.url, readonly: false, protocol: true });
     let accepted = false;
     try {
-      const decided = await this.#decide(connection, ctx);
-      this.#installed.lifecycle.ctx.acceptWebSocket(server, decided.tags);
+      const tags = await this.#decide(connection, ctx);
+      this.#installed.lifecycle.ctx.acceptWebSocket(server, tags);
       accepted = true;
-      storeDecisions(connection, decided);
       await this.#greet(connection, ctx);
     } catch (error) {
       console.error(`dokit: connection ${id} failed while opening; refusing it with ${CLOSE_INTERNAL_ERROR}`, error);
@@ -156,13 +152,18 @@ export class WebSockets implements Capability {
     });
   }
 
-  /** The per-connection decisions of the options: tags, readonly, protocol. */
-  async #decide(connection: Connection, ctx: ConnectionContext): Promise<Decisions> {
+  /**
+   * Makes the options' per-connection decisions (tags, readonly, protocol) and stores them in
+   * the attachment, which already holds the defaults (written again only when one differs).
+   * @returns the tags to accept the socket with
+   */
+  async #decide(connection: Connection, ctx: ConnectionContext): Promise<string[]> {
     const options = this.#options;
     const tags = connectionTags(connection.id, options.getConnectionTags ? await options.getConnectionTags(connection, ctx) : []);
     const readonly = (await options.readonly?.(connection, ctx)) === true;
     const protocol = typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
-    return { tags, readonly, protocol };
+    if (tags.length > 1 || readonly || !protocol) updateFlags(connection, { tags, readonly, protocol });
+    return tags;
   }
 
   // ------------------------------------------------------------ socket events
@@ -385,34 +386,16 @@ export class WebSockets implements Capability {
     const { lifecycle, dispatch } = this.#installed;
     return {
       agent: lifecycle.host,
-      callables: dispatch.callables,
+      dispatch,
+      live: this.#live,
       connectionId,
-      connection: (socket, id, request) =>
-        initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true }),
-      listed: (id) => this.#live.get(id),
-      open: async (connection, ctx) => {
-        storeDecisions(connection, await this.#decide(connection, ctx));
-        this.#live.set(connection.id, connection);
-        const unlist = () => {
-          if (this.#live.get(connection.id) === connection) this.#live.delete(connection.id);
-        };
-        try {
-          await this.#greet(connection, ctx);
-        } catch (error) {
-          unlist();
-          throw error;
-        }
-        return unlist;
-      },
-      dispatch: (connection, message) => this.#dispatchMessage(connection, message),
+      connection: (socket, id, request) => initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true }),
+      decide: (connection, ctx) => this.#decide(connection, ctx),
+      greet: (connection, ctx) => this.#greet(connection, ctx),
+      receive: (connection, message) => this.#dispatchMessage(connection, message),
       close: (connection, code, reason, wasClean) => this.#runOnClose(connection, code, reason, wasClean),
     };
   }
-}
-
-/** Writes the decisions into the attachment, which already holds the defaults: only when one differs. */
-function storeDecisions(connection: Connection, decided: Decisions): void {
-  if (decided.tags.length > 1 || decided.readonly || !decided.protocol) updateFlags(connection, decided);
 }
 
 /** @returns the connection id the client asked for (`_pk`) or a new one; `undefined` when the asked one is too long */

@@ -47,12 +47,18 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     why: "the core every object pays for",
   },
   "lifecycle + websockets": {
-    // Target 6 KB, read as 6,000 bytes (the stricter of 6,000 and 6,144); 5,973 B
-    // today. It carries the JSON-rpc part of Callables (src/shared/: method table,
-    // answers, streams: ~0.8 KB gzip) for the short form new WebSockets({ callables:
-    // target }), and no Callables capability code (argument schemas).
-    ceiling: 6000,
-    target: 6000,
+    // Target 6 KB was read as 6,000 bytes and met at 5,973 B. It is now 6,300 B
+    // (6,251 B measured), raised on purpose for three things a socket-only object
+    // needs: the refused-connection path that makes a failure while opening reach
+    // real clients as a 1011 close, and the destroy reset that completes the 1001
+    // closes (+74 B); the private handle Cap'n Web plugs into instead of public
+    // members (+~90 B); and the shared wire helpers and dispatch view that replaced
+    // copies and lifecycle wiring (+~110 B). It carries the JSON-rpc part of
+    // Callables (src/shared/: method table, answers, streams: ~0.8 KB gzip) for the
+    // short form new WebSockets({ callables: target }), and no Callables capability
+    // code (argument schemas).
+    ceiling: 6300,
+    target: 6300,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "a socket-only object must not pay for State, Callables' schemas, Cap'n Web, MCP or zod",
   },
@@ -108,8 +114,13 @@ const built = new Map<string, Promise<BundleResult>>();
  */
 function caseNamed(name: string): BundleCase {
   const c = cases.get(name);
-  if (!c) throw new Error(`bench/bundle.ts has no bundle case named "${name}": renamed or removed? Rename it here too`);
+  if (!c) throw new Error(missingCase(name));
   return c;
+}
+
+/** @returns the failure message naming a missing case */
+function missingCase(name: string): string {
+  return `bench/bundle.ts has no bundle case named "${name}": renamed or removed? Rename it here too`;
 }
 
 function build(name: string): Promise<BundleResult> {
@@ -132,7 +143,7 @@ function describeSize(result: BundleResult): string {
 describe("bundle guard", () => {
   // Every case the guard checks exists under its name: a renamed case fails here, by name.
   it.each([...Object.keys(GUARDS), MCP_CASE, MCP_SDK_CASE])("finds the bench case %j", (name) => {
-    expect(() => caseNamed(name)).not.toThrow();
+    expect(cases.has(name), missingCase(name)).toBe(true);
   });
 
   for (const [name, guard] of Object.entries(GUARDS)) {

@@ -1,11 +1,12 @@
 import { env, exports, RpcTarget } from "cloudflare:workers";
 import { newWebSocketRpcSession } from "capnweb";
-import { describe, expect, expectTypeOf, it, vi } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { Callables } from "../../src/callables";
 import { isDokitError } from "../../src/lifecycle";
 import { hibernate, openSocket, type TestSocket } from "../../src/testing";
 import { WebSockets } from "../../src/websockets";
+import { captureConsole } from "../logs";
 import { type AgentStub } from "../../src/callables";
 import { type Counter, TestCallables } from "./objects";
 
@@ -86,7 +87,8 @@ describe.each(FORMS)("cf-websocket calls, %s", (_form, binding) => {
     await socket.close();
   });
 
-  it("sends a thrown error's message only, never its stack", async () => {
+  it("sends a thrown error's message only, never its stack, and logs the error", async () => {
+    const logs = captureConsole();
     const socket = await connect(binding, fresh("throw"));
     expect(await call(socket, "fail", ["it broke"])).toEqual([
       { type: "rpc", id: expect.any(String), success: false, error: "it broke" },
@@ -94,22 +96,20 @@ describe.each(FORMS)("cf-websocket calls, %s", (_form, binding) => {
     const [later] = await call(socket, "failLater", ["later"]);
     expect(later!.error).toBe("later");
     await socket.close();
+    expect(logs).toEqual({
+      error: ["dokit: callable fail threw Error: it broke", "dokit: callable failLater threw TypeError: later"],
+      warn: [],
+      info: [],
+    });
   });
 
   it("answers a Refusal with its message and logs one line instead of an error", async () => {
-    const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    const info = vi.spyOn(console, "info").mockImplementation(() => {});
-    try {
-      const socket = await connect(binding, fresh("refusal"));
-      const [answer] = await call(socket, "refuse", ["This board is view-only for you"]);
-      expect(answer).toMatchObject({ success: false, error: "This board is view-only for you" });
-      await socket.close();
-      expect(error).not.toHaveBeenCalled();
-      expect(info.mock.calls.map((args) => args.join(" "))).toEqual(["dokit: callable refuse refused: This board is view-only for you"]);
-    } finally {
-      error.mockRestore();
-      info.mockRestore();
-    }
+    const logs = captureConsole();
+    const socket = await connect(binding, fresh("refusal"));
+    const [answer] = await call(socket, "refuse", ["This board is view-only for you"]);
+    expect(answer).toMatchObject({ success: false, error: "This board is view-only for you" });
+    await socket.close();
+    expect(logs).toEqual({ error: [], warn: [], info: ["dokit: callable refuse refused: This board is view-only for you"] });
   });
 
   it("answers unknown and hidden names with Method <name> does not exist", async () => {
@@ -429,12 +429,14 @@ describe.each(FORMS)("Cap'n Web transport, %s", (_form, binding) => {
   });
 
   it("calls callables natively, with the object and the connection in context", async () => {
+    const logs = captureConsole();
     const client = await openCapnweb(binding, fresh("native"), { _pk: "cap-ctx" });
     expect(await client.main.add(2, 3)).toBe(5);
     expect(await client.main.inherited()).toBe("from the base class");
     expect(await client.main.whoami()).toMatchObject({ agentIsHost: true, connection: "cap-ctx" });
     await expect(client.main.fail("native failure")).rejects.toThrow("native failure");
     await client.close();
+    expect(logs.error).toEqual(["dokit: callable fail threw Error: native failure"]);
   });
 
   it("returns an RpcTarget as a live stub", async () => {
@@ -498,13 +500,15 @@ describe.each(FORMS)("Cap'n Web transport, %s", (_form, binding) => {
     expect(await stub.connectionIds()).toEqual([]);
   });
 
-  it("closes a session whose onConnect throws with 1011 and does not list it", async () => {
+  it("closes a session whose onConnect throws with 1011, logs why, and does not list it", async () => {
+    const logs = captureConsole();
     const name = fresh("failconnect");
     const stub = stubOf(binding, name);
     const client = await openCapnweb(binding, name, { _pk: "cap-fail", failConnect: "1" });
     expect(await client.closed).toEqual({ code: 1011, reason: "Internal error" });
     expect(await stub.connectionIds()).toEqual([]);
     expect(await stub.log()).toEqual(["close:cap-fail:1011:Internal error"]);
+    expect(logs.error).toEqual(["dokit: Cap'n Web connection cap-fail failed while opening; closing it with 1011 Error: onConnect refused"]);
   });
 
   it("replaces a session with the same id (1001 Session replaced)", async () => {

@@ -54,7 +54,7 @@ export class SyncedBoard extends DurableObject<Env> {
 
 type Presence = { online: number };
 
-/** protocol: false, driving the connect sequence and state frames by hand (the seed's PresenceAgent). */
+/** protocol: false, driving the connect sequence and state frames by hand (docs/state.md's PresenceAgent). */
 export class ManualPresence extends DurableObject<Env> {
   readonly presence: State<Presence> = new State<Presence>({
     initialState: { online: 0 },
