@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { hibernate, openSocket, type TestSocket } from "dokit/testing";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { BoardState, Card } from "../src/api";
 
 // The Worker's own fetch (typed by GlobalProps in env.d.ts): requests go through its routing.
@@ -56,10 +56,16 @@ describe("board", () => {
   });
 
   it("validates client state frames with the zod schema", async () => {
+    // The Board logs why it refused a frame; capture the warning instead of printing it.
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    onTestFinished(() => warn.mockRestore());
     const name = fresh("frames");
     const { socket } = await connect(name);
     socket.send({ type: "cf_agent_state", state: { cards: [{ id: "1", text: "", column: "todo" }] } });
     expect(await socket.nextJSON()).toEqual({ type: "cf_agent_state_error", error: "State update rejected" });
+    expect(warn).toHaveBeenCalledExactlyOnceWith(
+      expect.stringMatching(/^dokit: refused a state change from connection .*: cards\.0\.text: Too small/),
+    );
     socket.send({ type: "cf_agent_state", state: { cards: [{ id: "1", text: "From a client", column: "done" }] } });
     const other = await connect(name);
     expect(other.state.cards).toEqual([{ id: "1", text: "From a client", column: "done" }]);
@@ -67,10 +73,14 @@ describe("board", () => {
   });
 
   it("lets a view-only connection watch but not change the board", async () => {
+    // A Refusal is logged as one info line, not an error with a stack; capture it instead of printing it.
+    const info = vi.spyOn(console, "info").mockImplementation(() => {});
+    onTestFinished(() => info.mockRestore());
     const name = fresh("view");
     const editor = await connect(name);
     const viewer = await connect(name, { mode: "view" });
     await expect(viewer.socket.rpc("addCard", ["Sneaky", "todo"])).rejects.toThrow("This board is view-only for you");
+    expect(info).toHaveBeenCalledExactlyOnceWith("dokit: callable addCard refused: This board is view-only for you");
     viewer.socket.send({ type: "cf_agent_state", state: { cards: [] } });
     expect(await viewer.socket.nextJSON()).toEqual({ type: "cf_agent_state_error", error: "Connection is readonly" });
 

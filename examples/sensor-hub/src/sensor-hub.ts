@@ -1,7 +1,7 @@
 import { DurableObject, RpcTarget } from "cloudflare:workers";
 import { z } from "zod";
 import { Callables } from "dokit/callables";
-import { getCurrentAgent, Lifecycle } from "dokit/lifecycle";
+import { getCurrentAgent, Lifecycle, Refusal } from "dokit/lifecycle";
 import { State } from "dokit/state";
 import { type Connection, WebSockets } from "dokit/websockets";
 import type { HubApi, SensorSummary, Summary } from "./api";
@@ -21,7 +21,7 @@ export class HubCallables extends RpcTarget implements HubApi {
 
   async reportReading(sensorId: string, value: number): Promise<number> {
     const { connection } = getCurrentAgent();
-    if (!connection || !isSensor(connection)) throw new Error("Only sensors report readings");
+    if (!connection || !isSensor(connection)) throw new Refusal("Only sensors report readings");
     return this.#hub.record(sensorId, value);
   }
 

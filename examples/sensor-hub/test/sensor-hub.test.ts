@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { connectionAttachment, hibernate, openSocket, type TestSocket } from "dokit/testing";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { Summary } from "../src/api";
 
 // The Worker's own fetch (typed by GlobalProps in env.d.ts): requests go through its routing.
@@ -56,12 +56,21 @@ describe("sensor hub", () => {
   });
 
   it("checks readings and who sends them", async () => {
+    // A Refusal is answered with its message and logged as one info line (no error, no stack).
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const info = vi.spyOn(console, "info").mockImplementation(() => {});
+    onTestFinished(() => {
+      error.mockRestore();
+      info.mockRestore();
+    });
     const name = fresh("checks");
     const watcher = await browser(name);
     const device = await sensor(name, "s1");
     await expect(device.rpc("reportReading", ["s1", "hot"])).rejects.toThrow(/^Invalid argument value of reportReading/);
     await expect(device.rpc("reportReading", ["no spaces allowed", 1])).rejects.toThrow(/^Invalid argument sensorId/);
     await expect(watcher.socket.rpc("reportReading", ["s1", 1])).rejects.toThrow("Only sensors report readings");
+    expect(info).toHaveBeenCalledExactlyOnceWith("dokit: callable reportReading refused: Only sensors report readings");
+    expect(error).not.toHaveBeenCalled();
     watcher.socket.send({ type: "cf_agent_state", state: { sensors: {}, readings: 0 } });
     expect(await watcher.socket.nextJSON()).toEqual({ type: "cf_agent_state_error", error: "Connection is readonly" });
     device.send(new ArrayBuffer(3)); // not a reading: ignored

@@ -1,7 +1,7 @@
-// Starts the conformance worker once for the project (wrangler's startWorker
-// on a loopback port) and provides its URL to the tests.
-import { unstable_startWorker } from "wrangler";
+// Starts the conformance worker once for the project and provides its URL to
+// the tests.
 import type { TestProject } from "vitest/node";
+import { startLoopbackWorker } from "../test-node/loopback-worker";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -11,18 +11,7 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const worker = await unstable_startWorker({
-    config: new URL("./wrangler.jsonc", import.meta.url).pathname,
-    dev: {
-      server: { hostname: "127.0.0.1", port: 0 },
-      inspector: false,
-      persist: false,
-      watch: false,
-    },
-  });
-  const url = await worker.url;
-  project.provide("conformanceUrl", url.toString());
-  return async () => {
-    await worker.dispose();
-  };
+  const worker = await startLoopbackWorker(new URL("./wrangler.jsonc", import.meta.url));
+  project.provide("conformanceUrl", worker.url);
+  return worker.stop;
 }

@@ -3,7 +3,7 @@
 // a tool that closes its stream mid-call, the resume with Last-Event-ID).
 import { describe, expect, inject, it } from "vitest";
 import { McpHandler } from "../src/mcp";
-import { type Frame, SseReader } from "./sse";
+import { type SseFrame as Frame, SseReader } from "../test/sse-reader";
 
 const VERSION = "2025-11-25";
 const ACCEPT = "application/json, text/event-stream";

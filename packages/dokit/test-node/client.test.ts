@@ -186,7 +186,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         expect(client.state).toEqual({ count: 0 });
         expect(log.states.at(-1)).toEqual([{ count: 0 }, "server"]);
       } else {
-        // The official client keeps the refused value (PROTOCOL.md, known defects).
+        // The official client keeps the refused value (it never rolls back; docs/protocol.md, "Differences from the reference").
         expect(client.state).toEqual({ count: 99 });
       }
       // Readonly connections still call methods.

@@ -7,8 +7,13 @@ import { afterEach, describe, expect, inject, it } from "vitest";
 import { AgentClient } from "../src/client";
 
 const base = new URL(inject("workerUrl"));
-/** A close must reach the client this soon after it is due (a hang never arrives at all). */
-const PROMPT_MS = 1000;
+/**
+ * A close must reach the client promptly after it is due. Alone these closes take
+ * tens of milliseconds (the requirement is under a second); the bound is two seconds
+ * so a loaded CI machine running every project at once does not flake. A hang,
+ * the defect these tests guard against, never arrives at all.
+ */
+const PROMPT_MS = 2000;
 const cleanup: Array<() => void> = [];
 let serial = 0;
 

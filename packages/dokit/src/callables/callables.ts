@@ -1,6 +1,6 @@
 import type { CallableSource, Capability, Claims } from "../lifecycle/capability";
 import { DokitError, WireError } from "../lifecycle/errors";
-import type { CallableName } from "../shared/method-table";
+import type { CallableName } from "../shared/stub-types";
 import { describeIssues, isStandardSchema, type StandardSchema } from "../shared/schema";
 import { serveRpc, TargetCallables } from "../shared/serve-rpc";
 

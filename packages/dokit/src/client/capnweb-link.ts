@@ -2,12 +2,10 @@
 // dynamic import only when `transport: "capnweb"` is chosen, so clients on
 // the default transport never download capnweb.
 import { newWebSocketRpcSession, RpcTarget } from "capnweb";
+import { CAPNWEB_PIPE } from "../protocol/frames";
 import { sendInOrder } from "./binary";
 import type { OpenLink } from "./link";
-import { watchSocket } from "./link";
-
-/** The method on the server's main object that carries ordinary frames. */
-const SEND = "__cf_agent_send";
+import { watchLifecycle } from "./link";
 
 /** The client's main object: the server delivers every frame by calling `message(frame)`. */
 class Inbox extends RpcTarget {
@@ -26,14 +24,15 @@ type Main = Record<string, (...args: unknown[]) => Promise<unknown>> & Disposabl
 
 /** Opens a Cap'n Web session on a fresh WebSocket. */
 export const openCapnWebLink: OpenLink = (url, events) => {
-  const socket = watchSocket(new WebSocket(url), events, false);
+  // Frames arrive through the session (Inbox.message), not as socket messages.
+  const socket = watchLifecycle(new WebSocket(url), events);
   // SAFETY: the server's main object exposes the callables plus `__cf_agent_send`; names are checked remotely.
   const main = newWebSocketRpcSession(socket, new Inbox((frame) => events.onFrame(frame))) as unknown as Main;
   return {
     socket,
     send: sendInOrder((frame) => {
       // A failed send means the session is gone; the socket's close event reports it.
-      main[SEND]!(frame).catch(() => {});
+      main[CAPNWEB_PIPE]!(frame).catch(() => {});
     }),
     invoke: async (method, args) => {
       const fn = main[method];

@@ -31,22 +31,24 @@ export interface Link {
 export type OpenLink = (url: string, events: LinkEvents) => Link;
 
 /**
- * Wires the socket's events to `events`. Binary frames arrive as ArrayBuffers;
- * the client converts them to its `binaryType`.
+ * Wires the socket's open, close and error events to `events` (its messages are the
+ * transport's to read). Binary frames arrive as ArrayBuffers; the client converts them
+ * to its `binaryType`.
  * @returns the socket
  */
-export function watchSocket(socket: WebSocket, events: LinkEvents, withMessages: boolean): WebSocket {
+export function watchLifecycle(socket: WebSocket, events: LinkEvents): WebSocket {
   socket.binaryType = "arraybuffer";
   socket.addEventListener("open", () => events.onOpen());
   socket.addEventListener("close", (event) => events.onClose(event.code, event.reason, event.wasClean));
   socket.addEventListener("error", () => events.onError());
-  if (withMessages) socket.addEventListener("message", (event) => events.onFrame(event.data));
   return socket;
 }
 
 /** The default transport: JSON frames on a plain (server-side hibernating) WebSocket. */
 export const openJsonLink: OpenLink = (url, events) => {
-  const socket = watchSocket(new WebSocket(url), events, true);
+  const socket = watchLifecycle(new WebSocket(url), events);
+  // Every frame of the JSON transport arrives as a message.
+  socket.addEventListener("message", (event) => events.onFrame(event.data));
   return {
     socket,
     send: sendInOrder((frame) => socket.send(frame)),

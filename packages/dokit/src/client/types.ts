@@ -1,4 +1,7 @@
 // Public types of `dokit/client`: options, call options and the typed stub.
+import type { AgentStub, CallableName } from "../shared/stub-types";
+
+export type { AgentStub };
 
 /** Stream callbacks for a call whose method returns a `ReadableStream`. */
 export interface StreamOptions {
@@ -102,18 +105,8 @@ export type AgentClientProperties = Partial<
 
 // ── Typed stub ──────────────────────────────────────────────────────
 
-/** The string keys of `T` whose values are functions. */
-export type CallableKeys<T> = {
-  [K in keyof T]: K extends string ? (T[K] extends (...args: never[]) => unknown ? K : never) : never;
-}[keyof T];
-
-/**
- * The remote interface of a callables class: each method becomes an async
- * function with the same arguments, resolving to the awaited return value.
- */
-export type AgentStub<T> = {
-  [K in CallableKeys<T>]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
-};
+/** The string keys of `T` whose values are functions (the names `AgentStub<T>` offers). */
+export type CallableKeys<T> = CallableName<T>;
 
 /** A stub without a callables type: any method name, any arguments. */
 export type UntypedAgentStub = Record<string, (...args: unknown[]) => Promise<unknown>>;

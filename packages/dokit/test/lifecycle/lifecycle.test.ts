@@ -1,10 +1,11 @@
 import { env, exports } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type CallableSource, type Capability, claimAlarm, DokitError, getCurrentAgent, Lifecycle } from "../../src/lifecycle";
 import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../../src/protocol";
 import { matchAgentPath, routeAgentRequest } from "../../src/routing";
+import { captureConsole } from "../logs";
 import { RouteCapability } from "./objects";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -167,10 +168,14 @@ describe("dispatch table", () => {
 
 describe("start()", () => {
   it("does not cache a failed start: the next request retries", async () => {
+    const logs = captureConsole();
     const name = fresh("flaky");
     const first = await get(`/agents/flaky/${name}/ok`);
     expect(first.status).toBe(500);
     expect(await first.text()).toBe("Internal error");
+    expect(logs.error).toEqual([
+      `dokit: flaky-start/${name} failed to handle GET http://example.com/agents/flaky/${name}/ok DokitError: dokit: flaky-start failed to start: first start fails`,
+    ]);
     const second = await get(`/agents/flaky/${name}/ok`);
     expect(second.status).toBe(200);
     expect(await second.json()).toEqual({ attempts: 2 });
@@ -211,12 +216,17 @@ describe("HTTP fallthrough and errors", () => {
     expect(await response.text()).toContain("dokit/websockets");
   });
 
-  it("answers a throwing handler with a short 500 and never sends the stack", async () => {
-    const response = await get(`/agents/plain/${fresh("boom")}/boom`);
+  it("answers a throwing handler with a short 500 and never sends the stack, logging the error instead", async () => {
+    const logs = captureConsole();
+    const name = fresh("boom");
+    const response = await get(`/agents/plain/${name}/boom`);
     expect(response.status).toBe(500);
     const body = await response.text();
     expect(body).toBe("Internal error");
     expect(body).not.toContain("secret");
+    expect(logs.error).toEqual([
+      `dokit: plain-host/${name} failed to handle GET http://example.com/agents/plain/${name}/boom Error: secret detail at line 42`,
+    ]);
   });
 });
 
@@ -234,17 +244,18 @@ describe("routing", () => {
     expect(await routeAgentRequest(new Request("http://x/other/plain/a"), env)).toBeNull();
     expect(await routeAgentRequest(new Request("http://x/agents/plain"), env)).toBeNull();
     expect(matchAgentPath("/agents/plain/")).toBeNull();
-    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const logs = captureConsole();
     const unknown = await routeAgentRequest(new Request("http://x/agents/nope/a"), env);
     expect(unknown?.status).toBe(400);
-    expect(String(warn.mock.calls[0]?.[0])).toContain("my-agent (MY_AGENT)");
+    // The log lists the bindings wherever the Worker runs.
+    expect(logs.warn).toEqual([expect.stringContaining("my-agent (MY_AGENT)")]);
     const text = await unknown?.text();
     expect(text).toMatch(/^Invalid request: no Durable Object binding is named "nope": the path names a binding in kebab case/);
     // A deployed Worker does not list its bindings; a local one (development) does.
     expect(text).not.toContain("my-agent (MY_AGENT)");
     const local = await routeAgentRequest(new Request("http://localhost:8787/agents/nope/a"), env);
     expect(await local?.text()).toContain("my-agent (MY_AGENT)");
-    warn.mockRestore();
+    expect(logs.warn).toHaveLength(2);
   });
 
   it("routes ALL_CAPS bindings and percent-decodes names", async () => {

@@ -1,9 +1,11 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { hibernate, openSocket } from "../../src/testing";
+import { captureConsole } from "../logs";
+import { SseReader } from "../sse-reader";
 
 // ---------------------------------------------------------------- helpers
 
@@ -114,64 +116,6 @@ function rawGet(target: URL, session: string, lastEventId?: string): Promise<Res
   });
 }
 
-type Frame = { id?: string; data?: string; comment?: string; retry?: string };
-
-/** Reads SSE frames from a response body. */
-class SseReader {
-  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
-  readonly #decoder = new TextDecoder();
-  #buffer = "";
-  /** The last `retry:` value the stream announced. */
-  retry: string | undefined;
-
-  constructor(response: Response) {
-    this.#reader = response.body!.getReader();
-  }
-
-  /** @returns the next frame, or `undefined` when the stream ended */
-  async next(timeoutMs = 3000): Promise<Frame | undefined> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const end = this.#buffer.indexOf("\n\n");
-      if (end >= 0) {
-        const raw = this.#buffer.slice(0, end);
-        this.#buffer = this.#buffer.slice(end + 2);
-        const frame: Frame = {};
-        for (const line of raw.split("\n")) {
-          if (line.startsWith(":")) frame.comment = line.slice(1).trim();
-          else if (line.startsWith("id:")) frame.id = line.slice(3).trim();
-          else if (line.startsWith("data:")) frame.data = (frame.data ?? "") + line.slice(5).trim();
-          else if (line.startsWith("retry:")) frame.retry = line.slice(6).trim();
-        }
-        // A frame with only `retry:` (McpHandler sends one first on every stream) dispatches no event.
-        if (frame.retry !== undefined && Object.keys(frame).length === 1) {
-          this.retry = frame.retry;
-          continue;
-        }
-        return frame;
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error("timed out reading the SSE stream");
-      const chunk = await Promise.race([this.#reader.read(), sleep(left).then(() => "timeout" as const)]);
-      if (chunk === "timeout") throw new Error("timed out reading the SSE stream");
-      if (chunk.done) return undefined;
-      this.#buffer += this.#decoder.decode(chunk.value, { stream: true });
-    }
-  }
-
-  /** @returns the next frame that carries a JSON-RPC message, parsed, with its event id */
-  async nextMessage(timeoutMs = 3000): Promise<{ id?: string; message: Record<string, unknown> } | undefined> {
-    for (;;) {
-      const frame = await this.next(timeoutMs);
-      if (!frame) return undefined;
-      if (frame.data) return { id: frame.id, message: JSON.parse(frame.data) };
-    }
-  }
-
-  async cancel(): Promise<void> {
-    await this.#reader.cancel().catch(() => {});
-  }
-}
 
 /** @returns the events table rows of one session, by stream */
 async function storedEvents(stub: DurableObjectStub, session: string): Promise<{ stream: string; n: number }[]> {
@@ -309,8 +253,11 @@ describe.each(lanes)("McpHandler, $lane lane", ({ modern }) => {
   });
 
   it("answers a factory that throws with an internal error and no detail", async () => {
+    const logs = captureConsole();
     const attempt = connect(endpoint("mcp-broken", fresh("broken")), { modern });
     await expect(attempt).rejects.toThrow();
+    // The server log names the failure (with its stack); the client never sees it.
+    for (const line of logs.error) expect(line).toMatch(/^dokit: mcp: (POST|GET) \S+ failed Error: secret detail/);
     const last = errorBodies.at(-1);
     expect(last?.status).toBe(500);
     expect(last?.body).not.toMatch(/hunter2|secret/);
@@ -474,7 +421,7 @@ describe("2025-era sessions", () => {
   it("answer an unknown method on a session with -32601", async () => {
     const target = endpoint("mcp-counter", fresh("rawmethod"));
     const session = await rawSession(target);
-    const reader = new SseReader(await rawPost(target, session, { jsonrpc: "2.0", id: 5, method: "no/such-method" }));
+    const reader = new SseReader(await rawPost(target, session, { jsonrpc: "2.0", id: 5, method: "no/such-method" }), { events: true });
     const answer = await reader.nextMessage();
     expect(answer?.message).toMatchObject({ id: 5, error: { code: -32601 } });
   });
@@ -482,7 +429,7 @@ describe("2025-era sessions", () => {
   it("send SSE keepalive comments while a stream is open", async () => {
     const target = endpoint("mcp-tuned", fresh("keepalive"));
     const session = await rawSession(target);
-    const reader = new SseReader(await rawGet(target, session));
+    const reader = new SseReader(await rawGet(target, session), { events: true });
     const started = Date.now();
     const frame = await reader.next(2000);
     expect(frame).toEqual({ comment: "keepalive" });
@@ -496,13 +443,19 @@ describe("2025-era sessions", () => {
 
 describe("resumability (Last-Event-ID)", () => {
   it("replays only the missed events of that stream, after an eviction too", async () => {
+    const logs = captureConsole();
+    onTestFinished(() => {
+      // A resume the SDK cannot place is reported through onError (console.warn by default), nothing else.
+      for (const line of logs.warn) expect(line).toMatch(/^dokit: mcp: /);
+      expect(logs.error).toEqual([]);
+    });
     const name = fresh("replay");
     const target = endpoint("mcp-counter", name);
     const stub = counterStub(name);
     const session = await rawSession(target);
     const other = await rawSession(target);
 
-    const live = new SseReader(await rawGet(target, session));
+    const live = new SseReader(await rawGet(target, session), { events: true });
     await stub.bump(1);
     const first = await live.nextMessage();
     expect(first?.message).toMatchObject({ method: "notifications/tools/list_changed" });
@@ -513,11 +466,11 @@ describe("resumability (Last-Event-ID)", () => {
     // Missed while disconnected: two notifications, plus a tool call on its own POST stream.
     await stub.bump(1);
     await stub.bump(1);
-    const call = new SseReader(await rawPost(target, session, { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "get", arguments: {} } }));
+    const call = new SseReader(await rawPost(target, session, { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "get", arguments: {} } }), { events: true });
     expect((await call.nextMessage())?.message).toMatchObject({ id: 7, result: { content: [{ text: "total 3" }] } });
     await evictDurableObject(stub);
 
-    const resumed = new SseReader(await rawGet(target, session, first!.id));
+    const resumed = new SseReader(await rawGet(target, session, first!.id), { events: true });
     const replayed = [await resumed.nextMessage(), await resumed.nextMessage()];
     expect(replayed.map((event) => event?.message.method)).toEqual([
       "notifications/tools/list_changed",
@@ -541,6 +494,7 @@ describe("resumability (Last-Event-ID)", () => {
     const session = await rawSession(target);
     const post = new SseReader(
       await rawPost(target, session, { jsonrpc: "2.0", id: 11, method: "tools/call", params: { name: "echo", arguments: { text: "late", delayMs: 300 } } }),
+      { events: true },
     );
     const priming = await post.next();
     expect(priming?.id).toMatch(/^[0-9a-f-]{36}:\d+$/);
@@ -549,7 +503,7 @@ describe("resumability (Last-Event-ID)", () => {
     const stream = priming!.id!.split(":")[0]!;
     expect((await storedEvents(stub, session)).find((row) => row.stream === stream)?.n).toBeGreaterThanOrEqual(2);
 
-    const resumed = new SseReader(await rawGet(target, session, priming!.id));
+    const resumed = new SseReader(await rawGet(target, session, priming!.id), { events: true });
     const answer = await resumed.nextMessage();
     expect(answer?.message).toMatchObject({ id: 11, result: { content: [{ text: "late" }] } });
     expect(answer?.id?.startsWith(`${stream}:`)).toBe(true);
@@ -562,7 +516,7 @@ describe("resumability (Last-Event-ID)", () => {
     const name = fresh("completed");
     const target = endpoint("mcp-counter", name);
     const session = await rawSession(target);
-    const reader = new SseReader(await rawPost(target, session, { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "add", arguments: { a: 1 } } }));
+    const reader = new SseReader(await rawPost(target, session, { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "add", arguments: { a: 1 } } }), { events: true });
     expect((await reader.nextMessage())?.message).toMatchObject({ id: 3, result: { content: [{ text: "total 1" }] } });
     expect(await reader.next()).toBeUndefined();
     await sleep(20);

@@ -1,11 +1,12 @@
 import { env, exports } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { type Connection } from "../../src/lifecycle";
 import { STATE } from "../../src/protocol";
 import { MAX_STATE_BYTES, State } from "../../src/state";
 import { hibernate, openSocket, type TestSocket, type Upgrader } from "../../src/testing";
+import { captureConsole } from "../logs";
 import { type Board, BoardSchema, PlainStore, type SyncedBoard } from "./objects";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -45,9 +46,6 @@ async function until(socket: TestSocket, text: string): Promise<Record<string, u
 
 const stateFrame = (state: unknown) => ({ type: STATE, state });
 
-afterEach(() => {
-  vi.restoreAllMocks();
-});
 
 describe("State storage", () => {
   it("seeds initialState once, lazily, without calling onChanged", async () => {
@@ -100,6 +98,7 @@ describe("State storage", () => {
   });
 
   it("falls back to initialState on a corrupt row with a warning, and the next set replaces it", async () => {
+    const logs = captureConsole();
     for (const garbage of ["'{not json'", "X'00ff'"]) {
       const stub = plain();
       await stub.write("good");
@@ -107,9 +106,8 @@ describe("State storage", () => {
         ctx.storage.sql.exec(`UPDATE dokit_state SET value = ${garbage} WHERE id = 'state'`);
       });
       await hibernate(stub);
-      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
       expect(await stub.read()).toEqual({ seeded: true, at: "initial" });
-      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/stored state in dokit_state .* is corrupt/));
+      expect(logs.warn.splice(0)).toEqual([expect.stringMatching(/^dokit: the stored state in dokit_state of .* is corrupt/)]);
       expect(await stub.write("repaired")).toBe("repaired");
       await hibernate(stub);
       expect(await stub.read()).toBe("repaired");
@@ -200,17 +198,16 @@ describe("State storage", () => {
 
   it("logs onChanged errors and never breaks set()", async () => {
     const stub = plain();
-    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const logs = captureConsole();
     await runInDurableObject(stub, async (instance: PlainStore) => {
       expect(instance.write("throw")).toBe("throw");
       expect(instance.write("reject")).toBe("reject");
       await new Promise((resolve) => setTimeout(resolve, 10));
       expect(instance.changes).toBe(2);
     });
-    expect(error).toHaveBeenCalledTimes(2);
-    expect(error.mock.calls.map((call) => (call[1] as Error).message)).toEqual([
-      "hook failed synchronously",
-      "hook failed asynchronously",
+    expect(logs.error).toEqual([
+      "dokit: State onChanged failed Error: hook failed synchronously",
+      "dokit: State onChanged failed Error: hook failed asynchronously",
     ]);
     expect(await stub.read()).toBe("reject");
   });
@@ -234,13 +231,13 @@ describe("State storage", () => {
 
   it("seeds initialState when the reference row is corrupt", async () => {
     const stub = plain();
-    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const logs = captureConsole();
     await runInDurableObject(stub, (instance: PlainStore, ctx) => {
       ctx.storage.sql.exec("CREATE TABLE cf_agents_state (id TEXT PRIMARY KEY NOT NULL, state TEXT)");
       ctx.storage.sql.exec("INSERT INTO cf_agents_state (id, state) VALUES ('cf_state_row_id', '{oops')");
       expect(instance.read()).toEqual({ seeded: true, at: "initial" });
     });
-    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/cf_agents_state .* is corrupt/));
+    expect(logs.warn).toEqual([expect.stringMatching(/^dokit: the stored state in cf_agents_state .* is corrupt/)]);
   });
 
   it("works for an unnamed object", async () => {
@@ -343,14 +340,18 @@ describe("State sync over WebSockets", () => {
 
   it("refuses a schema failure with the protocol's text, logs the reason, stores and broadcasts nothing", async () => {
     const name = fresh("rejected");
-    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const logs = captureConsole();
     const a = await join(name);
     const b = await join(name);
     a.send(stateFrame({ title: "bad", cards: "not a list", version: -1 }));
     expect(await a.next()).toBe(REJECTED_ERROR);
     expect(await b.drain(100)).toEqual([]);
     expect(await a.drain(0)).toEqual([]);
-    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/refused a state change .*State rejected the value: cards: /));
+    expect(logs).toEqual({
+      error: [],
+      warn: [expect.stringMatching(/^dokit: refused a state change from connection .*: dokit: State rejected the value: cards: /)],
+      info: [],
+    });
     await runInDurableObject(synced(name), (instance: SyncedBoard, ctx) => {
       expect(instance.changes).toEqual([]);
       expect(instance.board.get()).toEqual(INITIAL_BOARD);
@@ -396,7 +397,7 @@ describe("State sync over WebSockets", () => {
 
   it("ends 1 000 rapid frames from 10 clients with the last accepted value stored", async () => {
     const name = fresh("rapid");
-    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const logs = captureConsole();
     const clients = await Promise.all(Array.from({ length: 10 }, (_, i) => join(name, { _pk: `c${i}` })));
     clients.forEach((socket, i) => {
       for (let j = 0; j < 100; j++) {
@@ -427,6 +428,10 @@ describe("State sync over WebSockets", () => {
     await hibernate(synced(name));
     expect(await synced(name).value()).toEqual(last);
     for (const socket of clients) await socket.close();
+    // Each refused frame is logged once, as a warning.
+    const refused = expect.stringMatching(/^dokit: refused a state change from connection c\d: dokit: State rejected the value: version: /);
+    expect(logs.warn).toEqual(Array.from({ length: 100 }, () => refused));
+    expect(logs.error).toEqual([]);
   }, 30_000);
 
   it("protocol: false: sendConnectFrames and applyStateFrame drive the sequence by hand", async () => {

@@ -3,6 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { connectionAttachment, hibernate, openSocket, type TestSocket } from "../../src/testing";
 import { connectionTags } from "../../src/websockets/tags";
+import { captureConsole } from "../logs";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } })
@@ -38,6 +39,7 @@ describe("connect sequence", () => {
   });
 
   it("sends the frames other capabilities add with claims.connectFrames after identity and state", async () => {
+    const logs = captureConsole();
     const name = fresh("extra");
     const socket = await open("ws-room", name, { extra: "1" });
     const types = (await socket.frames(4)).map((frame) => (frame as { type: string }).type);
@@ -52,6 +54,9 @@ describe("connect sequence", () => {
       [...instance.webSockets.getConnections()].map((c) => c.id),
     );
     expect(ids).not.toContain("refused");
+    expect(logs.error).toEqual([
+      "dokit: connection refused failed while opening; refusing it with 1011 Error: the connect frame source failed",
+    ]);
   });
 
   it("omits stateFollows when there is no state, and generates an id without _pk", async () => {
@@ -87,13 +92,20 @@ describe("connections and tags", () => {
   });
 
   it("refuses more than 10 tags, and empty or over-long tags, with a clear error", async () => {
+    const logs = captureConsole();
     const name = fresh("badtags");
     const tooMany = Array.from({ length: 10 }, (_, i) => `t${i}`).join(",");
-    // Refused as every failure while opening is: a socket already closed with 1011 (the error is logged).
-    for (const tags of [tooMany, "ok,,x", "x".repeat(257)]) {
-      const refused = await open("ws-room", name, { tags });
+    // Refused as every failure while opening is: a socket already closed with 1011, the error logged.
+    for (const [i, tags] of [tooMany, "ok,,x", "x".repeat(257)].entries()) {
+      const refused = await open("ws-room", name, { tags, _pk: `bad-${i}` });
       expect(await refused.closed).toEqual({ code: 1011, reason: "Internal error while opening the connection" });
     }
+    const limits = "getConnectionTags must return an array of at most 9 non-empty strings of at most 256 characters";
+    expect(logs.error).toEqual(
+      [0, 1, 2].map((i) =>
+        expect.stringContaining(`dokit: connection bad-${i} failed while opening; refusing it with 1011 DokitError: dokit: ${limits}; got [`),
+      ),
+    );
     const nine = Array.from({ length: 9 }, (_, i) => `t${i}`).join(",");
     const ok = await open("ws-room", name, { tags: nine, _pk: "max" });
     await ok.frames(3);
@@ -166,6 +178,7 @@ describe("handlers", () => {
   });
 
   it("closes a connection whose onConnect throws with 1011, sends no stack, and leaves no ghost", async () => {
+    const logs = captureConsole();
     const name = fresh("fail");
     const failed = await open("ws-failing", name, { _pk: "bad", fail: "1" });
     const close = await failed.closed;
@@ -179,6 +192,8 @@ describe("handlers", () => {
     good.send("still fine");
     expect(await good.next()).toBe("ok:still fine");
     await good.close();
+    // The error, stack included, goes to the server's log instead.
+    expect(logs.error).toEqual(["dokit: connection bad failed while opening; refusing it with 1011 Error: secret failure details"]);
   });
 
   it("closes every connection with 1001 when the object is destroyed", async () => {

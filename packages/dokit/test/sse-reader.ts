@@ -1,8 +1,8 @@
-// A small SSE reader for the raw-HTTP tests: frames as the wire carries them,
-// `retry:`-only frames included (they dispatch no event, but they are the point).
+// A small SSE reader for raw-HTTP MCP tests, inside workerd (test/mcp) and in
+// Node (test-conformance): frames as the wire carries them.
 
 /** One SSE frame. */
-export interface Frame {
+export interface SseFrame {
   id?: string;
   data?: string;
   retry?: string;
@@ -13,23 +13,33 @@ export interface Frame {
 export class SseReader {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   readonly #decoder = new TextDecoder();
+  readonly #events: boolean;
   #buffer = "";
+  /** The last `retry:` value the stream announced (kept when `events` skips its frame). */
+  retry: string | undefined;
 
-  /** @param response - an SSE response */
-  constructor(response: Response) {
+  /**
+   * @param response - an SSE response
+   * @param options - `events: true` reads as a client does: a frame holding only `retry:`
+   *   dispatches no event, so `next()` skips it (its value lands in `retry`)
+   */
+  constructor(response: Response, options: { events?: boolean } = {}) {
     if (!response.body) throw new Error("the response has no body");
     this.#reader = response.body.getReader();
+    this.#events = options.events === true;
   }
 
   /** @returns the next frame, or `undefined` once the stream ended */
-  async next(timeoutMs = 5000): Promise<Frame | undefined> {
+  async next(timeoutMs = 5000): Promise<SseFrame | undefined> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const end = this.#buffer.indexOf("\n\n");
       if (end >= 0) {
-        const raw = this.#buffer.slice(0, end);
+        const frame = parseFrame(this.#buffer.slice(0, end));
         this.#buffer = this.#buffer.slice(end + 2);
-        return parseFrame(raw);
+        if (frame.retry !== undefined) this.retry = frame.retry;
+        if (this.#events && frame.retry !== undefined && Object.keys(frame).length === 1) continue;
+        return frame;
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new Error("timed out reading the SSE stream");
@@ -42,9 +52,18 @@ export class SseReader {
     }
   }
 
+  /** @returns the next frame that carries a JSON-RPC message, parsed, with its event id */
+  async nextMessage(timeoutMs = 5000): Promise<{ id?: string; message: Record<string, unknown> } | undefined> {
+    for (;;) {
+      const frame = await this.next(timeoutMs);
+      if (!frame) return undefined;
+      if (frame.data) return { id: frame.id, message: JSON.parse(frame.data) };
+    }
+  }
+
   /** @returns every frame up to the end of the stream */
-  async rest(timeoutMs = 5000): Promise<Frame[]> {
-    const frames: Frame[] = [];
+  async rest(timeoutMs = 5000): Promise<SseFrame[]> {
+    const frames: SseFrame[] = [];
     for (let frame = await this.next(timeoutMs); frame; frame = await this.next(timeoutMs)) frames.push(frame);
     return frames;
   }
@@ -55,8 +74,8 @@ export class SseReader {
   }
 }
 
-function parseFrame(raw: string): Frame {
-  const frame: Frame = {};
+function parseFrame(raw: string): SseFrame {
+  const frame: SseFrame = {};
   for (const line of raw.split("\n")) {
     if (line.startsWith(":")) frame.comment = line.slice(1).trim();
     else if (line.startsWith("id:")) frame.id = line.slice(3).trim();
