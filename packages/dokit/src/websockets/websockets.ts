@@ -54,9 +54,16 @@ export class WebSockets implements Capability {
     if (callables) this.#callables = isCapability<CallableSource>(callables) ? callables : new TargetCallables(callables);
   }
 
-  get #installed(): { lifecycle: Lifecycle; dispatch: Dispatch } {
-    if (!this.#lifecycle || !this.#dispatch) throw notInstalled();
-    return { lifecycle: this.#lifecycle, dispatch: this.#dispatch };
+  /** The lifecycle this capability was installed on. */
+  get #installedOn(): Lifecycle {
+    if (!this.#lifecycle) throw notInstalled();
+    return this.#lifecycle;
+  }
+
+  /** The dispatch table of that lifecycle. */
+  get #table(): Dispatch {
+    if (!this.#dispatch) throw notInstalled();
+    return this.#dispatch;
   }
 
   attach(claims: Claims): void {
@@ -96,7 +103,7 @@ export class WebSockets implements Capability {
     let accepted = false;
     try {
       const tags = await this.#decide(connection, ctx);
-      this.#installed.lifecycle.ctx.acceptWebSocket(server, tags);
+      this.#installedOn.ctx.acceptWebSocket(server, tags);
       accepted = true;
       await this.#greet(connection, ctx);
     } catch (error) {
@@ -145,7 +152,7 @@ export class WebSockets implements Capability {
 
   /** Calls every handler set (added ones first) in the connection's invocation context. */
   #run(connection: Connection, call: (handlers: WebSocketHandlers) => unknown, request?: Request): Promise<void> {
-    const scope: Partial<CurrentAgent> = { agent: this.#installed.lifecycle.host, connection };
+    const scope: Partial<CurrentAgent> = { agent: this.#installedOn.host, connection };
     if (request) scope.request = request;
     return runInContext(scope, async () => {
       for (const handlers of this.#chain()) await call(handlers);
@@ -172,7 +179,7 @@ export class WebSockets implements Capability {
     message: async (ws, message) => {
       const connection = asConnection(ws);
       if (!connection) return false;
-      await runInContext({ agent: this.#installed.lifecycle.host, connection }, () => this.#dispatchMessage(connection, message));
+      await runInContext({ agent: this.#installedOn.host, connection }, () => this.#dispatchMessage(connection, message));
       return true;
     },
     close: async (ws, code, reason, wasClean) => {
@@ -204,11 +211,12 @@ export class WebSockets implements Capability {
     if (typeof message === "string") {
       const frame = parseFrame(message);
       if (frame) {
-        const claim = this.#installed.dispatch.frame(frame.type);
+        const claim = this.#table.frame(frame.type);
         if (claim) {
           const flags = flagsOf(connection);
           if (!claim.protocolOnly || (this.#options.protocol !== false && flags.protocol)) {
-            if ((await claim.handler(connection, frame, { readonly: flags.readonly })) !== false) return;
+            // The flags carry `readonly` (a FrameContext) without an allocation per frame.
+            if ((await claim.handler(connection, frame, flags)) !== false) return;
           }
         } else if (frame.type === RPC && answerUnclaimedRpc(connection, frame)) {
           // {"type":"rpc",…} with no Callables installed: answered, so client calls never hang.
@@ -245,7 +253,7 @@ export class WebSockets implements Capability {
    * @param tag - a tag from `getConnectionTags` (or a connection id)
    */
   *getConnections(tag?: string): IterableIterator<Connection> {
-    for (const ws of this.#installed.lifecycle.ctx.getWebSockets(tag)) {
+    for (const ws of this.#installedOn.ctx.getWebSockets(tag)) {
       if (ws.readyState !== OPEN || this.#closed.has(ws)) continue;
       const connection = asConnection(ws);
       if (connection) yield connection;
@@ -318,7 +326,7 @@ export class WebSockets implements Capability {
     const state = this.#options.state;
     this.#sendIdentity(connection, identity, state !== undefined);
     if (state) this.sendState(connection);
-    for (const frame of this.#installed.dispatch.connectFrames(connection)) trySend(connection, frame);
+    for (const frame of this.#table.connectFrames(connection)) trySend(connection, frame);
   }
 
   /** Sends the identity frame alone (name and kebab class by default). */
@@ -330,8 +338,8 @@ export class WebSockets implements Capability {
     if (!flagsOf(connection).protocol) return;
     const frame: Record<string, unknown> = {
       type: IDENTITY,
-      name: identity?.name ?? this.#installed.lifecycle.name,
-      agent: identity?.agent ?? this.#installed.lifecycle.className,
+      name: identity?.name ?? this.#installedOn.name,
+      agent: identity?.agent ?? this.#installedOn.className,
     };
     if (stateFollows) frame.stateFollows = true;
     trySend(connection, JSON.stringify(frame));
@@ -350,7 +358,7 @@ export class WebSockets implements Capability {
    */
   applyStateFrame(connection: Connection, frame: unknown): boolean {
     if (!isStateFrame(frame)) return false;
-    const claim = this.#installed.dispatch.frame(STATE);
+    const claim = this.#table.frame(STATE);
     if (!claim) return false;
     const context = { readonly: flagsOf(connection).readonly };
     void Promise.resolve(claim.handler(connection, frame as Record<string, unknown>, context)).catch((error: unknown) =>
@@ -383,10 +391,9 @@ export class WebSockets implements Capability {
 
   /** The private handle a transport plug-in (Cap'n Web) gets: never public members of WebSockets. */
   get #transportHost(): TransportHost {
-    const { lifecycle, dispatch } = this.#installed;
     return {
-      agent: lifecycle.host,
-      dispatch,
+      agent: this.#installedOn.host,
+      dispatch: this.#table,
       live: this.#live,
       connectionId,
       connection: (socket, id, request) => initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true }),

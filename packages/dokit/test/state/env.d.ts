@@ -1,4 +1,4 @@
-import type { AsyncSchemaStore, ManualPresence, PlainStore, SyncedBoard } from "./objects";
+import type { AsyncSchemaStore, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard } from "./objects";
 
 declare global {
   interface Env {
@@ -6,6 +6,7 @@ declare global {
     STATE_MANUAL: DurableObjectNamespace<ManualPresence>;
     STATE_PLAIN: DurableObjectNamespace<PlainStore>;
     STATE_ASYNC: DurableObjectNamespace<AsyncSchemaStore>;
+    STATE_KV_ONLY: DurableObjectNamespace<KvOnlyStore>;
   }
   namespace Cloudflare {
     interface Env extends globalThis.Env {}

@@ -111,6 +111,24 @@ export class PlainStore extends DurableObject<Env> {
   }
 }
 
+/** A State on a class bound without SQLite (`new_classes`): reading it must say how to bind the class. */
+export class KvOnlyStore extends DurableObject<Env> {
+  readonly store = new State({ initialState: { count: 0 } });
+  readonly lifecycle = Lifecycle.install(this).use(this.store);
+
+  /** @returns the error's code and message when reading the state fails */
+  async tryRead(): Promise<{ code: string; message: string } | "read"> {
+    await this.lifecycle.start();
+    try {
+      this.store.get();
+      return "read";
+    } catch (error) {
+      const { code, message } = error as { code: string; message: string };
+      return { code, message };
+    }
+  }
+}
+
 /** A schema with an async refinement: set() must refuse it clearly. */
 export class AsyncSchemaStore extends DurableObject<Env> {
   readonly store = new State({

@@ -48,6 +48,14 @@ const stateFrame = (state: unknown) => ({ type: STATE, state });
 
 
 describe("State storage", () => {
+  it("says how to bind the class when it has no SQLite (NO_SQLITE)", async () => {
+    const stub = env.STATE_KV_ONLY.get(env.STATE_KV_ONLY.idFromName(fresh("kv-only")));
+    expect(await stub.tryRead()).toEqual({
+      code: "NO_SQLITE",
+      message: 'dokit: State stores its value in SQLite: bind this class in "new_sqlite_classes" (not "new_classes") in its wrangler migration',
+    });
+  });
+
   it("seeds initialState once, lazily, without calling onChanged", async () => {
     const stub = plain();
     await runInDurableObject(stub, (instance: PlainStore, ctx) => {

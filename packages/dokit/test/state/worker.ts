@@ -1,6 +1,6 @@
 import { routeAgentRequest } from "../../src/routing";
 
-export { AsyncSchemaStore, ManualPresence, PlainStore, SyncedBoard } from "./objects";
+export { AsyncSchemaStore, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard } from "./objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
