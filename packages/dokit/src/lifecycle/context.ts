@@ -14,7 +14,8 @@ export interface CurrentAgent<Agent = unknown> {
   props: Record<string, unknown> | undefined;
 }
 
-// Requires `nodejs_compat` (or `nodejs_als`) in wrangler.jsonc.
+// `node:async_hooks` needs `nodejs_compat` (or `nodejs_als`) before compatibility_date
+// 2026-08-04; from that date the runtime provides it without a flag (docs/lifecycle.md).
 const storage = new AsyncLocalStorage<CurrentAgent>();
 const none: CurrentAgent = Object.freeze({ agent: undefined, connection: undefined, request: undefined, props: undefined });
 

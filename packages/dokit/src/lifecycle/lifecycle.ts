@@ -35,8 +35,10 @@ export interface HostHooks {
 }
 
 const NOT_FOUND = () => new Response("Not found", { status: 404 });
-const UPGRADE_NOT_CLAIMED = () =>
-  new Response("Nothing here accepts WebSocket upgrades: use new WebSockets() from dokit/websockets", { status: 404 });
+/** The answer to an upgrade nothing claims; the same text is logged. */
+const upgradeNotClaimed = (className: string) =>
+  `dokit: ${className} accepts no WebSocket upgrades: install WebSockets from dokit/websockets with ` +
+  "Lifecycle.install(this).use(webSockets) (one that is built but not passed to use() is not installed)";
 const INTERNAL_ERROR = () => new Response("Internal error", { status: 500 });
 const done: Promise<void> = Promise.resolve();
 /** How long destroy() leaves the 1001 close frames to be written before it resets the instance. */
@@ -92,7 +94,7 @@ export class Lifecycle<Host extends object = object> {
     // SAFETY: each entry point forwards its platform arguments to the method of the same name.
     const forward = this as unknown as Record<EntryPoint, (...args: unknown[]) => unknown>;
     const fetch = async (request: Request) =>
-      (await this.fetch(request)) ?? (isUpgrade(request) ? UPGRADE_NOT_CLAIMED() : NOT_FOUND());
+      (await this.fetch(request)) ?? (isUpgrade(request) ? this.#upgradeNotClaimed() : NOT_FOUND());
     for (const name of ENTRY_POINTS) {
       if (definedByHost(this.host, name)) {
         if (!this.#delegates.has(name)) {
@@ -107,6 +109,12 @@ export class Lifecycle<Host extends object = object> {
       const value = name === "fetch" ? fetch : (...args: unknown[]) => forward[name](...args);
       Object.defineProperty(host, name, { value, configurable: true, writable: true });
     }
+  }
+
+  #upgradeNotClaimed(): Response {
+    const text = upgradeNotClaimed(this.className);
+    console.warn(text);
+    return new Response(text, { status: 404 });
   }
 
   /** The object's name: the name it was addressed by, or its id string when it has none. */

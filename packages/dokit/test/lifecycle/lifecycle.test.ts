@@ -210,10 +210,16 @@ describe("HTTP fallthrough and errors", () => {
     expect(await ok.text()).toBe("Not found");
   });
 
-  it("declines an upgrade nobody claims with a 404 that names the capability to install", async () => {
+  it("declines an upgrade nobody claims with a 404 that names the capability to install, and logs it", async () => {
+    const logs = captureConsole();
     const response = await get(`/agents/plain/${fresh("up")}`, { headers: { Upgrade: "websocket" } });
     expect(response.status).toBe(404);
-    expect(await response.text()).toContain("dokit/websockets");
+    const text = await response.text();
+    expect(text).toBe(
+      "dokit: plain-host accepts no WebSocket upgrades: install WebSockets from dokit/websockets with " +
+        "Lifecycle.install(this).use(webSockets) (one that is built but not passed to use() is not installed)",
+    );
+    expect(logs.warn).toEqual([text]);
   });
 
   it("answers a throwing handler with a short 500 and never sends the stack, logging the error instead", async () => {
