@@ -2,7 +2,7 @@
 // the official `agents/client` against every scenario server in worker.ts.
 // Real sockets over loopback to a worker started by wrangler (global-setup.ts).
 import { AgentClient as OfficialClient } from "agents/client";
-import { afterEach, describe, expect, inject, it, vi } from "vitest";
+import { afterEach, describe, expect, inject, it, onTestFinished, vi } from "vitest";
 import { AgentClient, DEFAULT_CALL_TIMEOUT_MS } from "../src/client";
 import type { AgentClientOptions, AgentStub, CallOptions } from "../src/client";
 import type { ScenarioCallables } from "./callables";
@@ -332,8 +332,12 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         // dokit: later calls reject at once.
         await expect(client.call("add", [1, 1])).rejects.toThrow("Connection closed");
       } else {
-        // The official client buffers calls made after close(); they only end by timeout.
+        // The official client buffers calls made after close(); they only end by timeout,
+        // and its socket warns that the send was buffered.
+        const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+        onTestFinished(() => warn.mockRestore());
         await expect(client.call("add", [1, 1], { timeout: 100 })).rejects.toThrow("timed out after 100ms");
+        expect(String(warn.mock.calls[0]?.[0])).toMatch(/send\(\) was called after close\(\)/);
       }
       expect(log.connectionErrors).toEqual([]);
     });
@@ -455,6 +459,13 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       });
 
       it("updateProperties() changes the name and query for the next connection", async () => {
+        // The official client warns when the identity changes on reconnect: expected here.
+        const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+        onTestFinished(() => {
+          const warned = warn.mock.calls.map((args) => String(args[0]));
+          warn.mockRestore();
+          if (kind === "official") expect(warned.join("\n")).toMatch(/Identity changed on reconnect/);
+        });
         const first = name("props-a");
         const second = name("props-b");
         const { client, log } = connect({ name: first, query: { token: "one" } });
