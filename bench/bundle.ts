@@ -24,7 +24,7 @@ export function exportedSubpaths(): string[] {
 
 /** Subpaths that have a src/<name>/index.ts, exported or not yet. */
 export function sourceSubpaths(): string[] {
-  const known = ["lifecycle", "websockets", "callables", "state", "mcp", "routing", "protocol", "client", "capnweb", "react", "testing"];
+  const known = ["lifecycle", "websockets", "callables", "state", "mcp", "routing", "protocol", "client", "capnweb", "react", "testing", "schedule", "queue"];
   return [...new Set([...exportedSubpaths(), ...known])].filter((name) => existsSync(`${DOKIT}src/${name}/index.ts`));
 }
 
@@ -150,6 +150,28 @@ export class Room extends DurableObject {
 ${WORKER}`,
   },
   {
+    name: "lifecycle + schedule",
+    needs: ["lifecycle", "schedule"],
+    source: `${DO}import { Lifecycle } from "dokit/lifecycle";
+import { Scheduler } from "dokit/schedule";
+export class Room extends DurableObject {
+  scheduler = new Scheduler({ callbacks: { remind: (p) => console.log(p) } });
+  lifecycle = Lifecycle.install(this).use(this.scheduler);
+}
+${WORKER}`,
+  },
+  {
+    name: "lifecycle + queue",
+    needs: ["lifecycle", "queue"],
+    source: `${DO}import { Lifecycle } from "dokit/lifecycle";
+import { Queue } from "dokit/queue";
+export class Room extends DurableObject {
+  queue = new Queue({ callbacks: { send: (p) => console.log(p) } });
+  lifecycle = Lifecycle.install(this).use(this.queue);
+}
+${WORKER}`,
+  },
+  {
     name: "routing",
     needs: ["routing"],
     source: `import { routeAgentRequest } from "dokit/routing";
@@ -245,6 +267,12 @@ export const FORBIDDEN = {
    * `dokit/websockets` carries only that part, for `new WebSockets({ callables: target })`.
    */
   dokitCallables: "is not a Standard Schema",
+  /** dokit's Scheduler table name (src/schedule/scheduler.ts). */
+  dokitScheduler: "dokit_schedules",
+  /** dokit's Queue table name (src/queue/queue.ts). */
+  dokitQueue: "dokit_queue",
+  /** croner's own error text (the cron library behind dokit/schedule). */
+  croner: "CronPattern: invalid configuration format",
 } as const;
 
 // dokit/<sub> → packages/dokit/src/<sub>/index.ts (the package's `source` condition, also for subpaths

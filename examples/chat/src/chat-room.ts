@@ -1,9 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle } from "dokit/lifecycle";
+import { Scheduler } from "dokit/schedule";
 import { type Connection, WebSockets } from "dokit/websockets";
 import type { ChatEvent, ChatInput, Member } from "./messages";
 
 const MAX_TEXT = 2000;
+/** `/remind <minutes> <text>`: at most a day ahead. */
+const REMIND = /^\/remind\s+(\d+(?:\.\d+)?)\s+(.+)$/s;
+const MAX_REMIND_MINUTES = 24 * 60;
 const roomTag = (room: string) => `room:${room}`;
 
 /** `?room=` picks the room (a tag on the connection); `?nickname=` the first name. */
@@ -39,6 +43,19 @@ export class ChatRoom extends DurableObject<Env> {
         const input = parse(message);
         const member = connection as Connection<Member>;
         const nickname = member.state?.nickname ?? "?";
+        const remind = input?.type === "say" && typeof input.text === "string" ? REMIND.exec(input.text.trim()) : null;
+        if (remind) {
+          const minutes = Number(remind[1]);
+          if (minutes <= 0 || minutes > MAX_REMIND_MINUTES) {
+            this.#send(connection, { type: "error", message: `Reminders are 0 to ${MAX_REMIND_MINUTES} minutes ahead` });
+            return;
+          }
+          const text = (remind[2] as string).slice(0, MAX_TEXT);
+          // Durable: the reminder survives hibernation, eviction and deploys; it fires on the object's alarm.
+          return this.scheduler.set(minutes * 60, "remind", { tag: this.#roomOf(connection) ?? roomTag("general"), nickname, text }).then(() =>
+            this.#send(connection, { type: "said", from: "reminders", text: `I will remind the room in ${minutes} min: ${text}`, at: Date.now() }),
+          );
+        }
         if (input?.type === "say" && typeof input.text === "string" && input.text.trim()) {
           const event: ChatEvent = { type: "said", from: nickname, text: input.text.slice(0, MAX_TEXT), at: Date.now() };
           // The sender shows its own line at once; everyone else in its room gets it here.
@@ -57,7 +74,16 @@ export class ChatRoom extends DurableObject<Env> {
       },
     },
   });
-  readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
+  /** Reminders set with `/remind <minutes> <text>`: sent to the room they were set in. */
+  readonly scheduler = new Scheduler({
+    callbacks: {
+      remind: (reminder: { tag: string; nickname: string; text: string }) => {
+        const event: ChatEvent = { type: "said", from: "reminder", text: `@${reminder.nickname}: ${reminder.text}`, at: Date.now() };
+        this.webSockets.broadcast(event, { tag: reminder.tag });
+      },
+    },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets).use(this.scheduler);
 
   /**
    * DO RPC: who is in a room, read from the connections' attachments.

@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { hibernate, openSocket, type TestSocket } from "dokit/testing";
 import { describe, expect, it } from "vitest";
 import type { ChatEvent } from "../src/messages";
@@ -80,5 +81,32 @@ describe("chat", () => {
     expect(await ada.socket.drain()).toEqual([]);
     expect(ada.socket.ws.readyState).toBe(WebSocket.OPEN);
     await ada.socket.close();
+  });
+
+  it("/remind 10 text: a durable reminder the room gets when it is due, also after hibernation", async () => {
+    const name = fresh("remind");
+    const ada = await join(name, "general", "ada");
+    const bob = await join(name, "general", "bob");
+    const eve = await join(name, "random", "eve");
+    await ada.socket.nextJSON(); // bob joined
+    ada.socket.send({ type: "say", text: "/remind 10 stand-up" });
+    expect(await ada.socket.nextJSON()).toMatchObject({ type: "said", from: "reminders", text: "I will remind the room in 10 min: stand-up" });
+    expect(await bob.socket.drain()).toEqual([]);
+    const stub = env.ChatRoom.get(env.ChatRoom.idFromName(name));
+    await hibernate(stub);
+    // Ten minutes pass: the stored reminder is moved into the past, and the alarm re-armed through the public API.
+    await runInDurableObject(stub, async (room, ctx) => {
+      const [reminder] = await room.scheduler.list();
+      expect(reminder).toMatchObject({ callback: "remind", type: "delayed", delayInSeconds: 600, payload: { tag: "room:general", nickname: "ada", text: "stand-up" } });
+      ctx.storage.sql.exec("UPDATE dokit_schedules SET due = due - 600000");
+      await room.scheduler.cancel((await room.scheduler.set(60, "remind", { tag: "", nickname: "", text: "" })).id);
+    });
+    await runDurableObjectAlarm(stub);
+    expect(await bob.socket.nextJSON()).toMatchObject({ type: "said", from: "reminder", text: "@ada: stand-up" });
+    expect(await ada.socket.nextJSON()).toMatchObject({ type: "said", from: "reminder", text: "@ada: stand-up" });
+    expect(await eve.socket.drain()).toEqual([]);
+    ada.socket.send({ type: "say", text: "/remind 100000 too late" });
+    expect(await ada.socket.nextJSON()).toEqual({ type: "error", message: "Reminders are 0 to 1440 minutes ahead" });
+    await Promise.all([ada.socket.close(), bob.socket.close(), eve.socket.close()]);
   });
 });

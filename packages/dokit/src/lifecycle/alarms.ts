@@ -71,11 +71,17 @@ class Alarms {
     await this.#arm(schedule);
   }
 
-  /** Runs due work, then the host's hook when its alarm is due. */
+  /**
+   * Runs due work, then the host's hook when its alarm is due. Hooks (and the
+   * host) may schedule again while they run, so the schedule is read back
+   * before the alarm is re-armed.
+   */
   async run(now: number, runHost: () => Promise<void>): Promise<void> {
     const schedule = await this.#load();
     const due = Object.keys(schedule.work).filter((key) => (schedule.work[key] as number) <= now);
     for (const key of due) delete schedule.work[key];
+    const hostDue = schedule.host !== undefined ? schedule.host <= now : due.length === 0;
+    if (hostDue) delete schedule.host;
     await this.#save(schedule);
     for (const key of due) {
       const claimed = this.hooks[key];
@@ -85,14 +91,12 @@ class Alarms {
         console.error(`dokit: alarm work "${key}" of ${claimed?.owner} failed`, error);
       }
     }
-    const hostDue = schedule.host !== undefined ? schedule.host <= now : due.length === 0;
-    if (hostDue) {
-      delete schedule.host;
-      await this.#save(schedule);
-      await runHost();
-    }
-    await this.#noteHostAlarm(schedule);
-    await this.#arm(schedule);
+    if (hostDue) await runHost();
+    const after = await this.#load();
+    // #save drops the stored schedule when no work is pending: keep the host's time from memory.
+    if (schedule.host !== undefined) after.host ??= schedule.host;
+    await this.#noteHostAlarm(after);
+    await this.#arm(after);
   }
 
   async #load(): Promise<Schedule> {
@@ -115,7 +119,12 @@ class Alarms {
     await this.#save(schedule);
     const times = Object.values(schedule.work);
     if (schedule.host !== undefined) times.push(schedule.host);
-    if (times.length === 0) return;
+    if (times.length === 0) {
+      // Nothing left (#noteHostAlarm kept any alarm of the host's): drop dokit's stale time,
+      // or it would fire with nothing due and reach the host's onAlarm as if it were its own.
+      if ((await this.#storage.getAlarm()) !== null) await this.#storage.deleteAlarm();
+      return;
+    }
     const next = Math.min(...times);
     if ((await this.#storage.getAlarm()) !== next) await this.#storage.setAlarm(next);
   }

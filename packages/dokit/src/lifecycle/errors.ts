@@ -18,7 +18,12 @@ export type DokitErrorCode =
   | "NOT_INSTALLED"
   | "NO_SQLITE"
   | "NO_REQUEST"
-  | "REFUSED";
+  | "REFUSED"
+  | "UNKNOWN_CALLBACK"
+  | "INVALID_SCHEDULE"
+  | "INVALID_PAYLOAD"
+  | "INVALID_RETRY"
+  | "JOB_INTERRUPTED";
 
 /** The one error class of dokit. Messages start with `dokit:`; `code` is stable. */
 export class DokitError extends Error {

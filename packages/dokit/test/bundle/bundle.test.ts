@@ -21,7 +21,7 @@ interface BundleResult {
 interface BundleLib {
   DOKIT_CASES: BundleCase[];
   COMPARISON_CASES: BundleCase[];
-  FORBIDDEN: Record<"capnweb" | "mcpSdk" | "zod" | "dokitState" | "dokitCallables", string>;
+  FORBIDDEN: Record<"capnweb" | "mcpSdk" | "zod" | "dokitState" | "dokitCallables" | "dokitScheduler" | "dokitQueue" | "croner", string>;
   buildCase(c: BundleCase | { name: string; needs: string[]; source: string }): Promise<BundleResult>;
   exportedSubpaths(): string[];
   topContributors(result: BundleResult, n?: number): [string, number][];
@@ -87,6 +87,22 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     target: 12 * KB,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "the full real-time stack without Cap'n Web",
+  },
+  "lifecycle + schedule": {
+    // 17.4 KB today (17,864 B), of which croner is about 10 KB gzip (33 KB minified, one class:
+    // it does not tree-shake). It buys IANA time zones with defined DST rules (docs/schedule.md);
+    // cron-schedule (the reference's choice, 2.6 KB) computes in the runtime's time zone only.
+    // Adopting the reference's tables (schedule/adopt.ts) is about 0.8 KB of the rest.
+    ceiling: 18.25 * KB,
+    forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitQueue"],
+    why: "timed work pays for its cron library, and for nothing else",
+  },
+  "lifecycle + queue": {
+    // 6.6 KB today (6,788 B): the job table and runner shared with the Scheduler, the
+    // reference-table adoption (queue/adopt.ts), no cron.
+    ceiling: 7 * KB,
+    forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitScheduler", "croner"],
+    why: "background work does not pull the Scheduler or its cron library",
   },
   routing: {
     // 1.0 KB today: the Worker-side router.
@@ -176,6 +192,18 @@ describe("bundle guard", () => {
     }
   });
 
+  // The Scheduler, the Queue and croner stay in the bundles that import them.
+  describe("no other subpath pulls in the scheduler, the queue or the cron library", () => {
+    const JOBS: Marker[] = ["dokitScheduler", "dokitQueue", "croner"];
+    const others = [...Object.keys(GUARDS), MCP_CASE].filter((name) => name !== "lifecycle + schedule" && name !== "lifecycle + queue");
+    for (const name of others) {
+      it(`${name} carries none of them`, async () => {
+        const { code } = await build(name);
+        for (const marker of JOBS) expect(code.includes(FORBIDDEN[marker]), `${name} contains ${marker} (${JSON.stringify(FORBIDDEN[marker])})`).toBe(false);
+      });
+    }
+  });
+
   // Every size target is met: no ceiling above may sit over its target.
   it("keeps every ceiling at or under its target", () => {
     for (const [name, guard] of Object.entries(GUARDS)) {
@@ -201,6 +229,15 @@ describe("bundle guard", () => {
     it("dokit's Callables capability", async () => {
       const { code } = await build("lifecycle + callables");
       expect(code).toContain(FORBIDDEN.dokitCallables);
+    });
+    it("dokit's Scheduler and croner", async () => {
+      const { code } = await build("lifecycle + schedule");
+      expect(code).toContain(FORBIDDEN.dokitScheduler);
+      expect(code).toContain(FORBIDDEN.croner);
+    });
+    it("dokit's Queue", async () => {
+      const { code } = await build("lifecycle + queue");
+      expect(code).toContain(FORBIDDEN.dokitQueue);
     });
     it("dokit's State", async () => {
       const { code } = await build("lifecycle + state");

@@ -1,0 +1,104 @@
+// Two objects doing the same work: `n` jobs due now, each running a callback
+// that bumps a counter row. RawJobs is the floor: its own table with an index on
+// the due time and an alarm() that loops over it (select next, run, delete).
+// DokitJobs uses Scheduler from dokit/schedule. Both drain through their alarm
+// entry point, called directly so the platform's alarm latency is not measured.
+import { DurableObject } from "cloudflare:workers";
+import { Lifecycle } from "../../packages/dokit/src/lifecycle";
+import { Scheduler } from "../../packages/dokit/src/schedule";
+
+interface Env {
+  RAW_JOBS: DurableObjectNamespace<RawJobs>;
+  DOKIT_JOBS: DurableObjectNamespace<DokitJobs>;
+}
+
+function bump(sql: SqlStorage, by: unknown): void {
+  sql.exec("UPDATE counter SET n = n + 1, last = ? WHERE id = 1", JSON.stringify(by));
+}
+
+function counterTable(sql: SqlStorage): void {
+  sql.exec("CREATE TABLE IF NOT EXISTS counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL, last TEXT)");
+  sql.exec("INSERT OR IGNORE INTO counter (id, n) VALUES (1, 0)");
+}
+
+export class RawJobs extends DurableObject<Env> {
+  readonly sql = this.ctx.storage.sql;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    counterTable(this.sql);
+    this.sql.exec("CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, callback TEXT NOT NULL, payload TEXT, due INTEGER NOT NULL)");
+    this.sql.exec("CREATE INDEX IF NOT EXISTS jobs_due ON jobs(due)");
+  }
+
+  async schedule(n: number, dueInMs: number): Promise<void> {
+    const now = Date.now();
+    for (let i = 0; i < n; i++) this.sql.exec("INSERT INTO jobs (id, callback, payload, due) VALUES (?, 'tick', ?, ?)", crypto.randomUUID(), JSON.stringify({ i }), now + dueInMs + i);
+    const next = this.sql.exec<{ due: number }>("SELECT due FROM jobs ORDER BY due LIMIT 1").toArray()[0];
+    if (next) await this.ctx.storage.setAlarm(next.due);
+  }
+
+  async alarm(): Promise<void> {
+    for (;;) {
+      const job = this.sql.exec<{ id: string; payload: string; due: number }>("SELECT id, payload, due FROM jobs ORDER BY due LIMIT 1").toArray()[0];
+      if (!job) return void (await this.ctx.storage.deleteAlarm());
+      if (job.due > Date.now()) return void (await this.ctx.storage.setAlarm(job.due));
+      bump(this.sql, JSON.parse(job.payload));
+      this.sql.exec("DELETE FROM jobs WHERE id = ?", job.id);
+    }
+  }
+
+  async drain(): Promise<number> {
+    await this.alarm();
+    return this.sql.exec<{ n: number }>("SELECT n FROM counter").one().n;
+  }
+
+  rows(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM jobs").one().n;
+  }
+}
+
+export class DokitJobs extends DurableObject<Env> {
+  readonly scheduler = new Scheduler({ callbacks: { tick: (payload: { i: number }) => bump(this.ctx.storage.sql, payload) } });
+  readonly lifecycle = Lifecycle.install(this).use(this.scheduler);
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    counterTable(ctx.storage.sql);
+  }
+
+  async schedule(n: number, dueInMs: number): Promise<void> {
+    await this.lifecycle.start();
+    // A delay in seconds (a Date in the past is refused): 0 means due now.
+    for (let i = 0; i < n; i++) await this.scheduler.set(Math.max(0, dueInMs + i) / 1000, "tick", { i });
+  }
+
+  async drain(): Promise<number> {
+    // The installed alarm entry point: the shared alarm rule, then the Scheduler's runner.
+    await (this as unknown as { alarm(): Promise<void> }).alarm();
+    return this.ctx.storage.sql.exec<{ n: number }>("SELECT n FROM counter").one().n;
+  }
+
+  rows(): number {
+    return this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM dokit_schedules").one().n;
+  }
+}
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    // /{raw|dokit}/{name}/{schedule|drain|rows}?n=&due=
+    const url = new URL(request.url);
+    const [, impl, name, op] = url.pathname.split("/");
+    const ns = impl === "raw" ? env.RAW_JOBS : env.DOKIT_JOBS;
+    const stub = (ns as DurableObjectNamespace<RawJobs | DokitJobs>).get(ns.idFromName(name ?? "x")) as unknown as {
+      schedule(n: number, due: number): Promise<void>;
+      drain(): Promise<number>;
+      rows(): Promise<number>;
+    };
+    const n = Number(url.searchParams.get("n") ?? 0);
+    if (op === "schedule") return Response.json((await stub.schedule(n, Number(url.searchParams.get("due") ?? 0))) ?? null);
+    if (op === "drain") return Response.json(await stub.drain());
+    if (op === "rows") return Response.json(await stub.rows());
+    return new Response("not found", { status: 404 });
+  },
+};

@@ -1,0 +1,13 @@
+export { Scheduler } from "./scheduler";
+export { nextCronRun } from "./cron";
+export type {
+  Schedule,
+  ScheduleCriteria,
+  ScheduleOptions,
+  SchedulerCallbacks,
+  SchedulerHandlers,
+  SchedulerOptions,
+  SchedulerPayload,
+  ScheduleType,
+} from "./types";
+export type { RetryOptions } from "../shared/retry";

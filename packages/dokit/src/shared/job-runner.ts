@@ -1,0 +1,171 @@
+import { type AlarmWork, claimAlarm } from "../lifecycle/alarms";
+import type { Claims } from "../lifecycle/capability";
+import { DokitError, errorMessage } from "../lifecycle/errors";
+import type { JobRow, JobTable } from "./job-table";
+import { backoffMs, type RetryOptions } from "./retry";
+
+// Runs a JobTable's due jobs on the object's one alarm (through claimAlarm, so
+// the host's own alarm keeps working). At least once: rows are deleted only
+// after their callback returned, and a deadman alarm is armed before a job
+// starts, so a run cut short by an eviction or a crash runs again when it fires.
+
+/** What the owning capability decides about its jobs. */
+export interface JobHandler {
+  /** Runs the job's callback (in the object's context: the alarm entry point provides it). */
+  run(row: JobRow): unknown;
+  /** @returns when a recurring job runs next after its run at `row.due` (success or final failure), or `null` for a one-shot job */
+  next(row: JobRow, now: number): number | null;
+  /** @returns the job's retry policy */
+  retry(row: JobRow): Required<RetryOptions>;
+  /** Whether a one-shot job that failed its last attempt is kept (listed, never run again) rather than deleted. */
+  readonly keepFailed: boolean;
+  /** Called once a job failed its last attempt. */
+  onError?(error: unknown, row: JobRow): unknown;
+}
+
+/** One alarm run stops after this long and continues in a fresh alarm invocation. */
+const RUN_BUDGET_MS = 10_000;
+
+/** Drives one JobTable from its claimed alarm key. */
+export class JobRunner {
+  readonly #table: JobTable;
+  readonly #handler: JobHandler;
+  readonly #owner: string;
+  readonly #hungMs: number;
+  #work: AlarmWork | undefined;
+  /** The time the alarm key is scheduled for, as far as this instance knows (`undefined`: unknown, e.g. after a wake). */
+  #armedAt: number | undefined;
+  #draining = false;
+
+  /**
+   * @param hungMs - how long a run may take before the deadman alarm runs its job again
+   */
+  constructor(table: JobTable, handler: JobHandler, owner: string, hungMs: number) {
+    this.#table = table;
+    this.#handler = handler;
+    this.#owner = owner;
+    this.#hungMs = hungMs;
+  }
+
+  /** Claims the alarm key `key`; call from the capability's `attach()`. */
+  attach(claims: Claims, key: string): void {
+    this.#work = claimAlarm(claims, key, () => this.drain());
+  }
+
+  /**
+   * Makes sure the alarm fires for the next due job after a change. `due` is the
+   * time of a job just stored: nothing to do when the alarm is already set no later.
+   */
+  async rearm(due?: number): Promise<void> {
+    // A drain in progress re-arms when it ends (and keeps its deadman until then).
+    if (this.#draining) return;
+    if (due !== undefined && this.#armedAt !== undefined && this.#armedAt <= due) return;
+    const next = this.#table.next();
+    await this.#arm(next?.due);
+  }
+
+  async #arm(at: number | undefined): Promise<void> {
+    const work = this.#work;
+    if (!work) return;
+    if (at === undefined) {
+      this.#armedAt = undefined;
+      await work.cancel();
+    } else {
+      this.#armedAt = at;
+      await work.schedule(at);
+    }
+  }
+
+  /** Runs every due job, one at a time, then arms the alarm for the next one. */
+  async drain(): Promise<void> {
+    if (this.#draining) {
+      // The alarm fired while this instance still runs jobs: keep a deadman for them.
+      await this.#work?.schedule(Date.now() + this.#hungMs);
+      return;
+    }
+    this.#draining = true;
+    const table = this.#table;
+    let deadman = 0;
+    let marked = false;
+    const started = Date.now();
+    const stop = async (at: number | undefined) => {
+      if (marked) table.clearRunning();
+      this.#draining = false;
+      await this.#arm(at);
+    };
+    try {
+      for (;;) {
+        const now = Date.now();
+        if (now - started > RUN_BUDGET_MS) return await stop(now);
+        // The deadman: if this instance dies while a job runs, the alarm fires again and the job reruns.
+        // Armed before the first job is taken, and refreshed as the run goes on.
+        if (now + this.#hungMs / 2 > deadman) {
+          const next = table.next();
+          if (!next || next.due > now) return await stop(next?.due);
+          if (!marked) {
+            // The last run stopped mid-job: the job at the head is the one it was running.
+            if (table.wasRunning() && (await this.#cutShort(next))) continue;
+            table.markRunning();
+            marked = true;
+          }
+          deadman = now + this.#hungMs;
+          await this.#work?.schedule(deadman);
+          this.#armedAt = deadman;
+        }
+        const row = table.takeDue(now);
+        if (!row) return await stop(table.next()?.due);
+        await this.#runOne(row);
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  /**
+   * Counts the attempt a stopped instance cut short.
+   * @returns true when that was the job's last attempt (it went to onError instead of running again)
+   */
+  async #cutShort(next: JobRow): Promise<boolean> {
+    const row = this.#table.countCutShort(next);
+    this.#table.clearRunning();
+    if (row.attempts < this.#handler.retry(row).maxAttempts) return false;
+    const error = new DokitError("JOB_INTERRUPTED", `${this.#owner}: job "${row.id}" (${row.callback}) was cut short ${row.attempts} times`);
+    await this.#failedFinally(row, error, error.message, row.attempts);
+    return true;
+  }
+
+  async #runOne(row: JobRow): Promise<void> {
+    const handler = this.#handler;
+    const attempts = row.attempts + 1;
+    try {
+      await handler.run(row);
+    } catch (error) {
+      const retry = handler.retry(row);
+      const message = errorMessage(error);
+      if (attempts < retry.maxAttempts) {
+        this.#table.retryAt(row, Date.now() + backoffMs(attempts, retry), message);
+        return;
+      }
+      await this.#failedFinally(row, error, message, attempts);
+      return;
+    }
+    this.#table.finish(row, handler.next(row, Date.now()));
+  }
+
+  async #failedFinally(row: JobRow, error: unknown, message: string, attempts: number): Promise<void> {
+    const handler = this.#handler;
+    const next = handler.next(row, Date.now());
+    if (next !== null) this.#table.finish(row, next);
+    else if (handler.keepFailed) this.#table.keepFailed(row, message, attempts);
+    else this.#table.finish(row, null);
+    if (!handler.onError) {
+      console.error(`dokit: ${this.#owner} job "${row.id}" (${row.callback}) failed its last attempt`, error);
+      return;
+    }
+    try {
+      await handler.onError(error, { ...row, attempts });
+    } catch (hookError) {
+      console.error(`dokit: ${this.#owner}'s onError failed`, hookError);
+    }
+  }
+}

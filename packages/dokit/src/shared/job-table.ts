@@ -1,0 +1,253 @@
+import { DokitError } from "../lifecycle/errors";
+
+/** Which job tables have a run in progress: a row left here means the instance stopped mid-run. */
+const RUNS = "dokit_job_runs";
+
+// One SQLite table of durable jobs, owned by one capability (Scheduler:
+// dokit_schedules, Queue: dokit_queue). The next job to run is found through a
+// partial index on the pending rows, so it costs one index seek however many
+// jobs are stored. Created lazily: an object that never schedules runs no SQL.
+
+/** One stored job. Times are ms since the epoch. */
+export type JobRow = {
+  /** Insertion order (the rowid): push order for the Queue, a tie-break for equal due times. */
+  seq: number;
+  id: string;
+  callback: string;
+  /** The payload as JSON; `null` for no payload. */
+  payload: string | null;
+  /** When the job runs next (for a failed, kept job: when it last ran). */
+  due: number;
+  /** Failed attempts since the job last succeeded (a run cut short by an eviction counts). */
+  attempts: number;
+  /** The owning capability's own fields, as JSON (kind, cron, interval, retry, …). */
+  spec: string;
+  created: number;
+  /** 1 once the job failed its last attempt and was kept (`keepFailed`); such rows never run again. */
+  failed: number;
+  /** The last failure's message. */
+  error: string | null;
+  /** Bumped on every replacement, so a run never finishes a job that was replaced while it ran. */
+  rev: number;
+};
+
+/** What a new or replacing job stores. */
+export type NewJob = Pick<JobRow, "id" | "callback" | "payload" | "due" | "spec" | "created">;
+
+/**
+ * The SQL text that finds the next job to run.
+ * @param table - the capability's table
+ * @param order - `due` (earliest first) or `seq` (insertion order, for a queue)
+ */
+export function nextJobQuery(table: string, order: "due" | "seq"): string {
+  return `SELECT * FROM ${table} WHERE failed = 0 ORDER BY ${order === "due" ? "due, seq" : "seq"} LIMIT 1`;
+}
+
+/** A capability's job table (synchronous SQL). */
+export class JobTable {
+  readonly #ctx: DurableObjectState;
+  readonly #name: string;
+  readonly #order: "due" | "seq";
+  readonly #owner: string;
+  readonly #next: string;
+  readonly #take: string;
+  readonly #byCallback: boolean;
+  #sql: SqlStorage | undefined;
+
+  /**
+   * @param ctx - the object's state; nothing is read until first use
+   * @param name - the table's name
+   * @param order - which job runs first: the earliest `due`, or the first inserted (`seq`)
+   * @param owner - the capability's name, for errors
+   * @param byCallback - index the callback column (for lookups by callback that must not scan)
+   */
+  constructor(ctx: DurableObjectState, name: string, order: "due" | "seq", owner: string, byCallback = false) {
+    this.#ctx = ctx;
+    this.#name = name;
+    this.#order = order;
+    this.#owner = owner;
+    this.#next = nextJobQuery(name, order);
+    const first = `SELECT seq FROM ${name} WHERE failed = 0 ORDER BY ${order === "due" ? "due, seq" : "seq"} LIMIT 1`;
+    this.#take = `SELECT * FROM ${name} WHERE seq = (${first}) AND due <= ?`;
+    this.#byCallback = byCallback;
+  }
+
+  /** Stores `job`, replacing a job with the same id (the replacement keeps its place in a queue). */
+  upsert(job: NewJob): JobRow {
+    const sql = this.#table();
+    const row = sql
+      .exec<JobRow>(
+        `INSERT INTO ${this.#name} (id, callback, payload, due, spec, created) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(id) DO UPDATE SET callback = excluded.callback, payload = excluded.payload, due = excluded.due,
+           spec = excluded.spec, created = excluded.created, attempts = 0, failed = 0, error = NULL, rev = rev + 1
+         RETURNING *`,
+        job.id,
+        job.callback,
+        job.payload,
+        job.due,
+        job.spec,
+        job.created,
+      )
+      .one();
+    return row;
+  }
+
+  /** @returns the job with `id` */
+  get(id: string): JobRow | undefined {
+    return this.#table().exec<JobRow>(`SELECT * FROM ${this.#name} WHERE id = ?`, id).toArray()[0];
+  }
+
+  /** @returns the next job to run (one index seek), failed-and-kept jobs aside */
+  next(): JobRow | undefined {
+    return this.#table().exec<JobRow>(this.#next).toArray()[0];
+  }
+
+  /**
+   * @param where - an SQL condition on the table's columns (`1` for every row)
+   * @returns matching jobs in run order (failed-and-kept ones last)
+   */
+  select(where: string, ...params: SqlStorageValue[]): JobRow[] {
+    const order = this.#order === "due" ? "failed, due, seq" : "failed, seq";
+    return this.#table().exec<JobRow>(`SELECT * FROM ${this.#name} WHERE ${where} ORDER BY ${order}`, ...params).toArray();
+  }
+
+  /** @returns rows whose `callback` is `callback` (an index seek when built with `byCallback`), in insertion order */
+  byCallback(callback: string): JobRow[] {
+    return this.#table().exec<JobRow>(`SELECT * FROM ${this.#name} WHERE callback = ? ORDER BY seq`, callback).toArray();
+  }
+
+  /** @returns how many jobs were deleted */
+  delete(where: string, ...params: SqlStorageValue[]): number {
+    return this.#table().exec(`DELETE FROM ${this.#name} WHERE ${where}`, ...params).rowsWritten;
+  }
+
+  /** @returns the next job when it is due at `now` (one index seek), else `undefined` */
+  takeDue(now: number): JobRow | undefined {
+    return this.#table().exec<JobRow>(this.#take, now).toArray()[0];
+  }
+
+  /**
+   * Counts an attempt for a job whose run was cut short (the instance stopped while it ran).
+   * @returns the job with the attempt counted
+   */
+  countCutShort(row: JobRow): JobRow {
+    const sql = `UPDATE ${this.#name} SET attempts = attempts + 1 WHERE seq = ? AND rev = ? RETURNING *`;
+    return this.#table().exec<JobRow>(sql, row.seq, row.rev).toArray()[0] ?? row;
+  }
+
+  /** Notes that a run of this table's jobs started (one write per alarm run, not per job). */
+  markRunning(): void {
+    this.#table().exec(`INSERT OR REPLACE INTO ${RUNS} (name) VALUES (?)`, this.#name);
+  }
+
+  /** Notes that the run ended cleanly. */
+  clearRunning(): void {
+    this.#table().exec(`DELETE FROM ${RUNS} WHERE name = ?`, this.#name);
+  }
+
+  /** @returns whether the last run did not end cleanly (its instance stopped while a job ran) */
+  wasRunning(): boolean {
+    return this.#table().exec(`SELECT 1 FROM ${RUNS} WHERE name = ?`, this.#name).toArray().length > 0;
+  }
+
+  /** Finishes a run: deletes a one-shot job (`next` null), or moves a recurring one to `next`. Skips a replaced job. */
+  finish(row: JobRow, next: number | null): void {
+    if (next === null) this.#table().exec(`DELETE FROM ${this.#name} WHERE seq = ? AND rev = ?`, row.seq, row.rev);
+    else this.#table().exec(`UPDATE ${this.#name} SET due = ?, attempts = 0, error = NULL WHERE seq = ? AND rev = ?`, next, row.seq, row.rev);
+  }
+
+  /** Counts a failed attempt and moves the job to its retry time. */
+  retryAt(row: JobRow, due: number, error: string): void {
+    const sql = `UPDATE ${this.#name} SET due = ?, error = ?, attempts = attempts + 1 WHERE seq = ? AND rev = ?`;
+    this.#table().exec(sql, due, error, row.seq, row.rev);
+  }
+
+  /** Keeps a job that failed its last attempt (`attempts` in all); it never runs again. */
+  keepFailed(row: JobRow, error: string, attempts: number): void {
+    const sql = `UPDATE ${this.#name} SET failed = 1, error = ?, attempts = ? WHERE seq = ? AND rev = ?`;
+    this.#table().exec(sql, error, attempts, row.seq, row.rev);
+  }
+
+
+  #table(): SqlStorage {
+    if (this.#sql) return this.#sql;
+    const t = this.#name;
+    let sql: SqlStorage;
+    try {
+      sql = this.#ctx.storage.sql;
+      sql.exec(
+        `CREATE TABLE IF NOT EXISTS ${t} (
+          seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, callback TEXT NOT NULL, payload TEXT,
+          due INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, spec TEXT NOT NULL, created INTEGER NOT NULL,
+          failed INTEGER NOT NULL DEFAULT 0, error TEXT, rev INTEGER NOT NULL DEFAULT 0)`,
+      );
+      // The next job: one seek in this partial index (the rowid `seq` rides along as the tie-break).
+      sql.exec(`CREATE INDEX IF NOT EXISTS ${t}_next ON ${t}(${this.#order === "due" ? "due" : "seq"}) WHERE failed = 0`);
+      sql.exec(`CREATE TABLE IF NOT EXISTS ${RUNS} (name TEXT PRIMARY KEY NOT NULL)`);
+      if (this.#byCallback) sql.exec(`CREATE INDEX IF NOT EXISTS ${t}_callback ON ${t}(callback)`);
+    } catch (error) {
+      throw new DokitError(
+        "NO_SQLITE",
+        `${this.#owner} stores its jobs in SQLite: bind this class in "new_sqlite_classes" (not "new_classes") in its wrangler migration`,
+        { cause: error },
+      );
+    }
+    this.#sql = sql;
+    return sql;
+  }
+}
+
+/** The outcome of adopting the reference implementation's rows (npm agents). */
+export interface Adoption {
+  adopted: number;
+  /** Rows left in the reference tables, with the reason. */
+  left: { table: string; id: string; reason: string }[];
+}
+
+/** Logs the rows an adoption left in place (never dropped silently). */
+export function reportAdoption(owner: string, adoption: Adoption): void {
+  if (adoption.left.length === 0) return;
+  const rows = adoption.left.map((row) => `${row.table} ${row.id}: ${row.reason}`).join("; ");
+  console.warn(`dokit: ${owner} adopted ${adoption.adopted} reference row(s) and left ${adoption.left.length} in place: ${rows}`);
+}
+
+/** @returns whether the object's SQLite storage has a table `name` (false for a class without SQLite) */
+export function hasTable(ctx: DurableObjectState, name: string): boolean {
+  try {
+    return ctx.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name).toArray().length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * @returns `payload` as JSON (`null` for `undefined`)
+ * @throws DokitError INVALID_PAYLOAD when it cannot be stored as JSON (a function, a symbol, a BigInt, a cycle)
+ */
+export function serializePayload(payload: unknown, owner: string): string | null {
+  if (payload === undefined) return null;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(payload);
+  } catch (error) {
+    throw new DokitError("INVALID_PAYLOAD", `${owner}: the payload is not JSON-serializable (${(error as Error).message})`, { cause: error });
+  }
+  if (json === undefined) throw new DokitError("INVALID_PAYLOAD", `${owner}: the payload is not JSON-serializable (a ${typeof payload})`);
+  return json;
+}
+
+/** @returns the stored payload (`undefined` for none) */
+export function parsePayload(json: string | null): unknown {
+  return json === null ? undefined : JSON.parse(json);
+}
+
+/**
+ * @returns `id` when it is a usable job id
+ * @throws DokitError INVALID_ARGUMENT for an empty or over-long id or a non-string
+ */
+export function checkJobId(id: unknown, owner: string): string {
+  if (typeof id !== "string" || id.length === 0 || id.length > 256) {
+    throw new DokitError("INVALID_ARGUMENT", `${owner}: an id must be a non-empty string of at most 256 characters`);
+  }
+  return id;
+}
