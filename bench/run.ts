@@ -3,12 +3,14 @@
 // ONE run, interleaved round by round (the order rotates every round) so
 // machine drift cancels. Then the bundle sizes. Writes bench/results/latest.json.
 //
-//   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--only=echo,rpc,fanout,state,connect,wake,startup,mcp,bundle]
+//   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability]
+//                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,mcp,bundle]
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import { bundleReport } from "./bundle.ts";
 import { type Client, closeAll, connect, connectMany, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
+import { closedLoop, rssKb, sleep, workerdPids } from "./lib/load.ts";
 import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
 import { type Figure, median, quantile, ratio, table } from "./lib/stats.ts";
 
@@ -16,6 +18,9 @@ import { type Figure, median, quantile, ratio, table } from "./lib/stats.ts";
 process.env.WRANGLER_LOG ??= process.argv.includes("--verbose") ? "info" : "none";
 process.env.WRANGLER_SEND_METRICS ??= "false";
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+// wrangler 4.164 turns local observability on by default: it records every WebSocket message in the
+// same workerd process and caps all three rooms near 7k msg/s. Off unless --observability.
+if (!process.argv.includes("--observability")) process.env.X_LOCAL_OBSERVABILITY ??= "false";
 
 const args = process.argv.slice(2);
 const QUICK = args.includes("--quick");
@@ -180,6 +185,126 @@ async function wake(base: URL, rounds: number): Promise<void> {
   figures.push({ measure: "wake after eviction (first message → reply)", stat: "p90", unit: "ms", values: values((i) => quantile(samples[i], 0.9)) });
 }
 
+const echoFrame = (n: number) => `e:${n}`;
+const rpcFrame = (n: number) => `{"type":"rpc","id":"${n}","method":"echo","args":[${n}]}`;
+
+/**
+ * Saturation: `size` clients per implementation, each sending its next frame as soon as the
+ * previous one is answered (closed loop), `windowMs` per round. Answered frames per second
+ * and workerd CPU time per answered frame; median over the rounds.
+ */
+async function saturation(base: URL, name: string, frame: (n: number) => string, size: number, rounds: number, windowMs: number): Promise<void> {
+  const pids = workerdPids();
+  const all = await rooms(base, `sat-${name}`, size);
+  const rate = byImpl<number[]>(() => []);
+  const cpu = byImpl<number[]>(() => []);
+  await interleave(1, (impl) => closedLoop(all[impl], frame, Math.min(windowMs, 1_000), pids).then(() => {})); // warm-up
+  await interleave(rounds, async (impl) => {
+    const window = await closedLoop(all[impl], frame, windowMs, pids);
+    rate[impl].push(window.perSecond);
+    cpu[impl].push(window.cpuPerMessageUs);
+  });
+  await closeRooms(all);
+  const measure = `${name} saturation (${size} clients, closed loop)`;
+  figures.push({ measure, stat: "answered", unit: "msg/s", higherIsBetter: true, values: values((i) => median(rate[i])), samples: counts(rate), target: 0.95 });
+  figures.push({ measure, stat: "workerd CPU/msg", unit: "µs", values: values((i) => median(cpu[i])), samples: counts(cpu), target: 1.05 });
+}
+
+/** Evicts a room and times its first message; `probe` is one of its connections. @returns ms, and whether a fresh instance answered */
+async function evictThenTime(base: URL, impl: Impl, room: string, probe: () => Promise<number>, instance: () => Promise<string>): Promise<{ ms: number; fresh: boolean }> {
+  const before = await instance();
+  const evicted = await fetch(new URL(`/evict/${impl}/${room}`, base));
+  if (!evicted.ok) throw new Error(`evict failed: ${evicted.status} ${await evicted.text()}`);
+  const ms = await probe();
+  return { ms, fresh: (await instance()) !== before };
+}
+
+/**
+ * With `size` connections open on one object (one of them the probe, the rest idle): the warm
+ * echo round trip, the first message after an eviction (→ echo), and the first broadcast after
+ * an eviction (→ received by all `size`).
+ */
+async function openConnections(base: URL, size: number, trips: number, wakeRounds: number): Promise<void> {
+  const all = await rooms(base, `open${size}`, size);
+  const room = `open${size}-${RUN}`;
+  const warm = byImpl<number[]>(() => []);
+  let n = 0;
+  await interleave(3, async (impl) => {
+    for (let i = 0; i < 10; i++, n++) await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n));
+  });
+  await interleave(Math.ceil(trips / 10), async (impl) => {
+    for (let i = 0; i < 10; i++, n++) warm[impl].push(await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n)));
+  });
+  const instance = (impl: Impl) => async () => {
+    let id = "";
+    await roundTrip(all[impl][0], "i:", (d) => d.startsWith("i:") && Boolean((id = d)));
+    return id;
+  };
+  const wakeEcho = byImpl<number[]>(() => []);
+  const wakeBroadcast = byImpl<number[]>(() => []);
+  let stale = 0;
+  await interleave(wakeRounds + 1, async (impl, round) => {
+    const tag = `w${round}`;
+    const echoed = await evictThenTime(base, impl, room, () => roundTrip(all[impl][0], `e:${tag}`, (d) => d === `e:${tag}`), instance(impl));
+    const broadcast = await evictThenTime(
+      base,
+      impl,
+      room,
+      () => fanOut(all[impl], () => all[impl][0].ws.send(`b:${tag}`), (d) => d === `b:${tag}`),
+      instance(impl),
+    );
+    if (!echoed.fresh || !broadcast.fresh) stale++;
+    if (round > 0) {
+      wakeEcho[impl].push(echoed.ms);
+      wakeBroadcast[impl].push(broadcast.ms);
+    }
+  });
+  await closeRooms(all);
+  if (stale > 0) throw new Error(`${stale} evictions with ${size} open did not produce a fresh instance`);
+  percentiles(`echo round trip, ${size} open`, warm, 1.05);
+  medianOf(`wake → echo, ${size} open`, wakeEcho, 1.05);
+  medianOf(`wake → broadcast to all, ${size} open`, wakeBroadcast);
+}
+
+/**
+ * Connection scale, one implementation at a time (order rotates): `size` connections opened
+ * 50 at a time to one fresh object; open time per connection, workerd memory per connection
+ * (resident-set growth over the opening), then the fan-out of a broadcast to all of them.
+ */
+async function connectionScale(base: URL, size: number, fanRounds: number): Promise<void> {
+  const pids = workerdPids();
+  const open = byImpl<number[]>(() => []);
+  const memory = byImpl<number[]>(() => []);
+  const fan = byImpl<number[]>(() => []);
+  // Warm-up: workerd's heap grows once for the first thousands of sockets, whichever room gets them.
+  await closeAll(await connectMany((i) => roomUrl(base, "raw", `scale-warm-${RUN}`, `c${i}`), size));
+  await sleep(500);
+  // One implementation at a time; which goes first changes from run to run.
+  const first = Number.parseInt(RUN, 36) % IMPLS.length;
+  const order = IMPLS.map((_, k) => IMPLS[(first + k) % IMPLS.length]);
+  await interleave(1, async (impl) => {
+    const room = `scale${size}-${RUN}`;
+    await (await fetch(new URL(`/room/${impl}/${room}`, base))).text(); // start the object first
+    await sleep(200);
+    const before = rssKb(pids);
+    const start = performance.now();
+    const clients = await connectMany((i) => roomUrl(base, impl, room, `c${i}`), size);
+    open[impl].push((performance.now() - start) / size);
+    await sleep(500);
+    memory[impl].push((rssKb(pids) - before) / size);
+    for (let r = 0; r < fanRounds + 1; r++) {
+      const message = `b:scale${r}`;
+      const ms = await fanOut(clients, () => clients[0].ws.send(message), (d) => d === message);
+      if (r > 0) fan[impl].push(ms);
+    }
+    await closeAll(clients);
+    await sleep(500);
+  }, order);
+  medianOf(`${size} connections: open, per connection`, open, 1.05, "mean");
+  figures.push({ measure: `${size} connections: workerd memory per connection`, stat: "RSS growth", unit: "KB", values: values((i) => median(memory[i])), samples: counts(memory) });
+  medianOf(`${size} connections: broadcast fan-out`, fan, 1.1);
+}
+
 /** A brand-new object: constructor + start + first request, as seen by the client. */
 async function startup(base: URL, rounds: number): Promise<void> {
   const get = byImpl<number[]>(() => []);
@@ -219,7 +344,7 @@ function versions(): Record<string, string> {
 async function main(): Promise<void> {
   const machine = { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? "?", platform: `${os.platform()} ${os.release()}`, ...versions() };
   console.log(
-    `dokit bench · ${machine.cores} cores (${machine.cpu}) · node ${machine.node} · workerd ${machine.workerd} · wrangler ${machine.wrangler} · agents ${machine.agents}${QUICK ? " · QUICK" : ""}`,
+    `dokit bench · ${machine.cores} cores (${machine.cpu}) · node ${machine.node} · workerd ${machine.workerd} · wrangler ${machine.wrangler} · agents ${machine.agents} · local observability ${process.env.X_LOCAL_OBSERVABILITY === "false" ? "off" : "on"}${QUICK ? " · QUICK" : ""}`,
   );
 
   // wrangler's startWorker, through its DevEnv so the user worker's own address is known:
@@ -243,6 +368,20 @@ async function main(): Promise<void> {
   try {
     if (enabled("echo")) (log("echo"), await echo(base));
     if (enabled("rpc")) (log("rpc"), await rpc(base));
+    if (enabled("saturation")) {
+      const window = QUICK ? 1_000 : 2_000;
+      log("saturation: echo");
+      await saturation(base, "echo", echoFrame, 100, scale(7), window);
+      log("saturation: rpc");
+      await saturation(base, "rpc", rpcFrame, 100, scale(7), window);
+    }
+    if (enabled("open")) {
+      for (const size of [10, 100, 1_000]) {
+        log(`${size} open connections`);
+        await openConnections(base, size, scale(500), scale(15));
+      }
+    }
+    if (enabled("scale")) (log("connection scale"), await connectionScale(base, QUICK ? 1_000 : 4_000, scale(10)));
     if (enabled("fanout")) {
       log("fan-out 200");
       await broadcast(base, 200, scale(30));
@@ -277,6 +416,7 @@ async function main(): Promise<void> {
     console.log("\nBundle (esbuild, minified; gzip level 9)\n");
     console.log(bundle.text);
   }
+  if (enabled("jobs")) console.log(`\nJobs (dokit Scheduler vs a raw alarm loop over its SQL table; ratio dokit over raw)\n\n${(await (await import("./jobs.ts")).jobsBench({ quick: QUICK })).text}`);
   const seconds = (performance.now() - t0) / 1000;
   console.log(`\nbench took ${seconds.toFixed(0)} s`);
 

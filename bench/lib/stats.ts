@@ -16,12 +16,14 @@ export interface Figure {
   measure: string;
   /** Which statistic, e.g. "p50". */
   stat: string;
-  unit: "ms" | "bytes";
+  unit: "ms" | "bytes" | "msg/s" | "µs" | "KB";
+  /** Whether a larger value is better (throughput): the target is then a floor for dokit / raw. */
+  higherIsBetter?: boolean;
   /** Implementation name → value. Absent when an implementation does not take part. */
   values: Partial<Record<string, number>>;
   /** Samples behind each value (count). */
   samples?: Partial<Record<string, number>>;
-  /** Target for dokit / raw (e.g. 1.10), when one is set. */
+  /** Target for dokit / raw (e.g. 1.10; a floor such as 0.95 when `higherIsBetter`), when one is set. */
   target?: number;
   /** Which implementation the "ref" column holds when it is not the agents reference. */
   baselineNote?: string;
@@ -35,7 +37,7 @@ export function ratio(a: number | undefined, b: number | undefined): number | un
 
 function fmt(value: number | undefined, unit: string): string {
   if (value === undefined || Number.isNaN(value)) return "-";
-  if (unit === "bytes") return `${value}`;
+  if (unit === "bytes" || unit === "msg/s") return `${Math.round(value)}`;
   return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(3);
 }
 
@@ -46,7 +48,7 @@ export function table(figures: readonly Figure[]): string {
   const head = ["measure", "stat", "raw", "dokit", "ref", "dokit/raw", "dokit/ref", "target", ""];
   const rows = figures.map((f) => {
     const dr = ratio(f.values.dokit, f.values.raw);
-    const miss = f.target !== undefined && dr !== undefined && dr > f.target;
+    const miss = f.target !== undefined && dr !== undefined && (f.higherIsBetter ? dr < f.target : dr > f.target);
     return [
       f.measure,
       `${f.stat} (${f.unit})`,
@@ -55,7 +57,7 @@ export function table(figures: readonly Figure[]): string {
       fmt(f.values.ref, f.unit),
       fmtRatio(dr),
       fmtRatio(ratio(f.values.dokit, f.values.ref)),
-      f.target === undefined ? "" : `<= ${f.target.toFixed(2)}x`,
+      f.target === undefined ? "" : `${f.higherIsBetter ? ">=" : "<="} ${f.target.toFixed(2)}x`,
       (miss ? "MISSED " : "") + (f.baselineNote ?? ""),
     ];
   });

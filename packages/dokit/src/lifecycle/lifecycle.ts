@@ -91,7 +91,8 @@ export class Lifecycle<Host extends object = object> {
 
   #installEntryPoints(): void {
     const host = this.host as Record<string, unknown>;
-    // SAFETY: each entry point forwards its platform arguments to the method of the same name.
+    // SAFETY: each entry point is the method of the same name, bound (no rest arguments, which
+    // would allocate on every message).
     const forward = this as unknown as Record<EntryPoint, (...args: unknown[]) => unknown>;
     const fetch = async (request: Request) =>
       (await this.fetch(request)) ?? (isUpgrade(request) ? this.#upgradeNotClaimed() : NOT_FOUND());
@@ -106,7 +107,7 @@ export class Lifecycle<Host extends object = object> {
         }
         continue;
       }
-      const value = name === "fetch" ? fetch : (...args: unknown[]) => forward[name](...args);
+      const value = name === "fetch" ? fetch : forward[name].bind(this);
       Object.defineProperty(host, name, { value, configurable: true, writable: true });
     }
   }
@@ -149,8 +150,11 @@ export class Lifecycle<Host extends object = object> {
   start(props?: Record<string, unknown>): Promise<void> {
     if (this.#started) return done;
     this.#locked = true;
-    this.#starting ??= this.#runStart(props);
-    return this.#starting;
+    // Nothing to run (no start hook, no onStart, as on most wakes of a socket-only object):
+    // started at once, without holding the object for an empty blockConcurrencyWhile turn.
+    if (this.#table.starts[0] || (this.host as HostHooks).onStart) return (this.#starting ??= this.#runStart(props));
+    this.#started = true;
+    return done;
   }
 
   async #runStart(props: Record<string, unknown> | undefined): Promise<void> {
@@ -224,27 +228,29 @@ export class Lifecycle<Host extends object = object> {
   }
 
   /** @returns `true` when a capability handled the message, `undefined` when the socket is the host's own */
-  async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<true | undefined> {
-    return this.#socketEvent("message", (owner) => owner.message(ws, message));
+  webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<true | undefined> {
+    return this.#socketEvent("message", ws, message);
   }
 
   /** @returns `true` when a capability handled the close, `undefined` when the socket is the host's own */
-  async webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<true | undefined> {
-    return this.#socketEvent("close", (owner) => owner.close(ws, code, reason, wasClean));
+  webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<true | undefined> {
+    return this.#socketEvent("close", ws, code, reason, wasClean);
   }
 
   /** @returns `true` when a capability handled the error, `undefined` when the socket is the host's own */
-  async webSocketError(ws: WebSocket, error: unknown): Promise<true | undefined> {
-    return this.#socketEvent("error", (owner) => owner.error(ws, error));
+  webSocketError(ws: WebSocket, error: unknown): Promise<true | undefined> {
+    return this.#socketEvent("error", ws, error);
   }
 
-  async #socketEvent(event: string, run: (owner: SocketOwner) => Promise<boolean>): Promise<true | undefined> {
+  /** Hands a socket event to the owner (no closure per message). */
+  async #socketEvent(event: keyof SocketOwner, ws: WebSocket, a?: unknown, b?: unknown, c?: unknown): Promise<true | undefined> {
     const owner = this.#table.slots.sockets?.value;
     if (!owner) return undefined;
     try {
       await this.start();
       // The owner runs its handlers in the object's context with the connection (one context per event).
-      return (await run(owner)) ? true : undefined;
+      // SAFETY: the entry point of `event` passed that event's arguments, in order.
+      return (await (owner[event] as (ws: WebSocket, a: unknown, b: unknown, c: unknown) => boolean | Promise<boolean>)(ws, a, b, c)) ? true : undefined;
     } catch (error) {
       console.error(`dokit: ${this.className}/${this.name} failed to handle a WebSocket ${event}`, error);
       return true;

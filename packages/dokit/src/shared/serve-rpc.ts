@@ -4,7 +4,6 @@
 // capability live in `callables/`.
 import type { CallableSource, Claims, Dispatch } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
-import { runInContext } from "../lifecycle/context";
 import { errorMessage, WireError } from "../lifecycle/errors";
 import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
 import { type CallableMethod, collectCallableMethods } from "./method-table";
@@ -59,7 +58,9 @@ export function serveRpc(claims: Claims, source: CallableSource): void {
     const { id, method } = frame;
     let result: unknown;
     try {
-      result = await runInContext({ connection }, () => invokeClaimed(dispatch, method, frame.args));
+      // No scope of its own: frames are dispatched inside their connection's context already
+      // (WebSockets enters it once per message; a Cap'n Web session runs in it).
+      result = await invokeClaimed(dispatch, method, frame.args);
     } catch (error) {
       sendError(connection, id, errorMessage(error));
       return true;

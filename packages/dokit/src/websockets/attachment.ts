@@ -24,12 +24,15 @@ export interface Attachment {
   user: unknown;
 }
 
-// Decoded attachments, so a socket's attachment is deserialized at most once per wake.
-const cache = new WeakMap<WebSocket, Attachment>();
+// The decoded attachment, kept on the socket object itself (a symbol-keyed own property), so it is
+// deserialized at most once per wake. Not a WeakMap: the garbage collector processes every weak
+// entry on each collection, which made the cost per message grow with the number of open sockets.
+const CACHE = Symbol();
+type Cached = { [CACHE]?: Attachment };
 
 /** @returns the socket's attachment, or `undefined` when the socket is not dokit's (the host accepted it) */
 export function readAttachment(ws: WebSocket): Attachment | undefined {
-  const cached = cache.get(ws);
+  const cached = (ws as Cached)[CACHE];
   if (cached) return cached;
   let value: unknown;
   try {
@@ -39,9 +42,7 @@ export function readAttachment(ws: WebSocket): Attachment | undefined {
   }
   if (value === null || typeof value !== "object" || !(FLAGS_KEY in value)) return undefined;
   // SAFETY: only dokit writes an attachment with the FLAGS_KEY key.
-  const attachment = value as Attachment;
-  cache.set(ws, attachment);
-  return attachment;
+  return ((ws as Cached)[CACHE] = value as Attachment);
 }
 
 /**
@@ -61,5 +62,5 @@ export function writeAttachment(ws: WebSocket, next: Attachment): void {
       { cause: error },
     );
   }
-  cache.set(ws, next);
+  (ws as Cached)[CACHE] = next;
 }

@@ -4,8 +4,6 @@ import { type Attachment, FLAGS_KEY, type ConnectionFlags, readAttachment, write
 // A Connection is the platform WebSocket itself with a few properties defined
 // on it, so `connection === ws` and sends cost nothing extra.
 
-const decorated = new WeakSet<WebSocket>();
-
 function attachmentOf(ws: WebSocket): Attachment {
   const attachment = readAttachment(ws);
   // SAFETY: only sockets with a dokit attachment are ever decorated.
@@ -53,10 +51,10 @@ const descriptors: PropertyDescriptorMap = {
 
 /** @returns the socket as a Connection, or `undefined` when it is not a dokit socket */
 export function asConnection(ws: WebSocket): Connection | undefined {
-  if (decorated.has(ws)) return ws as Connection;
+  // Decorated already (the socket itself says so: no WeakSet, see attachment.ts)?
+  if ("setState" in ws) return ws as Connection;
   if (!readAttachment(ws)) return undefined;
   Object.defineProperties(ws, descriptors);
-  decorated.add(ws);
   // SAFETY: the properties Connection adds to WebSocket were just defined.
   return ws as Connection;
 }

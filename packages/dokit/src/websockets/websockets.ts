@@ -1,6 +1,6 @@
 import type { CallableSource, Capability, Claims, Dispatch, SocketOwner } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
-import { type CurrentAgent, runInContext } from "../lifecycle/context";
+import { type ContextRunner, type CurrentAgent, contextRunner, runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import {
@@ -21,6 +21,9 @@ import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } fr
 import { connectionTags, MAX_TAG_LENGTH } from "./tags";
 
 const OPEN = 1;
+/** A connection's message context, built once per wake and kept on the socket (see attachment.ts). */
+const CONTEXT = Symbol();
+type WithContext = { [CONTEXT]?: ContextRunner };
 /** The close reason of a connection refused while opening (the stack is logged, never sent). */
 const REFUSED_REASON = "Internal error while opening the connection";
 
@@ -155,7 +158,8 @@ export class WebSockets implements Capability {
     const scope: Partial<CurrentAgent> = { agent: this.#installedOn.host, connection };
     if (request) scope.request = request;
     return runInContext(scope, async () => {
-      for (const handlers of this.#chain()) await call(handlers);
+      // Handler sets added with use(), then the configured one.
+      for (const handlers of [...this.#handlers, this.#options.handlers]) if (handlers) await call(handlers);
     });
   }
 
@@ -179,7 +183,9 @@ export class WebSockets implements Capability {
     message: async (ws, message) => {
       const connection = asConnection(ws);
       if (!connection) return false;
-      await runInContext({ agent: this.#installedOn.host, connection }, () => this.#dispatchMessage(connection, message));
+      // The connection's context, built on its first message after a wake and entered for each.
+      const run = ((connection as WithContext)[CONTEXT] ??= contextRunner({ agent: this.#installedOn.host, connection }));
+      await run(this.#dispatchMessage, connection, message);
       return true;
     },
     close: async (ws, code, reason, wasClean) => {
@@ -206,8 +212,9 @@ export class WebSockets implements Capability {
    * Dispatches one incoming message: a text frame is parsed once and its `type`
    * looked up in the dispatch table; everything else goes to the handler chain.
    * Transports other than hibernating sockets (Cap'n Web's pipe) use this too.
+   * (A field, so entering the connection's context takes it without a closure per message.)
    */
-  async #dispatchMessage(connection: Connection, message: string | ArrayBuffer): Promise<void> {
+  readonly #dispatchMessage = async (connection: Connection, message: string | ArrayBuffer): Promise<void> => {
     if (typeof message === "string") {
       const frame = parseFrame(message);
       if (frame) {
@@ -228,13 +235,7 @@ export class WebSockets implements Capability {
       if ((await handlers.onMessage?.(connection, message)) === true) return;
     }
     await this.#options.handlers?.onMessage?.(connection, message);
-  }
-
-  /** Handler sets added with use(), then the configured one. */
-  #chain(): WebSocketHandlers[] {
-    const configured = this.#options.handlers;
-    return configured ? [...this.#handlers, configured] : this.#handlers;
-  }
+  };
 
   #close(connection: Connection, code: number, reason: string): void {
     this.#closed.add(connection);
@@ -399,7 +400,7 @@ export class WebSockets implements Capability {
       connection: (socket, id, request) => initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true }),
       decide: (connection, ctx) => this.#decide(connection, ctx),
       greet: (connection, ctx) => this.#greet(connection, ctx),
-      receive: (connection, message) => this.#dispatchMessage(connection, message),
+      receive: this.#dispatchMessage,
       close: (connection, code, reason, wasClean) => this.#runOnClose(connection, code, reason, wasClean),
     };
   }

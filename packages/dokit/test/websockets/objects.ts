@@ -134,6 +134,12 @@ export class WsRoom extends DurableObject<Env> {
         }
       case "context":
         return reply(getCurrentAgent().connection === connection && getCurrentAgent().agent === this);
+      case "contextLater":
+        // Work the handler starts without awaiting it, read after a timer (other messages run meanwhile).
+        void new Promise((resolve) => setTimeout(resolve, Number(arg))).then(() =>
+          reply(getCurrentAgent().connection === connection && getCurrentAgent().agent === this),
+        );
+        return;
       case "broadcast": {
         const { text, except, tag } = JSON.parse(arg) as { text: string; except?: string; tag?: string };
         this.webSockets.broadcast(text, { except, tag });

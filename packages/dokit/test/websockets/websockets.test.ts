@@ -169,6 +169,29 @@ describe("handlers", () => {
     await socket.close();
   });
 
+  it("keeps each connection's context in work that outlives the handler, also after a wake", async () => {
+    const name = fresh("ctx-later");
+    const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
+    const first = await joinRoom(name, { _pk: "first" });
+    const second = await joinRoom(name, { _pk: "second" });
+    for (let round = 0; round < 2; round++) {
+      first.send("!contextLater 30");
+      second.send("!contextLater 0");
+      second.send("!context");
+      const replies = [await second.nextJSON(), await second.nextJSON()];
+      expect(replies).toEqual(
+        expect.arrayContaining([
+          { type: "reply", command: "contextLater", value: true },
+          { type: "reply", command: "context", value: true },
+        ]),
+      );
+      expect(await first.nextJSON()).toEqual({ type: "reply", command: "contextLater", value: true });
+      await hibernate(stub);
+    }
+    await first.close();
+    await second.close();
+  });
+
   it("reciprocates a client's close with the same code and runs onClose", async () => {
     const name = fresh("close");
     const socket = await joinRoom(name, { _pk: "closer" });

@@ -1,0 +1,159 @@
+// Load helpers: closed-loop saturation over many clients, and the workerd
+// processes' CPU time and memory, read from /proc (Linux; elsewhere NaN).
+import { readdirSync, readFileSync } from "node:fs";
+import type { Client } from "./client.ts";
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Linux's USER_HZ: /proc reports CPU time in 1/100 s ticks on every mainstream kernel. */
+const TICKS_PER_SECOND = 100;
+
+/** @returns the ids of the workerd processes started below this Node process (wrangler's children) */
+export function workerdPids(): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  const parent = new Map<number, number>();
+  const workerd = new Set<number>();
+  for (const name of entries) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      const comm = stat.slice(stat.indexOf("(") + 1, close);
+      const ppid = Number(stat.slice(close + 2).split(" ")[1]);
+      parent.set(Number(name), ppid);
+      if (comm === "workerd") workerd.add(Number(name));
+    } catch {
+      // the process exited meanwhile
+    }
+  }
+  const below = (pid: number) => {
+    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === process.pid) return true;
+    return false;
+  };
+  return [...workerd].filter(below);
+}
+
+/** @returns the CPU time (user + system) the processes used so far, in ms; NaN without /proc */
+export function cpuMs(pids: readonly number[]): number {
+  if (pids.length === 0) return Number.NaN;
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  }
+  return (ticks / TICKS_PER_SECOND) * 1000;
+}
+
+/** @returns the resident memory of the processes, in KB; NaN without /proc */
+export function rssKb(pids: readonly number[]): number {
+  if (pids.length === 0) return Number.NaN;
+  let kb = 0;
+  for (const pid of pids) {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    kb += match ? Number(match[1]) : 0;
+  }
+  return kb;
+}
+
+/** What one closed-loop window measured. */
+export interface LoadWindow {
+  /** Replies received within the window, per second. */
+  perSecond: number;
+  /** workerd CPU time per reply, in µs (NaN without /proc). */
+  cpuPerMessageUs: number;
+}
+
+/**
+ * Closed loop: every client sends a frame and sends the next one as soon as a reply
+ * arrives (one outstanding frame per client), for `ms`. Stops by itself: once the
+ * window closes no new frame is sent, and the outstanding replies are drained (bounded).
+ */
+export async function closedLoop(clients: readonly Client[], frame: (n: number) => string, ms: number, pids: readonly number[]): Promise<LoadWindow> {
+  let answered = 0;
+  let open = true;
+  let n = 0;
+  const drained = clients.map(
+    (client) =>
+      new Promise<void>((resolve) => {
+        client.onMessage = () => {
+          if (!open) {
+            client.onMessage = () => {};
+            return resolve();
+          }
+          answered++;
+          client.ws.send(frame(n++));
+        };
+      }),
+  );
+  const cpuBefore = cpuMs(pids);
+  const start = performance.now();
+  for (const client of clients) client.ws.send(frame(n++));
+  await sleep(ms);
+  open = false;
+  const elapsed = performance.now() - start;
+  const cpu = cpuMs(pids) - cpuBefore;
+  const count = answered;
+  await Promise.race([Promise.all(drained), sleep(5_000)]);
+  for (const client of clients) client.onMessage = () => {};
+  return { perSecond: (count / elapsed) * 1000, cpuPerMessageUs: (cpu * 1000) / count };
+}
+
+export { sleep };
+
+/** What one open-loop window measured. */
+export interface RateWindow {
+  /** Replies received per second. */
+  perSecond: number;
+  /** workerd CPU time per reply, in µs (NaN without /proc). */
+  cpuPerMessageUs: number;
+  /** Send → reply latencies, in ms. */
+  latencies: number[];
+}
+
+/**
+ * Open loop: frames are sent at a fixed total `rate` (frames per second, spread round-robin over
+ * the clients, in ticks of 5 ms) for `ms`, whatever the replies do, so every implementation gets
+ * the same load and workerd's CPU time per reply compares like for like. `key` names the frame
+ * a reply answers (the number in it). Stops by itself; late replies are waited for (bounded).
+ */
+export async function openLoop(
+  clients: readonly Client[],
+  frame: (n: number) => string,
+  key: (reply: string) => number,
+  rate: number,
+  ms: number,
+  pids: readonly number[],
+): Promise<RateWindow> {
+  const sent = new Map<number, number>();
+  const latencies: number[] = [];
+  for (const client of clients) {
+    client.onMessage = (data) => {
+      const at = sent.get(key(data));
+      if (at === undefined) return;
+      latencies.push(performance.now() - at);
+      sent.delete(key(data));
+    };
+  }
+  const tick = 5;
+  const cpuBefore = cpuMs(pids);
+  const start = performance.now();
+  let n = 0;
+  let next = 0;
+  while (performance.now() - start < ms) {
+    const due = Math.floor(((performance.now() - start) / 1000) * rate);
+    for (; n < due; n++, next = (next + 1) % clients.length) {
+      sent.set(n, performance.now());
+      clients[next].ws.send(frame(n));
+    }
+    await sleep(tick);
+  }
+  for (let waited = 0; sent.size > 0 && waited < 5_000; waited += 10) await sleep(10);
+  const elapsed = performance.now() - start;
+  const cpu = cpuMs(pids) - cpuBefore;
+  for (const client of clients) client.onMessage = () => {};
+  return { perSecond: (latencies.length / elapsed) * 1000, cpuPerMessageUs: (cpu * 1000) / latencies.length, latencies };
+}
