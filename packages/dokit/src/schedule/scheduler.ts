@@ -1,7 +1,7 @@
 import type { Capability, Claims } from "../lifecycle/capability";
 import { DokitError } from "../lifecycle/errors";
-import { JobRunner } from "../shared/job-runner";
-import { type Adoption, checkJobId, type JobRow, JobTable, parsePayload, reportAdoption, serializePayload } from "../shared/job-table";
+import { adoptOnStart, JobRunner } from "../shared/job-runner";
+import { checkJobId, type JobRow, JobTable, parsePayload, serializePayload } from "../shared/job-table";
 import { DEFAULT_RETRY, resolveRetry, type RetryOptions } from "../shared/retry";
 import { adoptReferenceSchedules } from "./adopt";
 import { nextCronRun } from "./cron";
@@ -61,20 +61,9 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
       (this.#options.hungTimeoutSeconds ?? 30) * 1000,
     );
     runner.attach(claims, ALARM_KEY);
-    const ctx = claims.lifecycle.ctx;
     // The reference's schedules (cf_agents_schedules, cf_agents_jobs) become ours on start.
-    // A reference table dokit cannot read is logged, and never keeps the object from starting.
-    claims.onStart(async () => {
-      let adoption: Adoption;
-      try {
-        adoption = adoptReferenceSchedules(ctx, table, (name) => Object.hasOwn(this.#callbacks, name));
-      } catch (error) {
-        console.error(`dokit: ${OWNER} could not adopt the reference's rows`, error);
-        return;
-      }
-      reportAdoption(OWNER, adoption);
-      if (adoption.adopted > 0) await runner.rearm();
-    });
+    const ctx = claims.lifecycle.ctx;
+    adoptOnStart(claims, OWNER, runner, () => adoptReferenceSchedules(ctx, table, (name) => Object.hasOwn(this.#callbacks, name)));
     this.#table = table;
     this.#runner = runner;
   }

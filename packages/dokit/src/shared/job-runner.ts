@@ -1,7 +1,7 @@
 import { type AlarmWork, claimAlarm } from "../lifecycle/alarms";
 import type { Claims } from "../lifecycle/capability";
 import { DokitError, errorMessage } from "../lifecycle/errors";
-import type { JobRow, JobTable } from "./job-table";
+import { type Adoption, type JobRow, type JobTable, reportAdoption } from "./job-table";
 import { backoffMs, type RetryOptions } from "./retry";
 
 // Runs a JobTable's due jobs on the object's one alarm (through claimAlarm, so
@@ -168,4 +168,23 @@ export class JobRunner {
       console.error(`dokit: ${this.#owner}'s onError failed`, hookError);
     }
   }
+}
+
+/**
+ * Adopts the reference implementation's rows on every start; a reference table that
+ * cannot be read is logged and never keeps the object from starting.
+ * @param adopt - moves the reference's rows into this capability's table
+ */
+export function adoptOnStart(claims: Claims, owner: string, runner: JobRunner, adopt: () => Adoption): void {
+  claims.onStart(async () => {
+    let adoption: Adoption;
+    try {
+      adoption = adopt();
+    } catch (error) {
+      console.error(`dokit: ${owner} could not adopt the reference's rows`, error);
+      return;
+    }
+    reportAdoption(owner, adoption);
+    if (adoption.adopted > 0) await runner.rearm();
+  });
 }
