@@ -3,43 +3,13 @@
 // a tool that closes its stream mid-call, the resume with Last-Event-ID).
 import { describe, expect, inject, it } from "vitest";
 import { McpHandler } from "../src/mcp";
+import { rawSessions } from "../test/mcp-raw-session";
 import { type SseFrame as Frame, SseReader } from "../test/sse-reader";
 
-const VERSION = "2025-11-25";
-const ACCEPT = "application/json, text/event-stream";
 let unique = 0;
 const endpoint = (binding: string) => new URL(`agents/${binding}/sse-${Date.now()}-${unique++}/mcp`, inject("conformanceUrl"));
 
-/** Opens a 2025-11-25 session by hand. @returns its id */
-async function openSession(target: URL): Promise<string> {
-  const init = await fetch(target, {
-    method: "POST",
-    headers: { accept: ACCEPT, "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
-  expect(init.status).toBe(200);
-  await init.text();
-  const session = init.headers.get("mcp-session-id");
-  if (!session) throw new Error("no Mcp-Session-Id");
-  const initialized = await post(target, session, { jsonrpc: "2.0", method: "notifications/initialized" });
-  expect(initialized.status).toBe(202);
-  return session;
-}
-
-const headers = (session: string) => ({ "mcp-session-id": session, "mcp-protocol-version": VERSION });
-
-function post(target: URL, session: string, message: unknown): Promise<Response> {
-  return fetch(target, { method: "POST", headers: { accept: ACCEPT, "content-type": "application/json", ...headers(session) }, body: JSON.stringify(message) });
-}
-
-function get(target: URL, session: string, lastEventId?: string): Promise<Response> {
-  return fetch(target, { headers: { accept: "text/event-stream", ...headers(session), ...(lastEventId && { "last-event-id": lastEventId }) } });
-}
+const { open: openSession, post, get } = rawSessions(fetch);
 
 const callTool = (name: string, id = 1) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } });
 /** @returns the JSON-RPC message a frame carries, if any */

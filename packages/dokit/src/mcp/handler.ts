@@ -106,7 +106,7 @@ export class McpHandler<Host = unknown> implements Capability {
     const cors = this.#options.cors;
     try {
       const foreign = rejectForeign(request, this.#options);
-      if (foreign) return discardBody(request, foreign);
+      if (foreign) return foreign;
       // OPTIONS: a CORS preflight
       if (request.method === "OPTIONS") return preflight(request, cors);
       const response = await this.#dispatch(request);
@@ -124,7 +124,7 @@ export class McpHandler<Host = unknown> implements Capability {
     let checked: { body: unknown; messages: RawMessage[] } | undefined;
     if (request.method === "POST") {
       if (!isJsonContentType(request.headers.get("content-type"))) {
-        return discardBody(request, jsonRpcError(415, SERVER_ERROR, "Unsupported Media Type: Content-Type must be application/json"));
+        return jsonRpcError(415, SERVER_ERROR, "Unsupported Media Type: Content-Type must be application/json");
       }
       const text = await readBody(request, maxRequestBodySize);
       if (text === undefined) {
@@ -199,10 +199,4 @@ function currentRequest(): Request {
   const request = getCurrentAgent().request;
   if (!request) throw new DokitError("NO_REQUEST", "McpHandler: no request in scope");
   return request;
-}
-
-/** Cancels a body that will not be read, so the runtime does not try to read it after the response. @returns `response` */
-function discardBody(request: Request, response: Response): Response {
-  if (request.body && !request.bodyUsed) request.body.cancel().catch(() => {});
-  return response;
 }

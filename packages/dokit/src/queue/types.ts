@@ -1,4 +1,5 @@
 import type { RetryOptions } from "../shared/retry";
+import type { JobPayload } from "../shared/job-table";
 
 /**
  * One pending item of a Queue (the reference's shape; `createdAt` is in seconds since the epoch).
@@ -26,7 +27,7 @@ export type QueueHandlers = Record<string, (payload: never, item: never) => unkn
 export type QueueCallbacks = Record<string, (payload: unknown, item: QueueItem<unknown>) => unknown>;
 
 /** The payload type a registered callback accepts. */
-export type QueuePayload<Handler> = Handler extends (payload: infer Payload, ...rest: never[]) => unknown ? Payload : never;
+export type QueuePayload<Handler> = JobPayload<Handler>;
 
 /** Options of one `push`. */
 export interface QueuePushOptions {

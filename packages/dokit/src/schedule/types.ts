@@ -1,4 +1,5 @@
 import type { RetryOptions } from "../shared/retry";
+import type { JobPayload } from "../shared/job-table";
 
 /**
  * A stored schedule, as `set`, `every`, `get` and `list` return it (the
@@ -46,7 +47,7 @@ export type SchedulerHandlers = Record<string, (payload: never, schedule: never)
 export type SchedulerCallbacks = Record<string, (payload: unknown, schedule: Schedule<unknown>) => unknown>;
 
 /** The payload type a registered callback accepts. */
-export type SchedulerPayload<Handler> = Handler extends (payload: infer Payload, ...rest: never[]) => unknown ? Payload : never;
+export type SchedulerPayload<Handler> = JobPayload<Handler>;
 
 /** Options of one `set` or `every`. */
 export interface ScheduleOptions {

@@ -251,3 +251,6 @@ export function checkJobId(id: unknown, owner: string): string {
   }
   return id;
 }
+
+/** The payload type a job callback accepts (its first parameter). */
+export type JobPayload<Handler> = Handler extends (payload: infer Payload, ...rest: never[]) => unknown ? Payload : never;

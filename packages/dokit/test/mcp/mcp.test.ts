@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { hibernate, openSocket } from "../../src/testing";
 import { captureConsole } from "../logs";
+import { rawSessions } from "../mcp-raw-session";
 import { SseReader } from "../sse-reader";
 
 // ---------------------------------------------------------------- helpers
@@ -80,41 +81,7 @@ async function until(check: () => boolean, what: string, timeoutMs = 3000): Prom
   }
 }
 
-/** A hand-made 2025-era session: initialize + initialized. @returns the session id */
-async function rawSession(target: URL): Promise<string> {
-  const init = await send(target, {
-    method: "POST",
-    headers: { accept: ACCEPT, "content-type": "application/json" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
-  expect(init.status).toBe(200);
-  const session = init.headers.get("mcp-session-id");
-  expect(session).toBeTruthy();
-  await init.text();
-  const initialized = await rawPost(target, session!, { jsonrpc: "2.0", method: "notifications/initialized" });
-  expect(initialized.status).toBe(202);
-  return session!;
-}
-
-function sessionHeaders(session: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { accept: ACCEPT, "content-type": "application/json", "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION, ...extra };
-}
-
-function rawPost(target: URL, session: string, message: unknown): Promise<Response> {
-  return send(target, { method: "POST", headers: sessionHeaders(session), body: JSON.stringify(message) });
-}
-
-function rawGet(target: URL, session: string, lastEventId?: string): Promise<Response> {
-  return send(target, {
-    method: "GET",
-    headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION, ...(lastEventId && { "last-event-id": lastEventId }) },
-  });
-}
+const { open: rawSession, post: rawPost, get: rawGet } = rawSessions(send);
 
 
 /** @returns the events table rows of one session, by stream */
