@@ -1,14 +1,18 @@
 // The dashboard: an AgentClient that renders the hub's synced summary, and
 // simulated sensors that are plain WebSockets speaking the device side.
 import { AgentClient } from "dokit/client";
-import type { Summary } from "../src/api";
+import { ALERT_ABOVE, type Summary } from "../src/api";
 
 const HUB = "greenhouse";
 const rows = document.querySelector("#rows") as HTMLTableSectionElement;
 const device = document.querySelector("#device") as HTMLDivElement;
 const status = document.querySelector("#status") as HTMLSpanElement;
+const alerts = document.querySelector("#alerts") as HTMLParagraphElement;
 
 function render(summary: Summary): void {
+  alerts.textContent = summary.alerts.length
+    ? `Alerts (readings above ${ALERT_ABOVE}): ${summary.alerts.map((a) => `${a.sensorId} ${a.value.toFixed(1)} at ${new Date(a.at).toLocaleTimeString()}`).join("; ")}`
+    : `No alerts (a reading above ${ALERT_ABOVE} raises one, through the hub's Queue).`;
   const entries = Object.entries(summary.sensors).sort(([a], [b]) => a.localeCompare(b));
   if (entries.length === 0) return;
   rows.replaceChildren(

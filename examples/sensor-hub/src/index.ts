@@ -22,6 +22,7 @@ const PAGE = `<!doctype html>
 Readings are stored in SQLite; this table is the hub's synced state. <span id="status">connecting…</span></p>
 <table><thead><tr><th>sensor</th><th>last</th><th>min</th><th>max</th><th>mean</th><th>readings</th><th>updated</th></tr></thead>
 <tbody id="rows"><tr><td colspan="7">No readings yet.</td></tr></tbody></table>
+<p id="alerts"></p>
 <p><button id="simulate">Start a simulated sensor</button> <button id="stop" disabled>Stop sensors</button></p>
 <p>What the simulated sensors receive (answers to their own calls, never identity or state):</p>
 <div id="device"></div>

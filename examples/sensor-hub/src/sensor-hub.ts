@@ -2,9 +2,14 @@ import { DurableObject, RpcTarget } from "cloudflare:workers";
 import { z } from "zod";
 import { Callables } from "dokit/callables";
 import { getCurrentAgent, Lifecycle, Refusal } from "dokit/lifecycle";
+import { Queue } from "dokit/queue";
+import { Scheduler } from "dokit/schedule";
 import { State } from "dokit/state";
 import { type Connection, WebSockets } from "dokit/websockets";
-import type { HubApi, SensorSummary, Summary } from "./api";
+import { ALERT_ABOVE, type Alert, type HubApi, type MinuteRollup, type SensorSummary, type Summary } from "./api";
+/** How many recent alerts the summary keeps. */
+const ALERTS_SHOWN = 5;
+const MINUTE = 60_000;
 
 const SensorId = z.string().regex(/^[\w-]{1,32}$/);
 const param = (request: Request, key: string) => new URL(request.url).searchParams.get(key);
@@ -28,6 +33,10 @@ export class HubCallables extends RpcTarget implements HubApi {
   async recent(sensorId: string, limit = 10): Promise<{ value: number; at: number }[]> {
     return this.#hub.recent(sensorId, limit);
   }
+
+  async history(sensorId: string, minutes = 60): Promise<MinuteRollup[]> {
+    return this.#hub.history(sensorId, minutes);
+  }
 }
 
 /**
@@ -39,13 +48,14 @@ export class HubCallables extends RpcTarget implements HubApi {
  */
 export class SensorHub extends DurableObject<Env> {
   readonly summary = new State<Summary>({
-    initialState: { sensors: {}, readings: 0 },
+    initialState: { sensors: {}, readings: 0, alerts: [] },
     onChanged: (_state, source) => this.webSockets.broadcastState(source),
   });
   readonly callables = new Callables(new HubCallables(this), {
     args: {
       reportReading: { sensorId: SensorId, value: z.number().finite() },
       recent: { sensorId: SensorId, limit: z.number().int().min(1).max(100).optional() },
+      history: { sensorId: SensorId, minutes: z.number().int().min(1).max(1440).optional() },
     },
   });
   readonly webSockets: WebSockets = new WebSockets({
@@ -70,13 +80,57 @@ export class SensorHub extends DurableObject<Env> {
       },
     },
   });
-  readonly lifecycle = Lifecycle.install(this).use(this.summary).use(this.webSockets);
+  /** Every minute, the finished minutes' readings are rolled up per sensor (a schedule in SQLite: it survives restarts). */
+  readonly scheduler = new Scheduler({ callbacks: { rollup: () => this.rollUp() } });
+  /**
+   * Alerts run after the reading that raised them was answered, one at a time,
+   * retried with backoff if they throw. A real hub would call a webhook or a
+   * pager here; this one lists the alert in the summary browsers watch.
+   */
+  readonly queue = new Queue({ callbacks: { alert: (alert: Alert) => this.#raise(alert) } });
+  readonly lifecycle = Lifecycle.install(this).use(this.summary).use(this.webSockets).use(this.scheduler).use(this.queue);
 
-  /** Runs on the first request after a start or wake. Cheap: the table exists after the first time. */
-  onStart(): void {
-    this.ctx.storage.sql.exec(
-      "CREATE TABLE IF NOT EXISTS readings (sensor_id TEXT NOT NULL, value REAL NOT NULL, at INTEGER NOT NULL)",
+  /** Runs on the first request after a start or wake. Cheap: the tables exist and the interval is stored after the first time. */
+  async onStart(): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS readings (sensor_id TEXT NOT NULL, value REAL NOT NULL, at INTEGER NOT NULL)");
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS minutes (sensor_id TEXT NOT NULL, minute INTEGER NOT NULL, count INTEGER NOT NULL, min REAL NOT NULL, max REAL NOT NULL, mean REAL NOT NULL, PRIMARY KEY (sensor_id, minute))",
     );
+    // The same id every start: the stored interval is kept (and stays on its grid), never duplicated.
+    await this.scheduler.every(60, "rollup", undefined, { id: "rollup" });
+  }
+
+  /**
+   * Rolls every finished minute since the last rollup into `minutes`, one row per
+   * sensor and minute. Idempotent: a run repeated after a crash rewrites the same rows.
+   */
+  rollUp(now = Date.now()): void {
+    const sql = this.ctx.storage.sql;
+    const last = sql.exec<{ last: number | null }>("SELECT max(minute) AS last FROM minutes").one().last;
+    // From the minute after the last one rolled up, to the start of the current (unfinished) minute.
+    const from = last === null ? 0 : last + MINUTE;
+    const to = now - (now % MINUTE);
+    sql.exec(
+      `INSERT OR REPLACE INTO minutes (sensor_id, minute, count, min, max, mean)
+       SELECT sensor_id, at - at % ?1 AS minute, count(*), min(value), max(value), avg(value) FROM readings
+       WHERE at >= ?2 AND at < ?3 GROUP BY sensor_id, minute`,
+      MINUTE,
+      from,
+      to,
+    );
+  }
+
+  /** @returns the sensor's per-minute rollups, newest first */
+  history(sensorId: string, minutes: number): MinuteRollup[] {
+    return this.ctx.storage.sql
+      .exec<MinuteRollup>("SELECT minute, count, min, max, mean FROM minutes WHERE sensor_id = ? ORDER BY minute DESC LIMIT ?", sensorId, minutes)
+      .toArray();
+  }
+
+  #raise(alert: Alert): void {
+    const current = this.summary.get();
+    this.summary.set({ ...current, alerts: [alert, ...current.alerts].slice(0, ALERTS_SHOWN) });
   }
 
   /**
@@ -95,7 +149,9 @@ export class SensorHub extends DurableObject<Env> {
       .one();
     const current = this.summary.get();
     const line: SensorSummary = { ...row, mean: Math.round(row.mean * 100) / 100, last: value, at };
-    this.summary.set({ sensors: { ...current.sensors, [sensorId]: line }, readings: current.readings + 1 });
+    this.summary.set({ ...current, sensors: { ...current.sensors, [sensorId]: line }, readings: current.readings + 1 });
+    // The sensor gets its answer now; the alert runs after, on the Queue.
+    if (value > ALERT_ABOVE) await this.queue.push("alert", { sensorId, value, at });
     return row.count;
   }
 

@@ -1,8 +1,8 @@
 import { env, exports } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { connectionAttachment, hibernate, openSocket, type TestSocket } from "dokit/testing";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
-import type { Summary } from "../src/api";
+import type { MinuteRollup, Summary } from "../src/api";
 
 // The Worker's own fetch (typed by GlobalProps in env.d.ts): requests go through its routing.
 const worker = exports.default;
@@ -31,7 +31,7 @@ describe("sensor hub", () => {
     const device = await sensor(name, "s1");
     expect(await device.drain()).toEqual([]);
     const { socket, summary } = await browser(name);
-    expect(summary).toEqual({ sensors: {}, readings: 0 });
+    expect(summary).toEqual({ sensors: {}, readings: 0, alerts: [] });
     await Promise.all([device.close(), socket.close()]);
   });
 
@@ -96,5 +96,57 @@ describe("sensor hub", () => {
     });
     expect(flags).toMatchObject({ readonly: true, protocol: false });
     await Promise.all([device.close(), watcher.socket.close()]);
+  });
+
+  it("raises an alert on the Queue after answering the sensor, and lists it for browsers", async () => {
+    const name = fresh("alert");
+    const watcher = await browser(name);
+    const device = await sensor(name, "s2");
+    expect(await device.rpc("reportReading", ["s2", 99])).toBe(1);
+    // First the reading (the sensor had its answer), then the alert, from the Queue's own turn.
+    expect((await watcher.socket.nextJSON<StateFrame>()).state).toMatchObject({ readings: 1, alerts: [] });
+    const { state } = await watcher.socket.nextJSON<StateFrame>();
+    expect(state.alerts).toEqual([{ sensorId: "s2", value: 99, at: expect.any(Number) }]);
+    expect(await device.rpc("reportReading", ["s2", 21])).toBe(2);
+    expect((await watcher.socket.nextJSON<StateFrame>()).state.alerts).toHaveLength(1);
+    const stub = env.SensorHub.get(env.SensorHub.idFromName(name));
+    expect(await runInDurableObject(stub, (hub) => hub.queue.list())).toEqual([]);
+    await Promise.all([device.close(), watcher.socket.close()]);
+  });
+
+  it("rolls readings up per minute on one stored interval that a wake keeps, never duplicates", async () => {
+    const name = fresh("rollup");
+    const watcher = await browser(name);
+    const stub = env.SensorHub.get(env.SensorHub.idFromName(name));
+    const minute = 60_000;
+    const start = Math.floor(Date.now() / minute) * minute - 3 * minute;
+    await runInDurableObject(stub, (_hub, state) => {
+      const insert = (sensor: string, value: number, at: number) =>
+        state.storage.sql.exec("INSERT INTO readings (sensor_id, value, at) VALUES (?, ?, ?)", sensor, value, at);
+      insert("s1", 10, start + 1_000);
+      insert("s1", 20, start + 59_000);
+      insert("s1", 30, start + minute);
+      insert("s2", 5, start + minute + 1);
+      insert("s1", 99, Date.now()); // the current minute: not finished, not rolled up yet
+    });
+    const interval = await runInDurableObject(stub, (hub) => hub.scheduler.list());
+    expect(interval).toMatchObject([{ id: "rollup", callback: "rollup", type: "interval", intervalSeconds: 60 }]);
+
+    await runInDurableObject(stub, (hub) => hub.rollUp());
+    expect((await watcher.socket.rpc("history", ["s1"])) as MinuteRollup[]).toEqual([
+      { minute: start + minute, count: 1, min: 30, max: 30, mean: 30 },
+      { minute: start, count: 2, min: 10, max: 20, mean: 15 },
+    ]);
+    expect((await watcher.socket.rpc("history", ["s2"])) as MinuteRollup[]).toEqual([{ minute: start + minute, count: 1, min: 5, max: 5, mean: 5 }]);
+    // Run again (as after a crash mid-run): the same rows, nothing added.
+    await runInDurableObject(stub, (hub) => hub.rollUp());
+    const rows = await runInDurableObject(stub, (_hub, state) => state.storage.sql.exec("SELECT count(*) AS n FROM minutes").one().n);
+    expect(rows).toBe(3);
+
+    await watcher.socket.close();
+    await evictDurableObject(stub);
+    const after = await browser(name);
+    expect(await runInDurableObject(stub, (hub) => hub.scheduler.list())).toEqual(interval);
+    await after.socket.close();
   });
 });

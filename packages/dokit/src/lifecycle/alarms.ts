@@ -9,6 +9,15 @@ import type { Lifecycle } from "./lifecycle";
 // alarm is never lost or moved. The host's `onAlarm` runs only when its own
 // alarm is due (an alarm dokit did not schedule counts as the host's).
 //
+// To keep that promise for a host `setAlarm` made at any moment (also one
+// later than pending work, which would otherwise replace dokit's earlier
+// alarm), the first claim routes this object's `ctx.storage.setAlarm` through
+// the shared schedule: an own property on this one instance's storage object,
+// nothing global, no prototype touched. `getAlarm` and `deleteAlarm` stay the
+// platform's (they see and clear the next alarm, dokit's or the host's), so
+// tools that drive the alarm, such as the test pool's runDurableObjectAlarm,
+// keep working.
+//
 // This module is imported only by capabilities that schedule work: an object
 // whose capabilities never claim an alarm neither carries this code nor pays
 // a storage read when its own alarm fires.
@@ -41,19 +50,37 @@ export function claimAlarm(claims: Claims, key: string, hook: AlarmHook): AlarmW
 
 /** The first claim on a lifecycle creates its Alarms and takes the alarm entry point for it. */
 function installAlarms(claims: Claims): Alarms {
-  const alarms = new Alarms(claims.lifecycle.ctx.storage);
+  const storage = claims.lifecycle.ctx.storage;
+  // The platform's own setAlarm (from the prototype: a second lifecycle on the same storage must not bind the routed one).
+  const platformSet = (Object.getPrototypeOf(storage) as DurableObjectStorage).setAlarm.bind(storage);
+  const alarms = new Alarms(storage, platformSet);
   perLifecycle.set(claims.lifecycle, alarms);
   claims.takeAlarm((now, runHost) => alarms.run(now, runHost));
+  storage.setAlarm = (time) => alarms.hostSet(typeof time === "number" ? time : time.getTime());
   return alarms;
 }
 
 class Alarms {
   readonly #storage: DurableObjectStorage;
+  readonly #setAlarm: (at: number) => Promise<void>;
   /** Claimed work by key (a null-prototype table, like the dispatch table's). */
   readonly hooks: Record<string, Owned<AlarmHook>> = Object.create(null);
+  /** Set when the host sets its alarm during a run: the time remembered at the run's start is then stale. */
+  #hostChanged = false;
 
-  constructor(storage: DurableObjectStorage) {
+  constructor(storage: DurableObjectStorage, setAlarm: (at: number) => Promise<void>) {
     this.#storage = storage;
+    this.#setAlarm = setAlarm;
+  }
+
+  /** The host's `ctx.storage.setAlarm(at)`. */
+  async hostSet(at: number): Promise<void> {
+    this.#hostChanged = true;
+    const schedule = await this.#load();
+    // No dokit work pending: the platform alarm is simply the host's.
+    if (isIdle(schedule)) return this.#setAlarm(at);
+    schedule.host = at;
+    await this.#arm(schedule);
   }
 
   async schedule(key: string, at: number): Promise<void> {
@@ -77,10 +104,14 @@ class Alarms {
    * before the alarm is re-armed.
    */
   async run(now: number, runHost: () => Promise<void>): Promise<void> {
+    this.#hostChanged = false;
     const schedule = await this.#load();
     const due = Object.keys(schedule.work).filter((key) => (schedule.work[key] as number) <= now);
+    // The firing is the host's when its time has come, or when it is the earliest
+    // time pending (an alarm run early, as the test pool's runDurableObjectAlarm does).
+    const host = schedule.host;
+    const hostDue = due.length === 0 ? host === undefined || host <= Math.min(...Object.values(schedule.work)) : host !== undefined && host <= now;
     for (const key of due) delete schedule.work[key];
-    const hostDue = schedule.host !== undefined ? schedule.host <= now : due.length === 0;
     if (hostDue) delete schedule.host;
     await this.#save(schedule);
     for (const key of due) {
@@ -94,7 +125,7 @@ class Alarms {
     if (hostDue) await runHost();
     const after = await this.#load();
     // #save drops the stored schedule when no work is pending: keep the host's time from memory.
-    if (schedule.host !== undefined) after.host ??= schedule.host;
+    if (schedule.host !== undefined && !this.#hostChanged) after.host ??= schedule.host;
     await this.#noteHostAlarm(after);
     await this.#arm(after);
   }
@@ -105,7 +136,7 @@ class Alarms {
 
   async #save(schedule: Schedule): Promise<void> {
     // With no dokit work pending, the platform alarm is simply the host's.
-    if (Object.keys(schedule.work).length === 0) await this.#storage.delete(KEY);
+    if (isIdle(schedule)) await this.#storage.delete(KEY);
     else await this.#storage.put(KEY, schedule);
   }
 
@@ -126,6 +157,8 @@ class Alarms {
       return;
     }
     const next = Math.min(...times);
-    if ((await this.#storage.getAlarm()) !== next) await this.#storage.setAlarm(next);
+    if ((await this.#storage.getAlarm()) !== next) await this.#setAlarm(next);
   }
 }
+
+const isIdle = (schedule: Schedule): boolean => Object.keys(schedule.work).length === 0;

@@ -271,8 +271,8 @@ export class Lifecycle<Host extends object = object> {
         console.error(`dokit: a destroy hook of ${this.className} failed`, error);
       }
     }
-    await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
+    await this.ctx.storage.deleteAlarm();
     // workerd shuts a real client's connection after a server-initiated close only
     // when the close was issued inside a WebSocket event, or when the instance goes
     // away. destroy() runs outside socket events (an RPC, a request, an alarm), so

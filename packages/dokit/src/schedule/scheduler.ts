@@ -174,9 +174,12 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
     const id = options.id === undefined ? undefined : checkJobId(options.id, OWNER);
     const table = this.#tableOf();
     const specJson = JSON.stringify(spec);
-    if (id === undefined && (options.idempotent ?? recurring)) {
+    if (options.idempotent ?? recurring) {
+      // The same schedule again (by id, or by content without one) is kept as it is: a
+      // recurring one set on every start keeps its next run and its grid.
       const key = timingKey(spec, due);
-      const same = table.byCallback(callback).find((row) => row.payload === json && row.failed === 0 && timingKey(parseSpec(row), row.due) === key);
+      const isSame = (row: JobRow) => row.callback === callback && row.payload === json && row.failed === 0 && timingKey(parseSpec(row), row.due) === key;
+      const same = id === undefined ? table.byCallback(callback).find(isSame) : [table.get(id)].find((row) => row !== undefined && isSame(row));
       // SAFETY: the row was stored with this callback's payload type.
       if (same) return toSchedule(same) as Schedule<P>;
     }

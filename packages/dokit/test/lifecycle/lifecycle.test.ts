@@ -332,6 +332,32 @@ describe("alarms", () => {
     expect(after).toMatchObject({ dokitRuns: 1, hostRuns: 0, alarm: hostAt });
   });
 
+  it("keeps dokit's earlier work armed when the host sets a later alarm afterwards, also after a wake", async () => {
+    const stub = env.ALARMED.get(env.ALARMED.idFromName(fresh("host-after")));
+    const dokitAt = Date.now() + 60_000;
+    await stub.scheduleDokit(dokitAt);
+    await evictDurableObject(stub);
+    const hostAt = Date.now() + 60 * 60_000;
+    await stub.setHostAlarm(hostAt);
+    expect((await stub.read()).alarm).toBe(dokitAt);
+    await stub.scheduleDokit(Date.now() - 1);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.read()).toMatchObject({ dokitRuns: 1, hostRuns: 0, alarm: hostAt });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.read()).toMatchObject({ dokitRuns: 1, hostRuns: 1, alarm: null });
+  });
+
+  it("moves the host's own alarm when it sets it again while dokit work is pending", async () => {
+    const stub = env.ALARMED.get(env.ALARMED.idFromName(fresh("host-again")));
+    await stub.setHostAlarm(Date.now() + 30 * 60_000);
+    await stub.scheduleDokit(Date.now() + 60_000);
+    const hostAt = Date.now() + 2 * 60 * 60_000;
+    await stub.setHostAlarm(hostAt);
+    await stub.scheduleDokit(Date.now() - 1);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.read()).toMatchObject({ dokitRuns: 1, hostRuns: 0, alarm: hostAt });
+  });
+
   it("runs the host's onAlarm for an alarm the host set itself, with the host in context", async () => {
     const stub = env.ALARMED.get(env.ALARMED.idFromName(fresh("host-alarm")));
     await stub.setHostAlarm(Date.now() + 60_000);

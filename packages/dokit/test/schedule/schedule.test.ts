@@ -78,6 +78,17 @@ describe("one-shot schedules", () => {
     expect(await stub.list()).toHaveLength(4);
   });
 
+  it("keeps an identical recurring schedule set again under its id (as on every start), and replaces a changed one", async () => {
+    const stub = timers("ids-recurring");
+    const first = await stub.every(60, "note", { text: "tick" }, { id: "rollup" });
+    await stub.backdate("rollup", 30_000);
+    const again = await stub.every(60, "note", { text: "tick" }, { id: "rollup" });
+    expect(again.time).toBe(first.time - 30);
+    const changed = await stub.every(120, "note", { text: "tick" }, { id: "rollup" });
+    expect(changed).toMatchObject({ id: "rollup", intervalSeconds: 120 });
+    expect(await stub.list()).toHaveLength(1);
+  });
+
   it("lists by kind and time range, the next first", async () => {
     const stub = timers("list");
     const late = await stub.set(7200, "note", { text: "late" });
