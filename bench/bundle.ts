@@ -24,7 +24,7 @@ export function exportedSubpaths(): string[] {
 
 /** Subpaths that have a src/<name>/index.ts, exported or not yet. */
 export function sourceSubpaths(): string[] {
-  const known = ["lifecycle", "websockets", "callables", "state", "mcp", "routing", "protocol", "client", "capnweb", "react", "testing", "schedule", "queue"];
+  const known = ["lifecycle", "websockets", "callables", "state", "mcp", "mcp-client", "routing", "protocol", "client", "capnweb", "react", "testing", "schedule", "queue", "inspector"];
   return [...new Set([...exportedSubpaths(), ...known])].filter((name) => existsSync(`${DOKIT}src/${name}/index.ts`));
 }
 
@@ -172,6 +172,32 @@ export class Room extends DurableObject {
 ${WORKER}`,
   },
   {
+    // dokit/inspector imported, never installed: the import must add nothing (tree-shaken).
+    name: "lifecycle + websockets, inspector imported but not installed",
+    needs: ["lifecycle", "websockets", "inspector"],
+    source: `${DO}import { Lifecycle } from "dokit/lifecycle";
+import { WebSockets } from "dokit/websockets";
+import { Inspector } from "dokit/inspector";
+export class Room extends DurableObject {
+  webSockets = new WebSockets({ handlers: { onMessage: (c, m) => c.send(m) } });
+  lifecycle = Lifecycle.install(this).use(this.webSockets);
+}
+${WORKER}`,
+  },
+  {
+    name: "lifecycle + websockets + inspector",
+    needs: ["lifecycle", "websockets", "inspector"],
+    source: `${DO}import { Lifecycle } from "dokit/lifecycle";
+import { WebSockets } from "dokit/websockets";
+import { Inspector } from "dokit/inspector";
+export class Room extends DurableObject {
+  webSockets = new WebSockets({ handlers: { onMessage: (c, m) => c.send(m) } });
+  inspector = new Inspector({ enabled: true, webSockets: this.webSockets });
+  lifecycle = Lifecycle.install(this).use(this.webSockets).use(this.inspector);
+}
+${WORKER}`,
+  },
+  {
     name: "routing",
     needs: ["routing"],
     source: `import { routeAgentRequest } from "dokit/routing";
@@ -199,6 +225,18 @@ export class Room extends DurableObject {
     return server;
   } });
   lifecycle = Lifecycle.install(this).use(this.mcp);
+}
+${WORKER}`,
+  },
+  {
+    name: "lifecycle + mcp-client",
+    needs: ["lifecycle", "mcp-client"],
+    source: `${DO}import { Lifecycle } from "dokit/lifecycle";
+import { McpClients } from "dokit/mcp-client";
+export class Room extends DurableObject {
+  mcp = new McpClients({ name: "bench", version: "1.0.0" });
+  lifecycle = Lifecycle.install(this).use(this.mcp);
+  async tools() { await this.lifecycle.start(); return this.mcp.tools(); }
 }
 ${WORKER}`,
   },
@@ -271,6 +309,12 @@ export const FORBIDDEN = {
   dokitScheduler: "dokit_schedules",
   /** dokit's Queue table name (src/queue/queue.ts). */
   dokitQueue: "dokit_queue",
+  /** The MCP client SDK's own error text (its Streamable HTTP client transport). */
+  mcpClientSdk: "Failed to open SSE stream",
+  /** dokit's McpClients registry table (src/mcp-client/registry.ts). */
+  dokitMcpClient: "dokit_mcp_servers",
+  /** The Inspector's close reason (src/inspector/inspector.ts). */
+  dokitInspector: "Closed from the dokit inspector",
   /** croner's own error text (the cron library behind dokit/schedule). */
   croner: "CronPattern: invalid configuration format",
 } as const;
@@ -280,7 +324,7 @@ export const FORBIDDEN = {
 const resolvePlugin: import("esbuild").Plugin = {
   name: "bench-resolve",
   setup(build) {
-    build.onResolve({ filter: /^dokit\/[a-z]+$/ }, (args) => {
+    build.onResolve({ filter: /^dokit\/[a-z-]+$/ }, (args) => {
       const path = `${DOKIT}src/${args.path.slice(6)}/index.ts`;
       return existsSync(path) ? { path } : { errors: [{ text: `${args.path}: ${path} does not exist` }] };
     });

@@ -4,7 +4,7 @@
 // machine drift cancels. Then the bundle sizes. Writes bench/results/latest.json.
 //
 //   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability]
-//                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,mcp,bundle]
+//                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,mcp,events,bundle]
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -350,6 +350,7 @@ async function main(): Promise<void> {
   // wrangler's startWorker, through its DevEnv so the user worker's own address is known:
   // by default clients connect to it directly, skipping wrangler's proxy worker (a second
   // workerd process every frame would otherwise cross); --via-proxy uses worker.url.
+  let observability: Awaited<ReturnType<typeof import("./observability.ts").observabilityBench>> | undefined;
   const { unstable_DevEnv } = await import("wrangler");
   const devEnv = new unstable_DevEnv();
   type Address = { protocol: string; hostname: string; port: string };
@@ -392,6 +393,10 @@ async function main(): Promise<void> {
     if (enabled("connect")) (log("connect 200"), await connectBurst(base, 200, scale(20)));
     if (enabled("wake")) (log("wake"), await wake(base, scale(50)));
     if (enabled("startup")) (log("startup"), await startup(base, scale(30)));
+    if (enabled("events")) {
+      log("events (dokit/observability)");
+      observability = await (await import("./observability.ts")).observabilityBench(base, RUN, scale);
+    }
     if (enabled("mcp")) {
       log("mcp");
       const mcp = await mcpMeasures(base, scale(300), scale(20), FORCE_MCP);
@@ -412,6 +417,10 @@ async function main(): Promise<void> {
     `\nLatency (loopback, ${VIA_PROXY ? "through wrangler's proxy worker" : "direct to the user worker"}, ${machine.cores} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}; lower is better; ratios are dokit over raw / over the reference)\n`,
   );
   console.log(table(figures));
+  if (observability) {
+    console.log("\nObservability (dokit/observability: the dokit room without it, installed with no subscriber, and with one subscriber; bench/observability.ts)\n");
+    console.log(observability.text);
+  }
   if (bundle) {
     console.log("\nBundle (esbuild, minified; gzip level 9)\n");
     console.log(bundle.text);
@@ -435,6 +444,7 @@ async function main(): Promise<void> {
       },
     })),
     bundle: bundle?.rows,
+    observability: observability?.figures,
   };
   const out = new URL("./results/", import.meta.url);
   mkdirSync(out, { recursive: true });

@@ -2,12 +2,14 @@
 // local SQLite storage. `/` lists the demos; `/{example}/` is an example's page;
 // `/agents/{binding}/{name}` reaches an object through the example that owns it,
 // so each example's own Worker logic (its auth check, its old routes) still runs.
+import assistant from "./assistant/src/index";
 import board from "./board/src/index";
 import chat from "./chat/src/index";
 import mcpCounter from "./mcp-counter/src/index";
 import mixIn from "./mix-in/src/index";
 import sensorHub from "./sensor-hub/src/index";
 
+export { Assistant } from "./assistant/src/index";
 export { Board } from "./board/src/index";
 export { ChatRoom } from "./chat/src/index";
 export { McpCounter } from "./mcp-counter/src/index";
@@ -21,6 +23,8 @@ type Example = {
   agents: string[];
   /** One line for the index page. */
   description: string;
+  /** The path of the live inspector (dokit/inspector) of the object the page uses by default. */
+  inspector?: string;
   worker: { fetch(request: Request, env: Env): Promise<Response> };
 };
 
@@ -29,6 +33,7 @@ const EXAMPLES: Example[] = [
     mount: "chat",
     agents: ["chat-room"],
     description: "Rooms by tag, a nickname per connection, <code>broadcast(msg, { except, tag })</code>. Open it in two tabs.",
+    inspector: "/agents/chat-room/lobby/__dokit",
     worker: chat,
   },
   {
@@ -37,6 +42,7 @@ const EXAMPLES: Example[] = [
     description:
       "A kanban board: State with a zod schema, callables with argument schemas, React with <code>useAgent</code>, " +
       'view-only tabs (<a href="/board/?mode=view">?mode=view</a>) and a Worker-checked <code>promote()</code> over DO RPC.',
+    inspector: "/agents/board/demo/__dokit",
     worker: board,
   },
   {
@@ -44,6 +50,7 @@ const EXAMPLES: Example[] = [
     agents: ["sensor-hub"],
     description:
       "Sensors without protocol frames report readings through callables or binary frames into SQLite; browsers watch a live summary.",
+    inspector: "/agents/sensor-hub/greenhouse/__dokit",
     worker: sensorHub,
   },
   {
@@ -52,15 +59,29 @@ const EXAMPLES: Example[] = [
     description:
       "McpHandler + State: an MCP tool increments a counter this page watches live. " +
       "MCP endpoint: <code>/agents/mcp-counter/demo/mcp</code>.",
+    inspector: "/agents/mcp-counter/demo/__dokit",
     worker: mcpCounter,
+  },
+  {
+    mount: "assistant",
+    agents: ["assistant"],
+    description:
+      "McpClients: an object that is a client of MCP servers. The page adds the mcp-counter server, lists its tools live " +
+      "from <code>cf_agent_mcp_servers</code> and calls one.",
+    inspector: "/agents/assistant/demo/__dokit",
+    worker: assistant,
   },
   {
     mount: "mix-in",
     agents: ["counter"],
     description: "An existing Durable Object with its own <code>fetch</code> and sockets, with dokit added by delegating.",
+    inspector: "/agents/counter/demo/__dokit",
     worker: mixIn,
   },
 ];
+
+/** The index's link to an example's inspector. */
+const inspectorLink = (e: Example) => (e.inspector ? ` <a class="inspect" href="${e.inspector}">inspect</a>` : "");
 
 const INDEX = `<!doctype html>
 <html lang="en">
@@ -74,8 +95,10 @@ const INDEX = `<!doctype html>
 <h1>dokit demos</h1>
 <p>Every example in <code>examples/</code>, served by one Worker on local workerd with local SQLite storage.</p>
 <ul>
-${EXAMPLES.map((e) => `  <li><a href="/${e.mount}/">${e.mount}</a>: ${e.description}</li>`).join("\n")}
-</ul>`;
+${EXAMPLES.map((e) => `  <li><a href="/${e.mount}/">${e.mount}</a>: ${e.description}${inspectorLink(e)}</li>`).join("\n")}
+</ul>
+<p>Each <em>inspect</em> link opens the live inspector of the object that demo uses (<code>dokit/inspector</code>,
+served on localhost only): its connections, state and events as they happen.</p>`;
 
 /** The example mounted at the first path segment, and the request as its Worker sees it (mount stripped). */
 function mounted(request: Request): [Example, Request] | undefined {

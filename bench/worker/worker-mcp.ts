@@ -7,7 +7,7 @@ import { routeAgentRequest } from "../../packages/dokit/src/routing";
 import rooms, { evict } from "./worker";
 import { sdkHandler } from "./mcp";
 
-export { DokitRoom, RawRoom, RefRoom } from "./worker";
+export { DokitRoom, ObservedRoom, RawRoom, RefRoom } from "./worker";
 export { McpRawRoom, McpRoom } from "./mcp";
 
 interface Env {

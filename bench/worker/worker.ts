@@ -1,17 +1,20 @@
 // Worker entry of the bench: identical routing for every implementation, so
 // the figures differ only by what happens inside the Durable Object.
 //   /room/{raw|dokit|ref}/{name}        WebSocket upgrade or plain request, forwarded to the object
+//                                       (/room/observed/…: the dokit room with dokit/observability, bench/observability.ts)
 //   /evict/{raw|dokit|ref}/{name}       test-only: evicts the object the way hibernation does
 //                                       (instance torn down, WebSockets kept open)
 
 export { RawRoom } from "./raw";
 export { DokitRoom } from "./dokit";
 export { RefRoom } from "./ref";
+export { ObservedRoom } from "./observed";
 
 interface Env {
   RAW: DurableObjectNamespace;
   DOKIT: DurableObjectNamespace;
   REF: DurableObjectNamespace;
+  OBSERVED: DurableObjectNamespace;
 }
 
 // `workerd:unsafe` (compat flag unsafe_module) is loaded at run time: wrangler's
@@ -25,7 +28,7 @@ export async function evict(stub: DurableObjectStub): Promise<void> {
   await (await unsafe()).evict(stub, { webSockets: "hibernate" });
 }
 
-const BINDINGS = { raw: "RAW", dokit: "DOKIT", ref: "REF" } as const;
+const BINDINGS = { raw: "RAW", dokit: "DOKIT", ref: "REF", observed: "OBSERVED" } as const;
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {

@@ -60,7 +60,7 @@ describe("the pnpm dev worker", () => {
   it("lists every demo on its index page", async () => {
     const page = await open("/", { ready: false });
     const links = await page.locator("li > a:first-child").allTextContents();
-    expect(links).toEqual(["chat", "board", "sensor-hub", "mcp-counter", "mix-in"]);
+    expect(links).toEqual(["chat", "board", "sensor-hub", "mcp-counter", "assistant", "mix-in"]);
     await page.screenshot({ path: `${shots}index.png`, fullPage: true });
   });
 });
@@ -160,5 +160,126 @@ describe("mcp-counter", () => {
       await client.close();
     }
     await page.screenshot({ path: `${shots}mcp-counter.png` });
+  });
+});
+
+describe("assistant", () => {
+  it("adds the mcp-counter server, shows its tools from cf_agent_mcp_servers, and calls one", async () => {
+    const name = `e2e-${Date.now()}`;
+    const page = await open(`/assistant/?assistant=${name}&counter=${name}`);
+    const counter = await open(`/mcp-counter/?counter=${name}`);
+    await expect.poll(() => counter.locator("#count").textContent()).toBe("0");
+    expect(await page.locator("#servers").textContent()).toContain("No servers yet.");
+    // The form is prefilled with this Worker's mcp-counter endpoint.
+    expect(await page.inputValue("input[name=url]")).toBe(new URL(`/agents/mcp-counter/${name}/mcp`, base).toString());
+
+    await page.click("text=Add server");
+    const server = page.locator("#servers li[data-server]");
+    await expect.poll(() => server.locator(".state").textContent()).toBe("ready");
+    expect(await server.locator("b").textContent()).toBe("counter");
+    const increment = page.locator("#tools li[data-tool=increment]");
+    await increment.waitFor();
+    expect(await page.locator("#tools li[data-tool]").evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.tool).sort())).toEqual([
+      "get_count",
+      "increment",
+    ]);
+    // The argument box starts from the tool's schema defaults.
+    expect(await increment.locator("input").inputValue()).toBe('{"by":1}');
+
+    await increment.locator("input").fill('{"by": 4}');
+    await increment.locator("button", { hasText: "Call" }).click();
+    await expect.poll(() => page.locator("#result").textContent()).toBe("increment: The count is now 4.");
+    // The tool ran in the counter object: its own page shows the change live.
+    await expect.poll(() => counter.locator("#count").textContent()).toBe("4");
+    await page.screenshot({ path: `${shots}assistant.png`, fullPage: true });
+
+    // A second tab gets the list on connect; removing the server updates both.
+    const other = await open(`/assistant/?assistant=${name}`);
+    await expect.poll(() => other.locator("#servers li[data-server] .state").textContent()).toBe("ready");
+    await other.locator("#servers li[data-server] button", { hasText: "Remove" }).click();
+    await expect.poll(() => page.locator("#servers").textContent()).toContain("No servers yet.");
+    await expect.poll(() => page.locator("#tools").textContent()).toContain("No tools yet.");
+  });
+});
+
+describe("inspector", () => {
+  it("shows a connection, its tags and flags, the state and the rpc event live, and closes a connection for its client", async () => {
+    // The pnpm dev index links to an inspector per example, and each answers (localhost passes the default guard).
+    const index = await open("/", { ready: false });
+    const links = await index.locator("a.inspect").evaluateAll((anchors) => anchors.map((a) => (a as HTMLAnchorElement).href));
+    expect(links).toEqual(expect.arrayContaining([new URL("/agents/board/demo/__dokit", base).toString()]));
+    for (const link of links) {
+      const response = await index.request.get(link);
+      expect(response.status(), link).toBe(200);
+      expect(await response.text(), link).toContain("<title>dokit inspector</title>");
+    }
+
+    const board = `e2e-inspect-${Date.now()}`;
+    const inspector = await open(`/agents/board/${board}/__dokit`);
+    await expect.poll(() => inspector.locator("#status").textContent()).toBe("live");
+    await expect.poll(() => inspector.locator("#title").textContent()).toBe(`Board · ${board}`);
+
+    // The test's own clients: two plain WebSockets in another tab, one of them view-only.
+    const clients = await open("/", { ready: false });
+    await clients.evaluate(async (name) => {
+      const sockets: Record<string, { ws: WebSocket; closed?: { code: number; reason: string } }> = {};
+      (window as unknown as { sockets: typeof sockets }).sockets = sockets;
+      const connect = (id: string, query: string) =>
+        new Promise<void>((resolve, reject) => {
+          const ws = new WebSocket(`${location.origin.replace("http", "ws")}/agents/board/${name}?_pk=${id}${query}`);
+          const entry: { ws: WebSocket; closed?: { code: number; reason: string } } = { ws };
+          sockets[id] = entry;
+          ws.onopen = () => resolve();
+          ws.onerror = () => reject(new Error(`${id} failed to open`));
+          ws.onclose = (event) => void (entry.closed = { code: event.code, reason: event.reason });
+        });
+      await connect("e2e-viewer", "&mode=view");
+      await connect("e2e-editor", "");
+    }, board);
+
+    const viewer = inspector.locator("tr[data-connection=e2e-viewer]");
+    const editor = inspector.locator("tr[data-connection=e2e-editor]");
+    await viewer.waitFor();
+    await editor.waitFor();
+    expect(await viewer.locator(".tag").allTextContents()).toEqual(["e2e-viewer"]);
+    expect(await viewer.locator(".flag-readonly").textContent()).toBe("readonly");
+    expect(await viewer.locator(".flag-protocol").textContent()).toBe("protocol");
+    expect(await viewer.locator(".ready-state").textContent()).toBe("open");
+    expect(await editor.locator(".flag-readonly").textContent()).toBe("writable");
+    await expect.poll(() => inspector.locator("#connection-count").textContent()).toBe("(2 open)");
+
+    // An rpc call from the editor changes the state: the page shows both, live.
+    await clients.evaluate(() => {
+      const { sockets } = window as unknown as { sockets: Record<string, { ws: WebSocket }> };
+      sockets["e2e-editor"]?.ws.send(JSON.stringify({ type: "rpc", id: "1", method: "addCard", args: ["Inspect me", "doing"] }));
+    });
+    await expect.poll(() => inspector.locator("#state").textContent()).toContain("Inspect me");
+    const rpc = inspector.locator('#events tr[data-type="rpc"]', { hasText: "e2e-editor" });
+    await rpc.first().waitFor();
+    expect(await rpc.first().textContent()).toContain("addCard");
+    await inspector.screenshot({ path: `${shots}inspector.png`, fullPage: true });
+
+    // The log's filters: by text, and by channel.
+    await inspector.fill("#filter", "addCard");
+    await expect.poll(() => inspector.locator("#events tr.event").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-type")))).toEqual(["rpc"]);
+    await inspector.fill("#filter", "");
+    await inspector.locator('#channels input[data-channel="agents:lifecycle"]').uncheck();
+    expect(await inspector.locator('#events tr.event[data-channel="agents:lifecycle"]').count()).toBe(0);
+    expect(await inspector.locator('#events tr.event[data-channel="agents:rpc"]').count()).toBeGreaterThan(0);
+    await inspector.locator('#channels input[data-channel="agents:lifecycle"]').check();
+
+    // Toggle readonly from the page: the flag changes for the connection.
+    await editor.locator("button.toggle-readonly").click();
+    await expect.poll(() => editor.locator(".flag-readonly").textContent()).toBe("readonly");
+
+    // Close the viewer from the page: its client sees the close, with the inspector's code and reason. (The close is
+    // issued outside a hibernation socket event, so Chromium reports it when it gives up waiting for the TCP close,
+    // about 2 s later: docs/inspector.md.)
+    await viewer.locator("button.close").click();
+    await expect
+      .poll(() => clients.evaluate(() => (window as unknown as { sockets: Record<string, { closed?: unknown }> }).sockets["e2e-viewer"]?.closed), { timeout: 15_000 })
+      .toEqual({ code: 1000, reason: "Closed from the dokit inspector" });
+    await expect.poll(() => inspector.locator("#connection-count").textContent()).toBe("(1 open)");
+    expect(await clients.evaluate(() => (window as unknown as { sockets: Record<string, { ws: WebSocket }> }).sockets["e2e-editor"]?.ws.readyState)).toBe(1);
   });
 });

@@ -1,6 +1,8 @@
 import { DurableObject, RpcTarget } from "cloudflare:workers";
 import { Callables } from "dokit/callables";
+import { Inspector } from "dokit/inspector";
 import { getCurrentAgent, Lifecycle, Refusal } from "dokit/lifecycle";
+import { Observability } from "dokit/observability";
 import { State } from "dokit/state";
 import { WebSockets } from "dokit/websockets";
 import type { BoardApi, Card, Column, PromotedMessage } from "./api";
@@ -75,7 +77,9 @@ export class Board extends DurableObject<Env> {
     // before routing; a query parameter alone never grants more rights.
     readonly: (_connection, ctx) => param(ctx.request, "mode") === "view",
   });
-  readonly lifecycle = Lifecycle.install(this).use(this.cards).use(this.webSockets);
+  readonly lifecycle = Lifecycle.install(this).use(this.cards).use(this.webSockets)
+    // The live inspector at /agents/board/{name}/__dokit (localhost only: docs/inspector.md).
+    .use(new Inspector({ enabled: true, observability: new Observability(), webSockets: this.webSockets, state: this.cards }));
 
   /**
    * DO RPC, called by the Worker after it checked that the user may edit:

@@ -1,5 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
+import { Inspector } from "dokit/inspector";
 import { Lifecycle } from "dokit/lifecycle";
+import { Observability } from "dokit/observability";
 import { Scheduler } from "dokit/schedule";
 import { type Connection, WebSockets } from "dokit/websockets";
 import type { ChatEvent, ChatInput, Member } from "./messages";
@@ -83,7 +85,9 @@ export class ChatRoom extends DurableObject<Env> {
       },
     },
   });
-  readonly lifecycle = Lifecycle.install(this).use(this.webSockets).use(this.scheduler);
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets).use(this.scheduler)
+    // The live inspector at /agents/chat-room/{name}/__dokit (localhost only: docs/inspector.md).
+    .use(new Inspector({ enabled: true, observability: new Observability(), webSockets: this.webSockets, scheduler: this.scheduler }));
 
   /**
    * DO RPC: who is in a room, read from the connections' attachments.

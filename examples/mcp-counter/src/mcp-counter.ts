@@ -1,8 +1,10 @@
 import { McpServer } from "@modelcontextprotocol/server";
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
+import { Inspector } from "dokit/inspector";
 import { Lifecycle } from "dokit/lifecycle";
 import { McpHandler } from "dokit/mcp";
+import { Observability } from "dokit/observability";
 import { State } from "dokit/state";
 import { WebSockets } from "dokit/websockets";
 import type { CounterState } from "./api";
@@ -26,7 +28,9 @@ export class McpCounter extends DurableObject<Env> {
   // Watchers only: the count changes through tools, never through a client's setState.
   readonly webSockets: WebSockets = new WebSockets({ state: this.counter, readonly: () => true });
   readonly mcp = new McpHandler<McpCounter>({ server: () => this.buildServer() });
-  readonly lifecycle = Lifecycle.install(this).use(this.counter).use(this.mcp).use(this.webSockets);
+  readonly lifecycle = Lifecycle.install(this).use(this.counter).use(this.mcp).use(this.webSockets)
+    // The live inspector at /agents/mcp-counter/{name}/__dokit (localhost only: docs/inspector.md).
+    .use(new Inspector({ enabled: true, observability: new Observability(), webSockets: this.webSockets, state: this.counter, mcp: this.mcp }));
 
   /** A fresh server for each modern request and each 2025-era session (the handler never shares one). */
   buildServer(): McpServer {

@@ -1,5 +1,7 @@
 import { DurableObject, RpcTarget } from "cloudflare:workers";
+import { Inspector } from "dokit/inspector";
 import { Lifecycle } from "dokit/lifecycle";
+import { Observability } from "dokit/observability";
 import { WebSockets } from "dokit/websockets";
 import type { CountMessage, CounterApi } from "./api";
 
@@ -35,9 +37,10 @@ export class Counter extends DurableObject<Env> {
   readonly webSockets: WebSockets = new WebSockets({ callables: new CounterCallables(this) });
   // `delegates` says these entry points are the object's own and call into dokit,
   // so nothing is skipped silently (without it, install throws HANDLER_CONFLICT).
-  readonly lifecycle = Lifecycle.install(this, { delegates: ["fetch", "webSocketMessage", "webSocketClose"] }).use(
-    this.webSockets,
-  );
+  readonly lifecycle = Lifecycle.install(this, { delegates: ["fetch", "webSocketMessage", "webSocketClose"] })
+    .use(this.webSockets)
+    // The live inspector at /agents/counter/{name}/__dokit (localhost only: docs/inspector.md).
+    .use(new Inspector({ enabled: true, observability: new Observability(), webSockets: this.webSockets }));
 
   // ── The existing object, with one delegating line per entry point ────────
   async fetch(request: Request): Promise<Response> {

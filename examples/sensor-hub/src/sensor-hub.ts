@@ -1,7 +1,9 @@
 import { DurableObject, RpcTarget } from "cloudflare:workers";
 import { z } from "zod";
 import { Callables } from "dokit/callables";
+import { Inspector } from "dokit/inspector";
 import { getCurrentAgent, Lifecycle, Refusal } from "dokit/lifecycle";
+import { Observability } from "dokit/observability";
 import { Queue } from "dokit/queue";
 import { Scheduler } from "dokit/schedule";
 import { State } from "dokit/state";
@@ -88,7 +90,9 @@ export class SensorHub extends DurableObject<Env> {
    * pager here; this one lists the alert in the summary browsers watch.
    */
   readonly queue = new Queue({ callbacks: { alert: (alert: Alert) => this.#raise(alert) } });
-  readonly lifecycle = Lifecycle.install(this).use(this.summary).use(this.webSockets).use(this.scheduler).use(this.queue);
+  readonly lifecycle = Lifecycle.install(this).use(this.summary).use(this.webSockets).use(this.scheduler).use(this.queue)
+    // The live inspector at /agents/sensor-hub/{name}/__dokit (localhost only: docs/inspector.md).
+    .use(new Inspector({ enabled: true, observability: new Observability(), webSockets: this.webSockets, state: this.summary, scheduler: this.scheduler, queue: this.queue }));
 
   /** Runs on the first request after a start or wake. Cheap: the tables exist and the interval is stored after the first time. */
   async onStart(): Promise<void> {

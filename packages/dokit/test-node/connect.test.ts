@@ -162,6 +162,20 @@ describe("closes after the connection is open", () => {
     }
   });
 
+  it("leaves the connections of other objects open when one object is destroyed", async () => {
+    const bystander = raw(path("plain-room", fresh("bystander")));
+    const name = fresh("doomed");
+    const doomed = raw(path("plain-room", name));
+    await Promise.all([bystander.opened, doomed.opened]);
+    expect(await (await fetch(new URL(path("plain-room", name, "/destroy"), base))).text()).toBe("destroyed");
+    expect(await doomed.closed()).toMatchObject({ code: 1001 });
+    await new Promise((resolve) => setTimeout(resolve, 400)); // past the destroyed instance's reset
+    expect(bystander.ws.readyState).toBe(WebSocket.OPEN);
+    bystander.mark();
+    bystander.ws.close(4002, "still here");
+    expect(await bystander.closed()).toMatchObject({ code: 4002, reason: "still here" });
+  });
+
   it("reciprocates a client's close with the same code and reason", async () => {
     const socket = raw(path("plain-room", fresh("client-close")));
     await socket.opened;

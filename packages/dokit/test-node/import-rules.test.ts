@@ -56,6 +56,20 @@ describe("import rules", () => {
     ]);
   });
 
+  it("only src/mcp imports the MCP server SDK, and only src/mcp-client the MCP client SDK", () => {
+    const owners: Record<string, string> = { "@modelcontextprotocol/server": "mcp", "@modelcontextprotocol/client": "mcp-client" };
+    const violations: string[] = [];
+    for (const folder of folders) {
+      for (const file of sourceFiles(join(src, folder))) {
+        for (const [sdk, owner] of Object.entries(owners)) {
+          if (folder !== owner && readFileSync(file, "utf8").includes(`"${sdk}"`)) violations.push(`${relative(src, file)} imports ${sdk}`);
+        }
+      }
+    }
+    expect(violations).toEqual([]);
+    expect(sourceFiles(join(src, "mcp-client")).some((file) => readFileSync(file, "utf8").includes('"@modelcontextprotocol/client"'))).toBe(true);
+  });
+
   it.each(folders)("src/%s imports no capability folder but through types", (folder) => {
     const violations: string[] = [];
     for (const file of sourceFiles(join(src, folder))) {

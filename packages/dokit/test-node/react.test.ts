@@ -12,6 +12,7 @@ function fakeClient() {
   const listeners = new Set<() => void>();
   return {
     state: 0 as number | undefined,
+    mcp: undefined,
     identified: false,
     ready: Promise.resolve(),
     connectionError: null,

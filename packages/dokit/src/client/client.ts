@@ -1,7 +1,7 @@
 // AgentClient: one logical connection to one object, over a succession of
 // sockets (links). Reconnection, per-socket call books and state sync live
 // here; URL building, links and pending calls are in their own files.
-import { IDENTITY, RPC, STATE, STATE_ERROR } from "../protocol/frames";
+import { IDENTITY, MCP_SERVERS, type MCPServersState, RPC, STATE, STATE_ERROR } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
 import { MIN_UPTIME_MS, reconnectDelay } from "./backoff";
 import { asBinaryType, byteSize } from "./binary";
@@ -50,6 +50,8 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
   name: string;
   /** The synced state; `undefined` until the server sends one. */
   state: State | undefined = undefined;
+  /** The object's MCP servers and their catalogue (the last `cf_agent_mcp_servers`); `undefined` until one arrives. */
+  mcp: MCPServersState | undefined = undefined;
   /** Whether the current socket has received its identity (and the state that follows it). */
   identified = false;
   /** Why the connection ended for good, when it did so without `close()`. */
@@ -430,6 +432,17 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
         this.options.onStateUpdate?.(this.#serverState as State, "server");
         this.options.onStateUpdateError?.(String(frame.error));
         this.#notify();
+        return;
+      }
+      // {"type":"cf_agent_mcp_servers","mcp":{servers,tools,prompts,resources}}
+      case MCP_SERVERS: {
+        const mcp = frame.mcp as MCPServersState;
+        this.mcp = mcp;
+        try {
+          this.options.onMcpUpdate?.(mcp);
+        } finally {
+          this.#notify();
+        }
         return;
       }
       // {"type":"rpc","id","success","done"?,"result"?,"error"?}

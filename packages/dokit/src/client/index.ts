@@ -19,3 +19,4 @@ export type {
   StreamOptions,
   UntypedAgentStub,
 } from "./types";
+export type { MCPServersState } from "../protocol/frames";

@@ -1,5 +1,6 @@
 // Public types of `dokit/client`: options, call options and the typed stub.
 import type { AgentStub, CallableName } from "../shared/stub-types";
+import type { MCPServersState } from "../protocol/frames";
 
 export type { AgentStub };
 
@@ -57,6 +58,8 @@ export interface AgentClientOptions<State = unknown> {
   onStateUpdateError?: (error: string) => void;
   /** Runs when the server says who it is, on every (re)connection. */
   onIdentity?: (name: string, agent: string) => void;
+  /** Runs when the object's MCP servers or their catalogue change (`cf_agent_mcp_servers`, as with the official `useAgent`). */
+  onMcpUpdate?: (mcp: MCPServersState) => void;
   /** Runs when the connection closes for good without `close()` being called. */
   onConnectionError?: (error: Error & { code: number; reason: string; wasClean: boolean }) => void;
   /** Do not connect until `reconnect()` is called. */

@@ -53,6 +53,8 @@ export interface SocketOwner {
   close(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<boolean>;
   /** @returns false when the socket is not one of the owner's */
   error(ws: WebSocket, error: unknown): Promise<boolean>;
+  /** Sends a serialized protocol frame to every protocol-enabled connection (none inside its connect sequence). */
+  protocol(frame: string): void;
 }
 
 /** A set of client-callable methods: what every transport (rpc frames, Cap'n Web) calls through. */
@@ -73,7 +75,64 @@ export interface Dispatch {
   method(name: string): CallableSource | undefined;
   /** @returns the names of every claimed client-callable method */
   methodNames(): string[];
+  /** Sends a serialized protocol frame to every protocol-enabled connection, through the socket owner (if any). */
+  broadcastProtocol(frame: string): void;
+  /** The installed event publisher (dokit/observability), if any: capabilities publish through it. */
+  readonly observer: Observer | undefined;
 }
+
+/** The diagnostics channels events go to (`agents:<key>`). */
+export type EventChannelKey = "lifecycle" | "state" | "rpc" | "message" | "schedule" | "mcp";
+
+/**
+ * What capabilities publish events through (installed by dokit/observability's
+ * `Observability`; docs/observability.md). Every member builds nothing unless its
+ * channel has subscribers; callers ask `since` first and build a payload only then.
+ */
+export interface Observer {
+  /** @returns the time now (ms since epoch) when `channel` has subscribers, else 0 (and reads no clock) */
+  since(channel: EventChannelKey): number;
+  /**
+   * Publishes `type` on agents:lifecycle when it has subscribers, with `durationMs` since
+   * `began` (0 for 0; none when `undefined`), `extra`'s fields and the connection id.
+   */
+  lifecycle(source: Lifecycle, type: string, began?: number, extra?: object, connectionId?: string): void;
+  /** Publishes one event; call only after `since(channel)` returned non-zero. */
+  emit(channel: EventChannelKey, source: Lifecycle, type: string, payload: object): void;
+  /** Publishes `error` (or `type`) on agents:lifecycle when it has subscribers: where, the error's code and message. */
+  error(source: Lifecycle, where: string, error: unknown, connectionId?: string, type?: string): void;
+  /** Whether events may carry values (state values, frame bodies): `includeValues()` turns it on. */
+  readonly values: boolean;
+  /** Publishes `message:dispatch` for a message dispatched since `began` (`note`: its frame type and handler). */
+  frame(source: Lifecycle, connection: Connection, message: string | ArrayBuffer, note: FrameNote, began: number): void;
+  /** Publishes `rpc` (and `rpc:error` when `failed`) for a call begun at `began`; `outcome`: the error, or the chunks streamed. */
+  rpc(source: Lifecycle, connection: Connection, method: string, began: number, failed: boolean, outcome: unknown): void;
+  /**
+   * Publishes `state:update` (no `code`) or `state:reject` (with the refusal's `code`) when agents:state
+   * has subscribers: who changed it and the size of `json` (or of `value` as JSON); the value only with `values`.
+   */
+  state(source: Lifecycle, from: "server" | Connection, json: string | undefined, value: unknown, code?: string): void;
+  /**
+   * Publishes a job event when agents:schedule has subscribers: `schedule:<kind>` for the Scheduler,
+   * `queue:<kind>` for the Queue (`owner`), with `durationMs` since `began` when given; `error` adds its message and code.
+   */
+  job(
+    source: Lifecycle,
+    owner: string,
+    kind: string,
+    id: string,
+    callback?: string,
+    began?: number,
+    attempt?: number,
+    maxAttempts?: number,
+    error?: unknown,
+  ): void;
+  /** Publishes `disconnect` when agents:lifecycle has subscribers. */
+  closed(source: Lifecycle, connection: Connection, code: number, reason: string, wasClean: boolean, at: number | undefined): void;
+}
+
+/** What a `message:dispatch` event reports of a message: its frame type and the handler that took it. */
+export type FrameNote = { type: string; handler: string };
 
 /** What a capability may claim, handed to {@link Capability.attach}. */
 export interface Claims {
@@ -110,6 +169,8 @@ export interface Claims {
   onDestroy(hook: DestroyHook): void;
   /** Installs another capability this one depends on (a no-op when already used). */
   use(capability: Capability): void;
+  /** Makes the object publish events through `observer` (dokit/observability). */
+  observe(observer: Observer): void;
   /** Reads the dispatch table once the object runs (claims are locked by then). */
   readonly dispatch: Dispatch;
 }
@@ -118,6 +179,8 @@ export interface Claims {
 export interface FrameClaim {
   readonly handler: FrameHandler;
   readonly protocolOnly: boolean;
+  /** The capability that claimed the frame type (events name it as the frame's handler). */
+  readonly owner: string;
 }
 
 export type { Connection, ConnectionContext };

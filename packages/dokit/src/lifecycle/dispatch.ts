@@ -8,6 +8,7 @@ import type {
   DestroyHook,
   Dispatch,
   FrameClaim,
+  Observer,
   RouteHandler,
   SocketOwner,
   StartHook,
@@ -51,6 +52,8 @@ export class DispatchTable implements Dispatch {
   readonly slots: Slots = {};
   readonly destroys: DestroyHook[] = [];
   routeCount = 0;
+  /** The event publisher dokit/observability installs (`undefined`: no events, nothing is timed). */
+  observer: Observer | undefined;
 
   /** Takes a slot for `owner` (the same value again is a no-op), or throws naming both claimants. */
   claimSlot<K extends keyof Slots>(slot: K, owner: string, value: NonNullable<Slots[K]>["value"]): void {
@@ -70,6 +73,11 @@ export class DispatchTable implements Dispatch {
   /** @returns the names of every claimed method */
   methodNames(): string[] {
     return Object.keys(this.methods);
+  }
+
+  /** Sends a protocol frame to the socket owner's protocol-enabled connections */
+  broadcastProtocol(frame: string): void {
+    this.slots.sockets?.value.protocol(frame);
   }
 
   /** @returns the claim for a frame type */
@@ -117,13 +125,14 @@ export class DispatchTable implements Dispatch {
         this.routeCount++;
       },
       frame: (type, handler, options) =>
-        claimKey("frame type", this.frames, type, owner, { handler, protocolOnly: options?.protocolOnly === true }),
+        claimKey("frame type", this.frames, type, owner, { handler, protocolOnly: options?.protocolOnly === true, owner }),
       method: (name, source) => claimKey("method", this.methods, name, owner, source),
       connectFrames: (source) => void this.connectFrameSources.push(source),
       takeSockets: (socketOwner) => this.claimSlot("sockets", owner, socketOwner),
       onStart: (hook) => void this.starts.push(hook),
       takeAlarm: (runner) => this.claimSlot("alarm", owner, runner),
       onDestroy: (hook) => void this.destroys.push(hook),
+      observe: (observer) => void (this.observer = observer),
       use,
     };
   }

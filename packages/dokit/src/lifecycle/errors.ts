@@ -23,7 +23,10 @@ export type DokitErrorCode =
   | "INVALID_SCHEDULE"
   | "INVALID_PAYLOAD"
   | "INVALID_RETRY"
-  | "JOB_INTERRUPTED";
+  | "JOB_INTERRUPTED"
+  | "URL_NOT_ALLOWED"
+  | "UNKNOWN_SERVER"
+  | "SERVER_UNAVAILABLE";
 
 /** The one error class of dokit. Messages start with `dokit:`; `code` is stable. */
 export class DokitError extends Error {

@@ -154,11 +154,14 @@ export class Lifecycle<Host extends object = object> {
     // started at once, without holding the object for an empty blockConcurrencyWhile turn.
     if (this.#table.starts[0] || (this.host as HostHooks).onStart) return (this.#starting ??= this.#runStart(props));
     this.#started = true;
+    this.#table.observer?.lifecycle(this, "start", 0);
     return done;
   }
 
   async #runStart(props: Record<string, unknown> | undefined): Promise<void> {
     const host = this.host as HostHooks;
+    const observer = this.#table.observer;
+    const began = observer?.since("lifecycle");
     // A throw inside blockConcurrencyWhile resets the object; catch it there and
     // rethrow outside, so a failed start is simply retried by the next caller.
     const failure = await this.ctx.blockConcurrencyWhile(async () => {
@@ -174,11 +177,14 @@ export class Lifecycle<Host extends object = object> {
     });
     if (failure) {
       this.#starting = undefined;
-      throw new DokitError("START_FAILED", `${this.className} failed to start: ${errorMessage(failure.error)}`, {
+      const error = new DokitError("START_FAILED", `${this.className} failed to start: ${errorMessage(failure.error)}`, {
         cause: failure.error,
       });
+      observer?.error(this, "start", error);
+      throw error;
     }
     this.#started = true;
+    observer?.lifecycle(this, "start", began);
   }
 
   /**
@@ -193,6 +199,7 @@ export class Lifecycle<Host extends object = object> {
       return await runInContext({ agent: this.host, request, props }, () => this.#dispatch(request));
     } catch (error) {
       console.error(`dokit: ${this.className}/${this.name} failed to handle ${request.method} ${request.url}`, error);
+      this.#table.observer?.error(this, "fetch", error);
       return INTERNAL_ERROR();
     }
   }
@@ -224,7 +231,11 @@ export class Lifecycle<Host extends object = object> {
       await (this.host as HostHooks).onAlarm?.(info);
     };
     const runner = this.#table.slots.alarm?.value;
+    const observer = this.#table.observer;
+    const began = observer?.since("lifecycle");
+    // A throwing alarm reaches the platform, which logs it and retries the alarm (`retryCount`).
     await runInContext({ agent: this.host }, () => (runner ? runner(Date.now(), runHost) : runHost()));
+    observer?.lifecycle(this, "alarm", began, info);
   }
 
   /** @returns `true` when a capability handled the message, `undefined` when the socket is the host's own */
@@ -253,6 +264,8 @@ export class Lifecycle<Host extends object = object> {
       return (await (owner[event] as (ws: WebSocket, a: unknown, b: unknown, c: unknown) => boolean | Promise<boolean>)(ws, a, b, c)) ? true : undefined;
     } catch (error) {
       console.error(`dokit: ${this.className}/${this.name} failed to handle a WebSocket ${event}`, error);
+      // SAFETY: a dokit socket carries its connection id (undefined on the host's own sockets).
+      this.#table.observer?.error(this, event, error, (ws as { id?: string }).id);
       return true;
     }
   }
@@ -264,11 +277,14 @@ export class Lifecycle<Host extends object = object> {
    */
   async destroy(): Promise<void> {
     await this.start();
+    const observer = this.#table.observer;
+    observer?.lifecycle(this, "destroy");
     for (const hook of this.#table.destroys) {
       try {
         await hook();
       } catch (error) {
         console.error(`dokit: a destroy hook of ${this.className} failed`, error);
+        observer?.error(this, "destroy", error);
       }
     }
     await this.ctx.storage.deleteAll();

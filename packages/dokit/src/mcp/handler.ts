@@ -99,17 +99,55 @@ export class McpHandler<Host = unknown> implements Capability {
   }
 
   /**
+   * The 2025-era sessions this instance holds in memory (after a wake, a stored
+   * session is rebuilt on its next request). 2026-07-28 traffic has no sessions.
+   * @returns each session's id, when it was last used, and its resource subscriptions
+   */
+  sessions(): { id: string; lastSeen: number; subscriptions: string[] }[] {
+    return [...(this.#sessions?.live ?? [])].map((session) => ({
+      id: session.id,
+      lastSeen: session.lastSeen,
+      subscriptions: [...session.subscriptions],
+    }));
+  }
+
+  /**
    * Serves one HTTP request on the MCP route (the lifecycle calls it; a host may too).
    * @returns the MCP response; errors become JSON-RPC error bodies without stack traces
    */
   async fetch(request: Request): Promise<Response> {
+    const claims = this.#claims;
+    const observer = claims?.dispatch.observer;
+    const began = observer?.since("mcp");
+    if (!claims || !observer || !began) return this.#serve(request);
+    // Someone listens on agents:mcp: note what the request was, then publish mcp:request.
+    const note: McpNote = { era: "none" };
+    const response = await this.#serve(request, note);
+    const first = note.messages?.[0];
+    const method = typeof first?.method === "string" ? first.method : request.method;
+    // SAFETY: checkBody let only structured (object) params through; `name` is checked below.
+    const params = first?.params as { name?: unknown } | undefined;
+    const sessionId = request.headers.get("mcp-session-id") ?? response.headers.get("mcp-session-id");
+    observer.emit("mcp", claims.lifecycle, "mcp:request", {
+      era: note.era,
+      method,
+      ...(method === "tools/call" && typeof params?.name === "string" && { tool: params.name }),
+      messages: note.messages?.length ?? 0,
+      status: response.status,
+      durationMs: Date.now() - began,
+      ...(sessionId !== null && { sessionId }),
+    });
+    return response;
+  }
+
+  async #serve(request: Request, note?: McpNote): Promise<Response> {
     const cors = this.#options.cors;
     try {
       const foreign = rejectForeign(request, this.#options);
       if (foreign) return foreign;
       // OPTIONS: a CORS preflight
       if (request.method === "OPTIONS") return preflight(request, cors);
-      const response = await this.#dispatch(request);
+      const response = await this.#dispatch(request, note);
       const { retryMs } = this.#settings;
       return withCors(retryMs === false ? response : withRetryField(response, retryMs), request, cors);
     } catch (error) {
@@ -118,7 +156,7 @@ export class McpHandler<Host = unknown> implements Capability {
     }
   }
 
-  async #dispatch(request: Request): Promise<Response> {
+  async #dispatch(request: Request, note?: McpNote): Promise<Response> {
     const { maxRequestBodySize, legacy } = this.#settings;
     const authInfo = this.#options.authInfo?.(getCurrentAgent().props, request);
     let checked: { body: unknown; messages: RawMessage[] } | undefined;
@@ -133,11 +171,14 @@ export class McpHandler<Host = unknown> implements Capability {
       const check = checkBody(text);
       if (!check.ok) return check.response;
       checked = check;
+      if (note) note.messages = check.messages;
     }
     // 2025-era traffic (initialize, Mcp-Session-Id, GET streams, DELETE): the session lane
     if (legacy === "sessions" && (await isLegacyRequest(request, checked?.body, { maxRequestBodySize }))) {
+      if (note) note.era = "legacy";
       return this.#legacy().handle(request, checked, authInfo);
     }
+    if (note) note.era = "modern";
     // 2026-07-28 traffic (per-request envelope, subscriptions/listen): the SDK's own handler
     return this.#modernHandler().fetch(request, {
       ...(authInfo && { authInfo }),
@@ -194,6 +235,9 @@ export class McpHandler<Host = unknown> implements Capability {
     return this.#sessions;
   }
 }
+
+/** What an `mcp:request` event reports of a request, noted while it is served. */
+type McpNote = { era: "modern" | "legacy" | "none"; messages?: RawMessage[] };
 
 function currentRequest(): Request {
   const request = getCurrentAgent().request;

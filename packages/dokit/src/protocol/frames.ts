@@ -16,11 +16,31 @@ export type StateErrorFrame = {
   type: "cf_agent_state_error";
   error: "Connection is readonly" | "State update rejected";
 };
-/** The MCP-servers frame of objects that hold MCP client connections. */
-export type McpServersFrame = {
-  type: "cf_agent_mcp_servers";
-  mcp: { servers: Record<string, unknown>; tools: unknown[]; prompts: unknown[]; resources: unknown[] };
+/** A connection state of an MCP server an object is a client of (the reference's names). */
+export type MCPConnectionState = "authenticating" | "connecting" | "connected" | "discovering" | "ready" | "failed";
+/** One MCP server in the `cf_agent_mcp_servers` frame. Never carries tokens or secrets. */
+export type MCPServer = {
+  name: string;
+  server_url: string;
+  /** Where the user authorizes the object, while `state` is `authenticating`. */
+  auth_url: string | null;
+  state: MCPConnectionState;
+  error: string | null;
+  instructions: string | null;
+  /** The server's `ServerCapabilities`, once connected. */
+  capabilities: Record<string, unknown> | null;
 };
+/** A catalogue item (an MCP `Tool`, `Prompt` or `Resource`) and the id of the server offering it. */
+export type MCPCatalogueItem = { name: string; serverId: string; [key: string]: unknown };
+/** The MCP servers an object is a client of, with their aggregated catalogue: the reference's `MCPServersState`. */
+export type MCPServersState = {
+  servers: { [id: string]: MCPServer };
+  tools: MCPCatalogueItem[];
+  prompts: MCPCatalogueItem[];
+  resources: (MCPCatalogueItem & { uri: string })[];
+};
+/** The MCP-servers frame of objects that hold MCP client connections. */
+export type McpServersFrame = { type: "cf_agent_mcp_servers"; mcp: MCPServersState };
 /** A client's call. */
 export type RpcRequestFrame = { type: "rpc"; id: string; method: string; args: unknown[] };
 /** A server's answer to a call: one result, a stream chunk, a stream end or an error. */

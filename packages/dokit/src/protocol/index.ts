@@ -20,6 +20,10 @@ export type {
   StateFrame,
   StateErrorFrame,
   McpServersFrame,
+  MCPConnectionState,
+  MCPServer,
+  MCPCatalogueItem,
+  MCPServersState,
   RpcRequestFrame,
   RpcResponseFrame,
 } from "./frames";

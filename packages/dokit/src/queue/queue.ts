@@ -89,6 +89,7 @@ export class Queue<Handlers extends QueueHandlers = QueueCallbacks> implements C
     const now = Date.now();
     const row = this.#tableOf().upsert({ id, callback, payload: json, due: now, spec: JSON.stringify(spec), created: now });
     await this.#runner?.rearm(row.rev > 0 ? undefined : now);
+    this.#runner?.publish("create", id, callback);
     // SAFETY: the row was stored from `payload`.
     return toItem(row) as QueueItem<QueuePayload<Handlers[Name]>>;
   }

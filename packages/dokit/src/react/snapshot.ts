@@ -3,10 +3,12 @@
 // frame in browsers, per microtask elsewhere.
 import type { AgentClient } from "../client/client";
 import type { AgentConnectionError } from "../client/errors";
+import type { MCPServersState } from "../protocol/frames";
 
 /** What a render reads from the client. */
 export interface ClientSnapshot<State> {
   readonly state: State | undefined;
+  readonly mcp: MCPServersState | undefined;
   readonly identified: boolean;
   readonly ready: Promise<void>;
   readonly connectionError: AgentConnectionError | null;
@@ -17,18 +19,19 @@ export interface ClientSnapshot<State> {
 /** The members of a client a snapshot reads. */
 type Watched<State> = Pick<
   AgentClient<unknown, State>,
-  "state" | "identified" | "ready" | "connectionError" | "name" | "agent" | "subscribe"
+  "state" | "mcp" | "identified" | "ready" | "connectionError" | "name" | "agent" | "subscribe"
 >;
 
 /** @returns the client's current values */
 function take<State>(client: Watched<State>): ClientSnapshot<State> {
-  const { state, identified, ready, connectionError, name, agent } = client;
-  return { state, identified, ready, connectionError, name, agent };
+  const { state, mcp, identified, ready, connectionError, name, agent } = client;
+  return { state, mcp, identified, ready, connectionError, name, agent };
 }
 
 function same<State>(a: ClientSnapshot<State>, b: ClientSnapshot<State>): boolean {
   return (
     a.state === b.state &&
+    a.mcp === b.mcp &&
     a.identified === b.identified &&
     a.ready === b.ready &&
     a.connectionError === b.connectionError &&

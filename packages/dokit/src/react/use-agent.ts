@@ -3,6 +3,7 @@ import { useEffect, useMemo, useRef, useSyncExternalStore } from "react";
 import { AgentClient } from "../client/client";
 import type { AgentConnectionError } from "../client/errors";
 import type { AgentCall, AgentClientOptions, AgentClientStub } from "../client/types";
+import type { MCPServersState } from "../protocol/frames";
 import { createSnapshotStore } from "./snapshot";
 
 /** Options of {@link useAgent}: the client's options plus socket event callbacks. */
@@ -29,6 +30,8 @@ export interface UseAgentResult<T, State> {
   readonly id: string;
   /** The synced state; re-renders when it changes. */
   readonly state: State | undefined;
+  /** The object's MCP servers and catalogue (`cf_agent_mcp_servers`); re-renders when they change. */
+  readonly mcp: MCPServersState | undefined;
   /** Whether the current socket is identified. */
   readonly identified: boolean;
   /** Resolves when the current socket is identified; a new promise per socket. */
@@ -81,6 +84,7 @@ export function useAgent<T = unknown, State = unknown>(options: UseAgentOptions<
         onStateUpdate: (state, source) => latest.current.onStateUpdate?.(state, source),
         onStateUpdateError: (error) => latest.current.onStateUpdateError?.(error),
         onIdentity: (name, agent) => latest.current.onIdentity?.(name, agent),
+        onMcpUpdate: (mcp) => latest.current.onMcpUpdate?.(mcp),
         onConnectionError: (error) => latest.current.onConnectionError?.(error),
       }),
     [key],

@@ -157,6 +157,7 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
   async cancel(id: string): Promise<boolean> {
     const deleted = this.#tableOf().delete("id = ?", id) > 0;
     if (deleted) await this.#runner?.rearm();
+    if (deleted) this.#runner?.publish("cancel", id);
     return deleted;
   }
 
@@ -186,6 +187,7 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
     const row = table.upsert({ id: id ?? crypto.randomUUID(), callback, payload: json, due, spec: specJson, created: Date.now() });
     // A replaced job may have moved later: then the alarm is recomputed, not just brought forward.
     await this.#runner?.rearm(row.rev > 0 ? undefined : due);
+    this.#runner?.publish("create", row.id, callback);
     // SAFETY: the row was stored from `payload`.
     return toSchedule(row) as Schedule<P>;
   }

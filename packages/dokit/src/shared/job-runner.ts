@@ -36,6 +36,8 @@ export class JobRunner {
   /** The time the alarm key is scheduled for, as far as this instance knows (`undefined`: unknown, e.g. after a wake). */
   #armedAt: number | undefined;
   #draining = false;
+  /** Where events go (agents:schedule): set by attach(). */
+  #claims: Claims | undefined;
 
   /**
    * @param hungMs - how long a run may take before the deadman alarm runs its job again
@@ -50,6 +52,16 @@ export class JobRunner {
   /** Claims the alarm key `key`; call from the capability's `attach()`. */
   attach(claims: Claims, key: string): void {
     this.#work = claimAlarm(claims, key, () => this.drain());
+    this.#claims = claims;
+  }
+
+  /**
+   * Publishes a job event (`schedule:create`, `queue:retry`, …) through an installed Observability
+   * (read when work runs, so `use()` order does not matter).
+   */
+  publish(kind: string, id: string, callback?: string, began?: number, attempt?: number, maxAttempts?: number, error?: unknown): void {
+    const claims = this.#claims;
+    claims?.dispatch.observer?.job(claims.lifecycle, this.#owner, kind, id, callback, began, attempt, maxAttempts, error);
   }
 
   /**
@@ -137,6 +149,8 @@ export class JobRunner {
   async #runOne(row: JobRow): Promise<void> {
     const handler = this.#handler;
     const attempts = row.attempts + 1;
+    // Timed only while someone listens on agents:schedule.
+    const began = this.#claims?.dispatch.observer?.since("schedule");
     try {
       await handler.run(row);
     } catch (error) {
@@ -144,16 +158,19 @@ export class JobRunner {
       const message = errorMessage(error);
       if (attempts < retry.maxAttempts) {
         this.#table.retryAt(row, Date.now() + backoffMs(attempts, retry), message);
+        if (began) this.publish("retry", row.id, row.callback, began, attempts, retry.maxAttempts, error);
         return;
       }
-      await this.#failedFinally(row, error, message, attempts);
+      await this.#failedFinally(row, error, message, attempts, began);
       return;
     }
     this.#table.finish(row, handler.next(row, Date.now()));
+    if (began) this.publish("execute", row.id, row.callback, began, attempts);
   }
 
-  async #failedFinally(row: JobRow, error: unknown, message: string, attempts: number): Promise<void> {
+  async #failedFinally(row: JobRow, error: unknown, message: string, attempts: number, began?: number): Promise<void> {
     const handler = this.#handler;
+    this.publish("error", row.id, row.callback, began, attempts, undefined, error);
     const next = handler.next(row, Date.now());
     if (next !== null) this.#table.finish(row, next);
     else if (handler.keepFailed) this.#table.keepFailed(row, message, attempts);

@@ -14,17 +14,26 @@ export function sendError(connection: Connection, id: string, error: string): vo
 /**
  * Sends a method's result: one frame, or for a ReadableStream one frame per
  * chunk and a done frame (an error frame when the stream fails midway).
+ * @returns the error text sent instead of a result, the number of chunks streamed, or `undefined` for one result frame
  */
-export async function sendResult(connection: Connection, id: string, method: string, result: unknown): Promise<void> {
+export async function sendResult(connection: Connection, id: string, method: string, result: unknown): Promise<string | number | undefined> {
   if (result instanceof ReadableStream) return streamResult(connection, id, result);
-  if (result instanceof RpcTarget) return sendError(connection, id, rpcErrors.rpcTargetResult(method));
-  const frame = serialize(id, true, result);
+  const frame = result instanceof RpcTarget ? { ok: false as const, error: rpcErrors.rpcTargetResult(method) } : serialize(id, true, result);
   if (frame.ok) trySend(connection, frame.text);
-  else sendError(connection, id, rpcErrors.notSerializable(frame.reason));
+  else return failWith(connection, id, frame.error);
+  return undefined;
 }
 
-async function streamResult(connection: Connection, id: string, stream: ReadableStream): Promise<void> {
+/** Sends an rpc error frame. @returns its text */
+function failWith(connection: Connection, id: string, error: string): string {
+  sendError(connection, id, error);
+  return error;
+}
+
+/** @returns the number of chunks sent, or the error text sent when the stream failed */
+async function streamResult(connection: Connection, id: string, stream: ReadableStream): Promise<string | number> {
   const reader = stream.getReader();
+  let chunks = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -32,25 +41,27 @@ async function streamResult(connection: Connection, id: string, stream: Readable
       const frame = serialize(id, false, value);
       if (!frame.ok) {
         await reader.cancel().catch(() => {});
-        return sendError(connection, id, rpcErrors.notSerializable(frame.reason));
+        return failWith(connection, id, frame.error);
       }
       if (!trySend(connection, frame.text)) {
         await reader.cancel().catch(() => {});
-        return;
+        return chunks;
       }
+      chunks++;
     }
     trySend(connection, JSON.stringify({ type: RPC, id, success: true, done: true }));
+    return chunks;
   } catch (error) {
-    sendError(connection, id, errorMessage(error));
+    return failWith(connection, id, errorMessage(error));
   } finally {
     reader.releaseLock();
   }
 }
 
-function serialize(id: string, done: boolean, result: unknown): { ok: true; text: string } | { ok: false; reason: string } {
+function serialize(id: string, done: boolean, result: unknown): { ok: true; text: string } | { ok: false; error: string } {
   try {
     return { ok: true, text: JSON.stringify({ type: RPC, id, success: true, done, result }) };
   } catch (error) {
-    return { ok: false, reason: errorMessage(error) };
+    return { ok: false, error: rpcErrors.notSerializable(errorMessage(error)) };
   }
 }

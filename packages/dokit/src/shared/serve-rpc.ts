@@ -56,6 +56,9 @@ export function serveRpc(claims: Claims, source: CallableSource): void {
   claims.frame(RPC, async (connection, frame) => {
     if (!isRpcRequest(frame)) return false;
     const { id, method } = frame;
+    // Timed only while someone listens on agents:rpc (0: nobody did when the call came in).
+    const observer = dispatch.observer;
+    const began = observer?.since("rpc");
     let result: unknown;
     try {
       // No scope of its own: frames are dispatched inside their connection's context already
@@ -63,9 +66,11 @@ export function serveRpc(claims: Claims, source: CallableSource): void {
       result = await invokeClaimed(dispatch, method, frame.args);
     } catch (error) {
       sendError(connection, id, errorMessage(error));
+      if (observer && began) observer.rpc(claims.lifecycle, connection, method, began, true, error);
       return true;
     }
-    await sendResult(connection, id, method, result);
+    const sent = await sendResult(connection, id, method, result);
+    if (observer && began) observer.rpc(claims.lifecycle, connection, method, began, typeof sent === "string", sent);
     return true;
   });
 }

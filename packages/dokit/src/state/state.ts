@@ -1,5 +1,5 @@
 import type { InferOutput, StandardSchema } from "../shared/schema";
-import type { Capability, Claims } from "../lifecycle/capability";
+import type { Capability, Claims, Dispatch } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
@@ -37,6 +37,7 @@ class StateCapability<T = unknown> implements Capability {
   readonly capabilityName = "State";
   readonly #options: StateOptions<T>;
   #lifecycle: Lifecycle | undefined;
+  #dispatch: Dispatch | undefined;
   #store: StateStore | undefined;
   #loaded = false;
   // SAFETY: read only once `#loaded` is true.
@@ -49,6 +50,7 @@ class StateCapability<T = unknown> implements Capability {
 
   attach(claims: Claims): void {
     this.#lifecycle = claims.lifecycle;
+    this.#dispatch = claims.dispatch;
     this.#store = new StateStore(claims.lifecycle.ctx);
     // {"type":"cf_agent_state","state":<json>}: a client's change, on protocol-enabled connections.
     // {"type":"cf_agent_state","state":…}
@@ -81,14 +83,28 @@ class StateCapability<T = unknown> implements Capability {
   // ------------------------------------------------------------------ changes
 
   #commit(next: unknown, source: StateSource): { value: T; json: string } {
-    const value = validateState(this.#options.validate, next, source);
-    const { json, lossy } = serializeState(value);
-    this.#storeOf().write(json);
+    let stored: { value: T; json: string; lossy: boolean };
+    try {
+      const value = validateState(this.#options.validate, next, source);
+      stored = { value, ...serializeState(value) };
+      this.#storeOf().write(stored.json);
+    } catch (error) {
+      // SAFETY: a DokitError carries a string `code`; other thrown values have none (INTERNAL).
+      this.#observe(source, undefined, next, (error as { code?: string } | null)?.code ?? "INTERNAL");
+      throw error;
+    }
+    const { value, json, lossy } = stored;
     // Cache what a fresh instance would read back, so memory and storage agree.
     // SAFETY: `json` is the serialization of a T.
     this.#value = lossy ? (JSON.parse(json) as T) : value;
     this.#loaded = true;
+    this.#observe(source, json, this.#value);
     return { value: this.#value, json };
+  }
+
+  /** Publishes `state:update`, or `state:reject` with a `code`, through an installed Observability. */
+  #observe(source: StateSource, json: string | undefined, value: unknown, code?: string): void {
+    if (this.#lifecycle) this.#dispatch?.observer?.state(this.#lifecycle, source, json, value, code);
   }
 
   /** @returns a promise when `onChanged` is async (it never rejects), else `undefined` */
@@ -108,6 +124,7 @@ class StateCapability<T = unknown> implements Capability {
     if (!isStateFrame(frame)) return false;
     if (readonly) {
       trySend(connection, READONLY);
+      this.#observe(connection, undefined, frame.state, "READONLY");
       return true;
     }
     let value: T;

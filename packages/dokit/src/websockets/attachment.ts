@@ -16,6 +16,8 @@ export interface ConnectionFlags {
   uri: string | null;
   readonly: boolean;
   protocol: boolean;
+  /** When the connection opened (ms since epoch); absent on connections opened before dokit recorded it and on Cap'n Web sessions. */
+  at?: number;
 }
 
 /** The whole attachment of a dokit socket. */

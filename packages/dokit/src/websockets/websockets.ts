@@ -1,4 +1,4 @@
-import type { CallableSource, Capability, Claims, Dispatch, SocketOwner } from "../lifecycle/capability";
+import type { CallableSource, Capability, Claims, Dispatch, FrameNote, SocketOwner } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { type ContextRunner, type CurrentAgent, contextRunner, runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
@@ -102,7 +102,9 @@ export class WebSockets implements Capability {
 
     const { 0: client, 1: server } = new WebSocketPair();
     const ctx: ConnectionContext = { request };
-    const connection = initConnection(server, { id, tags: [id], uri: request.url, readonly: false, protocol: true });
+    // `at`: when it opened (a disconnect's duration, a connection's age), kept only where events are installed.
+    const at = this.#dispatch?.observer && Date.now();
+    const connection = initConnection(server, { id, tags: [id], uri: request.url, readonly: false, protocol: true, at });
     let accepted = false;
     try {
       const tags = await this.#decide(connection, ctx);
@@ -111,8 +113,10 @@ export class WebSockets implements Capability {
       await this.#greet(connection, ctx);
     } catch (error) {
       console.error(`dokit: connection ${id} failed while opening; refusing it with ${CLOSE_INTERNAL_ERROR}`, error);
+      this.#dispatch?.observer?.error(this.#installedOn, "connect", error, id, "connect:refused");
       return this.#refuse(connection, client, accepted);
     }
+    this.#dispatch?.observer?.lifecycle(this.#installedOn, "connect", at, undefined, id);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -185,7 +189,12 @@ export class WebSockets implements Capability {
       if (!connection) return false;
       // The connection's context, built on its first message after a wake and entered for each.
       const run = ((connection as WithContext)[CONTEXT] ??= contextRunner({ agent: this.#installedOn.host, connection }));
-      await run(this.#dispatchMessage, connection, message);
+      // Someone listens on agents:message: a note of the frame type and the handler that takes it.
+      const observer = this.#dispatch?.observer;
+      const began = observer?.since("message");
+      const note = began ? { type: "", handler: "onMessage" } : undefined;
+      await run(this.#dispatchMessage, connection, message, note);
+      if (began && note) observer?.frame(this.#installedOn, connection, message, note, began);
       return true;
     },
     close: async (ws, code, reason, wasClean) => {
@@ -197,6 +206,7 @@ export class WebSockets implements Capability {
         await this.#runOnClose(connection, code, reason, wasClean);
       } finally {
         closeWith(ws, code, reason); // reciprocate the client's close with the same code
+        this.#dispatch?.observer?.closed(this.#installedOn, connection, code, reason, wasClean, flagsOf(connection).at);
       }
       return true;
     },
@@ -206,6 +216,8 @@ export class WebSockets implements Capability {
       await this.#run(connection, (handlers) => handlers.onError?.(connection, error));
       return true;
     },
+    // Frames other capabilities broadcast (cf_agent_mcp_servers).
+    protocol: (frame) => this.#options.protocol !== false && this.#broadcastProtocol(frame),
   };
 
   /**
@@ -214,20 +226,21 @@ export class WebSockets implements Capability {
    * Transports other than hibernating sockets (Cap'n Web's pipe) use this too.
    * (A field, so entering the connection's context takes it without a closure per message.)
    */
-  readonly #dispatchMessage = async (connection: Connection, message: string | ArrayBuffer): Promise<void> => {
+  readonly #dispatchMessage = async (connection: Connection, message: string | ArrayBuffer, note?: FrameNote): Promise<void> => {
     if (typeof message === "string") {
       const frame = parseFrame(message);
       if (frame) {
+        if (note) note.type = frame.type;
         const claim = this.#table.frame(frame.type);
         if (claim) {
           const flags = flagsOf(connection);
           if (!claim.protocolOnly || (this.#options.protocol !== false && flags.protocol)) {
             // The flags carry `readonly` (a FrameContext) without an allocation per frame.
-            if ((await claim.handler(connection, frame, flags)) !== false) return;
+            if ((await claim.handler(connection, frame, flags)) !== false) return void (note && (note.handler = claim.owner));
           }
         } else if (frame.type === RPC && answerUnclaimedRpc(connection, frame)) {
           // {"type":"rpc",…} with no Callables installed: answered, so client calls never hang.
-          return;
+          return void (note && (note.handler = "WebSockets"));
         }
       }
     }

@@ -5,6 +5,7 @@ import { DokitError } from "../../src/lifecycle";
 import { nextCronRun, Scheduler } from "../../src/schedule";
 import { nextJobQuery } from "../../src/shared/job-table";
 import type { Timers } from "./objects";
+import { captureConsole } from "../logs";
 
 let counter = 0;
 const fresh = (label: string) => `${label}-${Date.now()}-${counter++}`;
@@ -290,6 +291,7 @@ describe("retries and failures", () => {
   });
 
   it("keeps a one-shot that failed its last attempt when keepFailed is set, and never runs it again", async () => {
+    const logs = captureConsole();
     const stub = env.KEEPING.get(env.KEEPING.idFromName(fresh("keep")));
     const { id } = await stub.set(60, "fail", { why: "gone" });
     await stub.backdate(id, MIN + 10);
@@ -297,6 +299,8 @@ describe("retries and failures", () => {
     await vi.waitFor(async () => expect((await stub.get(id))?.failed).toEqual({ error: "failing: gone", attempts: 1 }));
     expect(await stub.armedAt()).toBeNull();
     expect(await stub.runs()).toHaveLength(1);
+    // Without onError, the last failure is logged once.
+    expect(logs.error).toEqual([expect.stringMatching(/^dokit: Scheduler job "[\w-]+" \(fail\) failed its last attempt Error: failing: gone/)]);
   });
 });
 

@@ -257,8 +257,10 @@ describe("State storage", () => {
   });
 
   it("works without WebSockets: upgrades are declined, state still works", async () => {
+    const logs = captureConsole();
     const name = fresh("no-sockets");
     await expect(openSocket(worker, `http://example.com/agents/state-plain/${name}`)).rejects.toThrow(/404.*WebSockets/);
+    expect(logs.warn).toEqual([expect.stringMatching(/^dokit: plain-store accepts no WebSocket upgrades: install WebSockets/)]);
     expect(await plain(name).write([1, 2])).toEqual([1, 2]);
   });
 

@@ -1,0 +1,117 @@
+import type { Capability } from "../lifecycle/capability";
+import type { WebSockets } from "../websockets/websockets";
+
+// What the Inspector reads of the capabilities it shows. Capabilities never
+// import each other, so each is named here by the part of its public API the
+// page uses: the real WebSockets, State, McpHandler, McpClients, Scheduler and
+// Queue fit these shapes, and so does anything of your own with the same members.
+
+/** The WebSockets members the Inspector uses: listing, flags, close. */
+export type InspectedWebSockets = Pick<WebSockets, "getConnections" | "getConnection" | "isReadonly" | "setReadonly" | "isProtocolEnabled" | "use">;
+
+/** A synced value: a `State` from `dokit/state` fits. */
+export interface InspectedState {
+  /** @returns the current value */
+  get(): unknown;
+}
+
+/** An MCP server capability: `McpHandler` from `dokit/mcp` fits. */
+export interface InspectedMcp {
+  /** @returns the MCP sessions the object holds now */
+  sessions(): unknown;
+}
+
+/** An MCP client capability: `McpClients` from `dokit/mcp-client` fits. */
+export interface InspectedMcpClients {
+  /** @returns the MCP servers the object is connected to */
+  servers(): unknown;
+}
+
+/** Durable jobs: `Scheduler` from `dokit/schedule` and `Queue` from `dokit/queue` fit. */
+export interface InspectedJobs {
+  /** @returns the pending jobs */
+  list(): Promise<unknown[]> | unknown[];
+}
+
+/** Options of {@link Inspector}. */
+export interface InspectorOptions {
+  /**
+   * Serve the page at all (default `false`). When false the Inspector claims
+   * nothing: its path is an unclaimed path, exactly as if it were not installed.
+   */
+  enabled?: boolean;
+  /**
+   * Decides whether a request may see the page, its snapshot and its feed.
+   * Default: local development only ({@link isLocalDevelopment}: the request's
+   * host is `localhost`, `127.0.0.1` or `[::1]`). A refused request falls through
+   * like an unclaimed path (the host's `onRequest`, else 404). Cross-site requests
+   * (an `Origin` or `Sec-Fetch-Site` from another site) are refused whatever this says.
+   */
+  authorize?: (request: Request) => boolean | Promise<boolean>;
+  /** The route below the object's URL (default `/__dokit`). */
+  path?: string;
+  /**
+   * The events capability, `new Observability()` from `dokit/observability`: installed
+   * with the Inspector when it is enabled (and only then), so the page's event log
+   * has events to show. Leave it out when the object installs Observability itself.
+   */
+  observability?: Capability;
+  /** The WebSockets capability whose connections the page lists (and can close or make readonly). */
+  webSockets?: InspectedWebSockets;
+  /** The synced value to show (a `State`). */
+  state?: InspectedState;
+  /** The MCP server capability, to list its sessions. */
+  mcp?: InspectedMcp;
+  /** The MCP client capability, to list its servers. */
+  mcpClients?: InspectedMcpClients;
+  /** The Scheduler, to list scheduled jobs. */
+  scheduler?: InspectedJobs;
+  /** The Queue, to list queued jobs. */
+  queue?: InspectedJobs;
+  /** How many recent events the Inspector keeps for a page that opens (default 200). */
+  maxEvents?: number;
+}
+
+/** One open connection as the page shows it. */
+export interface ConnectionView {
+  id: string;
+  tags: readonly string[];
+  readonly: boolean;
+  protocol: boolean;
+  /** `open`, `closing` or `closed` (the socket's `readyState`). */
+  readyState: string;
+  /** When the connection opened, if this instance saw it open (`null` after a wake). */
+  connectedAt: number | null;
+  /** The user's per-connection value (`connection.state`). */
+  state: unknown;
+  uri: string | null;
+}
+
+/** A section the Inspector could not read: the error's message, never its stack. */
+export interface SectionError {
+  error: string;
+}
+
+/** What the page shows, as JSON (`GET <path>/snapshot` and the feed's `snapshot` message). */
+export interface InspectorSnapshot {
+  /** The host's class name (`Board`). */
+  agent: string;
+  /** The kebab-case class name the identity frame carries (`board`). */
+  className: string;
+  /** The object's name, or its id when it has none. */
+  name: string;
+  /** A random id of this instance: a new one after every wake. */
+  instance: string;
+  /** When this instance was constructed (its last wake). */
+  since: number;
+  /** When the snapshot was taken. */
+  now: number;
+  /** Whether the object publishes events (Observability is installed), so the log can fill. */
+  events: boolean;
+  connections?: ConnectionView[] | SectionError;
+  state?: { value: unknown } | SectionError;
+  mcpSessions?: unknown;
+  mcpServers?: unknown;
+  schedules?: unknown;
+  queue?: unknown;
+}

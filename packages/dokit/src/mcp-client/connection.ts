@@ -1,0 +1,319 @@
+import {
+  Client,
+  type ClientCapabilities,
+  type FetchLike,
+  type Prompt,
+  type Resource,
+  StreamableHTTPClientTransport,
+  type Tool,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
+import { errorMessage } from "../lifecycle/errors";
+import type { MCPConnectionState } from "../protocol/frames";
+import type { McpClientsOptions, TransportOptions } from "./options";
+import { StoredOAuthProvider } from "./provider";
+import type { Registry } from "./registry";
+
+/** The settings every connection shares (McpClients' options with defaults applied). */
+export interface ConnectionSettings {
+  readonly options: McpClientsOptions;
+  readonly registry: Registry;
+  readonly connectTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly maxCatalogueSize: number;
+  readonly maxResponseBytes: number;
+  readonly authorizationTtlMs: number;
+  /** @returns why the URL may not be fetched for a server added with `local`, or `undefined` */
+  refusal(url: URL, local: boolean): string | undefined;
+  /** Called after every change of a connection's state or catalogue. */
+  changed(): void;
+}
+
+/** Longest error text kept (and broadcast) for a failed server. */
+const MAX_ERROR_LENGTH = 500;
+
+/** The stored per-server options. */
+export type StoredOptions = { headers?: Record<string, string>; transport?: TransportOptions };
+
+/**
+ * One MCP server the object is a client of: the official client and its
+ * Streamable HTTP transport, the connection state and the cached catalogue.
+ * Connecting is single-flight; a failure ends in `failed` with its message.
+ */
+export class ServerConnection {
+  state: MCPConnectionState = "connecting";
+  error: string | null = null;
+  instructions: string | null = null;
+  capabilities: Record<string, unknown> | null = null;
+  authUrl: string | null = null;
+  tools: Tool[] = [];
+  prompts: Prompt[] = [];
+  resources: Resource[] = [];
+  #client: Client | undefined;
+  #abort: AbortController | undefined;
+  #attempt: Promise<void> | undefined;
+  #closed = false;
+  /** The OAuth provider of the latest transport (it knows the authorization URL the SDK asked for). */
+  #provider: StoredOAuthProvider | undefined;
+  /** Whether the server's stored options keep a notification stream open. */
+  #listen = true;
+  readonly #settings: ConnectionSettings;
+
+  /**
+   * @param id - the server's id
+   * @param name - its display name
+   * @param url - its endpoint
+   * @param settings - shared settings, the registry and the change callback
+   */
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    readonly url: string,
+    settings: ConnectionSettings,
+  ) {
+    this.#settings = settings;
+    this.authUrl = settings.registry.get(id)?.auth_url ?? null;
+    if (this.authUrl) this.state = "authenticating";
+  }
+
+  /** Connects unless connected, connecting, or waiting for the user to authorize. @returns when the attempt settled */
+  connect(): Promise<void> {
+    // Waiting for the user: a new attempt would start another authorization (once the pending one expired, it may).
+    if (this.state === "ready" || this.#closed || (this.state === "authenticating" && this.#authorizationPending())) return Promise.resolve();
+    return (this.#attempt ??= this.#connect().finally(() => (this.#attempt = undefined)));
+  }
+
+  /** @returns whether an authorization `state` is pending and unexpired */
+  #authorizationPending(): boolean {
+    const row = this.#settings.registry.get(this.id);
+    return !!row?.oauth_state && (row.state_expires ?? 0) > Date.now();
+  }
+
+  /** @returns the connected client, connecting first when needed @throws when the server is not ready */
+  async client(): Promise<Client> {
+    if (this.state !== "ready") await this.connect();
+    const client = this.#client;
+    if (this.state !== "ready" || !client) {
+      const why = this.state === "authenticating" ? "waits for authorization" : `is ${this.state}${this.error ? `: ${this.error}` : ""}`;
+      throw new Error(`MCP server ${this.id} ${why}`);
+    }
+    return client;
+  }
+
+  /** Completes an authorization with the callback's parameters (`code`, and `iss` per RFC 9207), then connects. */
+  async finishAuth(params: URLSearchParams): Promise<void> {
+    this.#set("connecting");
+    const transport = this.#newTransport(new AbortController());
+    try {
+      await withTimeout(transport.finishAuth(params), this.#settings.connectTimeoutMs, "authorization");
+    } catch (error) {
+      this.#fail(error);
+      throw error;
+    }
+    this.authUrl = null;
+    this.#settings.registry.update(this.id, { auth_url: null });
+    await this.connect();
+  }
+
+  /** Closes the client; the connection is not used again. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#abort?.abort();
+    await this.#client?.close().catch(() => undefined);
+  }
+
+  // ------------------------------------------------------------- connecting
+
+  async #connect(): Promise<void> {
+    const abort = new AbortController();
+    this.#abort?.abort();
+    this.#abort = abort;
+    await this.#client?.close().catch(() => undefined);
+    this.#client = undefined;
+    this.error = null;
+    this.#set("connecting");
+    const transport = this.#newTransport(abort);
+    const client = this.#newClient(this.#listen);
+    const timeout = this.#settings.connectTimeoutMs;
+    try {
+      await withTimeout(client.connect(transport, { timeout }), timeout, "connecting", abort);
+    } catch (error) {
+      if (this.#closed) return;
+      const provider = this.#provider;
+      if (error instanceof UnauthorizedError && provider?.authorizationUrl) {
+        this.authUrl = provider.authorizationUrl;
+        abort.abort();
+        this.#set("authenticating");
+        return;
+      }
+      abort.abort();
+      await client.close().catch(() => undefined);
+      this.#fail(error);
+      return;
+    }
+    if (this.#closed) return void client.close().catch(() => undefined);
+    this.#client = client;
+    this.authUrl = null;
+    this.capabilities = (client.getServerCapabilities() as Record<string, unknown> | undefined) ?? null;
+    this.instructions = client.getInstructions() ?? null;
+    this.#set("connected");
+    this.#set("discovering");
+    try {
+      await withTimeout(this.#discover(client), timeout, "listing the catalogue", abort);
+    } catch (error) {
+      abort.abort();
+      await client.close().catch(() => undefined);
+      this.#client = undefined;
+      this.#fail(error);
+      return;
+    }
+    this.#set("ready");
+  }
+
+  #newTransport(abort: AbortController): StreamableHTTPClientTransport {
+    const row = this.#settings.registry.get(this.id);
+    const stored: StoredOptions = row ? JSON.parse(row.options) : {};
+    const local = row?.local === 1;
+    const provider = new StoredOAuthProvider(
+      this.#settings.registry,
+      this.id,
+      this.#settings.options.name,
+      this.#settings.authorizationTtlMs,
+    );
+    this.#provider = provider;
+    this.#listen = stored.transport?.listen !== false;
+    return new StreamableHTTPClientTransport(new URL(this.url), {
+      authProvider: provider,
+      fetch: this.#guardedFetch(abort, local, stored.transport?.listen !== false),
+      ...(stored.headers && { requestInit: { headers: stored.headers } }),
+    });
+  }
+
+  #newClient(listen: boolean): Client {
+    const { options } = this.#settings;
+    const capabilities: ClientCapabilities = {};
+    if (options.onElicitation) capabilities.elicitation = { form: {} };
+    if (options.onSampling) capabilities.sampling = {};
+    const refresh = (kind: "tools" | "prompts" | "resources") => ({
+      onChanged: (error: Error | null, items: unknown[] | null) => {
+        if (error || !items || this.state !== "ready") return;
+        const tooMany = this.#tooMany(kind, items);
+        if (tooMany) return this.#fail(tooMany);
+        // SAFETY: the SDK validated the refreshed list against the schema of `kind`.
+        (this as unknown as Record<typeof kind, unknown[]>)[kind] = items;
+        this.#settings.changed();
+      },
+    });
+    const client = new Client(
+      { name: options.name, version: options.version },
+      {
+        capabilities,
+        versionNegotiation: { mode: "auto" },
+        listMaxPages: 16,
+        // Change notifications need an open stream (GET, or the 2026-era subscription): only when listening.
+        ...(listen && { listChanged: { tools: refresh("tools"), prompts: refresh("prompts"), resources: refresh("resources") } }),
+      },
+    );
+    const { onElicitation, onSampling } = options;
+    if (onElicitation) client.setRequestHandler("elicitation/create", (request) => onElicitation(this.id, request.params));
+    if (onSampling) client.setRequestHandler("sampling/createMessage", (request) => onSampling(this.id, request.params));
+    return client;
+  }
+
+  /** Lists what the server offers (each kind only when the server declares it). */
+  async #discover(client: Client): Promise<void> {
+    const caps = client.getServerCapabilities() ?? {};
+    const timeout = this.#settings.requestTimeoutMs;
+    const [tools, prompts, resources] = await Promise.all([
+      caps.tools ? client.listTools(undefined, { timeout }).then((r) => r.tools) : [],
+      caps.prompts ? client.listPrompts(undefined, { timeout }).then((r) => r.prompts) : [],
+      caps.resources ? client.listResources(undefined, { timeout }).then((r) => r.resources) : [],
+    ]);
+    const tooMany = this.#tooMany("tools", tools) ?? this.#tooMany("prompts", prompts) ?? this.#tooMany("resources", resources);
+    if (tooMany) throw tooMany;
+    this.tools = tools;
+    this.prompts = prompts;
+    this.resources = resources;
+  }
+
+  /** @returns an error when the server offers more `kind` than allowed */
+  #tooMany(kind: string, items: unknown[]): Error | undefined {
+    const max = this.#settings.maxCatalogueSize;
+    if (!Array.isArray(items)) return new Error(`the server's ${kind} list is not a list`);
+    return items.length > max ? new Error(`the server offers ${items.length} ${kind}, more than the ${max} allowed (maxCatalogueSize)`) : undefined;
+  }
+
+  /**
+   * The fetch the transport uses: every URL (the server, its OAuth endpoints, redirects) is checked
+   * against the URL policy, requests end when the attempt is aborted, and an announced body larger
+   * than `maxResponseBytes` is refused.
+   */
+  #guardedFetch(abort: AbortController, local: boolean, listen: boolean): FetchLike {
+    const base = this.#settings.options.fetch ?? ((url, init) => fetch(url, init));
+    const { maxResponseBytes } = this.#settings;
+    return async (input, init) => {
+      let url = new URL(input instanceof Request ? input.url : String(input));
+      const refusal = this.#settings.refusal(url, local);
+      if (refusal) throw new Error(`fetching ${url.origin} is not allowed: ${refusal}`);
+      // The standalone notification stream (a GET to the server URL): declined when listening is off.
+      if (!listen && (init?.method ?? "GET") === "GET" && url.href === new URL(this.url).href) {
+        return new Response(null, { status: 405 });
+      }
+      const signal = init?.signal ? AbortSignal.any([init.signal, abort.signal]) : abort.signal;
+      // Redirects are followed here, each target checked against the policy first.
+      let request: RequestInit = { ...init, signal, redirect: "manual" };
+      let response = await base(url, request);
+      for (let hops = 0; REDIRECTS.has(response.status); hops++) {
+        const location = response.headers.get("location");
+        if (location === null) break;
+        await response.body?.cancel().catch(() => undefined);
+        const next = new URL(location, url);
+        const refused = hops >= MAX_REDIRECTS ? `more than ${MAX_REDIRECTS} redirects` : this.#settings.refusal(next, local);
+        if (refused) throw new Error(`the redirect of ${url.origin} to ${next.origin} is not allowed: ${refused}`);
+        // 303 (and 301/302 after a POST, as browsers do) continue as a GET without a body.
+        if (response.status === 303 || (response.status < 303 && (request.method ?? "GET") === "POST")) {
+          request = { ...request, method: "GET", body: undefined };
+        }
+        url = next;
+        response = await base(url, request);
+      }
+      const length = Number(response.headers.get("content-length") ?? 0);
+      if (length > maxResponseBytes) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new Error(`the response of ${url.origin} is ${length} bytes, more than the ${maxResponseBytes} allowed`);
+      }
+      return response;
+    };
+  }
+
+  #set(state: MCPConnectionState): void {
+    this.state = state;
+    if (state !== "failed") this.error = null;
+    this.#settings.changed();
+  }
+
+  #fail(error: unknown): void {
+    this.tools = [];
+    this.prompts = [];
+    this.resources = [];
+    const message = errorMessage(error) || "unknown error";
+    this.error = message.length > MAX_ERROR_LENGTH ? `${message.slice(0, MAX_ERROR_LENGTH)}…` : message;
+    this.state = "failed";
+    this.#settings.changed();
+  }
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+
+/** @returns `work`, or a rejection after `ms` (the attempt's controller is aborted then) */
+function withTimeout<T>(work: Promise<T>, ms: number, what: string, abort?: AbortController): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      abort?.abort();
+      reject(new Error(`timed out after ${ms} ms ${what}`));
+    }, ms);
+  });
+  return Promise.race([work, timeout]).finally(() => timer !== undefined && clearTimeout(timer));
+}

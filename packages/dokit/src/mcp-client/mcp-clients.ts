@@ -1,0 +1,409 @@
+import type { CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool } from "@modelcontextprotocol/client";
+import type { Capability, Claims } from "../lifecycle/capability";
+import { getCurrentAgent } from "../lifecycle/context";
+import { DokitError } from "../lifecycle/errors";
+import { BASE_HEADER } from "../lifecycle/headers";
+import { MCP_SERVERS, type MCPServersState } from "../protocol/frames";
+import { type ConnectionSettings, ServerConnection, type StoredOptions } from "./connection";
+import type { AddServerOptions, AddServerResult, McpClientsOptions, McpServerInfo } from "./options";
+import { callbackPage, redirectTo } from "./page";
+import { randomToken } from "./provider";
+import { Registry } from "./registry";
+import { defaultUrlRefusal, isLoopbackHost } from "./url-policy";
+
+const DEFAULTS = {
+  callbackPath: "/mcp-client/callback",
+  authorizationTtlMs: 10 * 60_000,
+  connectTimeoutMs: 15_000,
+  requestTimeoutMs: 60_000,
+  maxCatalogueSize: 500,
+  maxResponseBytes: 8 * 1024 * 1024,
+} as const;
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** A catalogue item with the id of the server that offers it. */
+export type WithServerId<T> = T & { serverId: string };
+
+/**
+ * The object as a client of remote MCP servers: a durable registry of servers
+ * (with their OAuth data) in SQLite, connections re-established on first use
+ * after a wake, an aggregated catalogue, and the `cf_agent_mcp_servers` frame
+ * for every protocol-enabled connection (with WebSockets installed).
+ *
+ * ```ts
+ * readonly mcp = new McpClients({ name: "assistant", version: "1.0.0" });
+ * readonly lifecycle = Lifecycle.install(this).use(this.mcp).use(this.webSockets);
+ * // await this.mcp.add("github", "https://api.githubcopilot.com/mcp/")
+ * ```
+ */
+export class McpClients implements Capability {
+  readonly capabilityName = "McpClients";
+  readonly #options: McpClientsOptions;
+  readonly #callbackPath: string;
+  readonly #connections = new Map<string, ServerConnection>();
+  #claims: Claims | undefined;
+  #registry: Registry | undefined;
+  #settings: ConnectionSettings | undefined;
+  #loaded = false;
+  /** The serialized frame, until the next change. */
+  #frame: string | undefined;
+
+  /** @param options - the client identity, URL policy, OAuth routes, limits and server-request handlers */
+  constructor(options: McpClientsOptions) {
+    if (typeof options?.name !== "string" || !options.name || typeof options.version !== "string" || !options.version) {
+      throw new DokitError("INVALID_ARGUMENT", 'McpClients needs { name, version }, e.g. new McpClients({ name: "assistant", version: "1.0.0" })');
+    }
+    const path = options.callbackPath ?? DEFAULTS.callbackPath;
+    if (!path.startsWith("/")) throw new DokitError("INVALID_ARGUMENT", `McpClients: callbackPath "${path}" must start with "/"`);
+    this.#options = options;
+    this.#callbackPath = path;
+  }
+
+  /** @internal Claims the OAuth callback route, the connect frame, and the start and destroy hooks. */
+  attach(claims: Claims): void {
+    this.#claims = claims;
+    claims.route(this.#callbackPath, (request) => this.#callback(request));
+    claims.connectFrames(() => this.#connectFrame());
+    // In the background: start never waits for remote servers. (No hook otherwise: a wake then runs no start turn for McpClients.)
+    if (this.#options.connectOnStart) claims.onStart(() => queueMicrotask(() => this.#restoreLogged()));
+    claims.onDestroy(async () => {
+      const closing = [...this.#connections.values()].map((connection) => connection.close());
+      this.#connections.clear();
+      this.#registry?.reset();
+      this.#loaded = false;
+      this.#frame = undefined;
+      await Promise.all(closing);
+    });
+  }
+
+  // ---------------------------------------------------------------- servers
+
+  /**
+   * Registers a server and connects to it (a stored server with the same id, name and URL is
+   * connected again). Servers that need OAuth end in `authenticating` with the `authUrl` to send the user to.
+   * @param name - a display name
+   * @param url - the server's Streamable HTTP endpoint
+   * @param options - a stable `id`, `headers`, the `transport`
+   * @returns the server's id and state after the first attempt
+   * @throws DokitError URL_NOT_ALLOWED when the URL policy refuses the URL, INVALID_ARGUMENT for a bad name, URL or id
+   */
+  async add(name: string, url: string, options: AddServerOptions = {}): Promise<AddServerResult> {
+    if (typeof name !== "string" || !name.trim()) throw new DokitError("INVALID_ARGUMENT", "McpClients.add: name must be a non-empty string");
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new DokitError("INVALID_ARGUMENT", `McpClients.add: "${String(url).slice(0, 200)}" is not a URL`);
+    }
+    const id = options.id ?? randomToken(9);
+    if (!ID.test(id)) throw new DokitError("INVALID_ARGUMENT", "McpClients.add: id must be 1-64 letters, digits, _ or -");
+    const local = this.#isLocal();
+    const refusal = this.#refusal(parsed, local);
+    if (refusal) throw new DokitError("URL_NOT_ALLOWED", `McpClients.add: ${parsed.origin} is not allowed: ${refusal}`);
+    const { registry, settings } = this.#load();
+    const existing = this.#connections.get(id);
+    if (existing && (existing.name !== name || existing.url !== parsed.href)) {
+      throw new DokitError("INVALID_ARGUMENT", `McpClients.add: the id "${id}" is already used by another server`);
+    }
+    const type = options.transport?.type;
+    if (type !== undefined && type !== "streamable-http" && type !== "auto") {
+      throw new DokitError("INVALID_ARGUMENT", `McpClients.add: transport "${String(type)}" is not offered; use "streamable-http"`);
+    }
+    if (!existing) {
+      const stored: StoredOptions = {};
+      const headers = { ...options.transport?.headers, ...options.headers };
+      if (Object.keys(headers).length) stored.headers = headers;
+      if (options.transport?.listen !== undefined) stored.transport = { listen: options.transport.listen };
+      registry.insert({
+        id,
+        name,
+        url: parsed.href,
+        options: JSON.stringify(stored),
+        callback_url: this.#callbackUrl(),
+        local: local ? 1 : 0,
+      });
+      this.#connections.set(id, new ServerConnection(id, name, parsed.href, settings));
+      this.#changed();
+    }
+    // SAFETY: set above, or found existing.
+    const connection = this.#connections.get(id) as ServerConnection;
+    await connection.connect();
+    const result: AddServerResult = { id, state: connection.state };
+    if (connection.authUrl) result.authUrl = connection.authUrl;
+    if (connection.error) result.error = connection.error;
+    return result;
+  }
+
+  /** Disconnects a server and deletes it and its OAuth data. @returns whether it existed */
+  async remove(id: string): Promise<boolean> {
+    const { registry } = this.#load();
+    const connection = this.#connections.get(id);
+    if (!connection) return false;
+    this.#connections.delete(id);
+    registry.delete(id);
+    this.#changed();
+    await connection.close();
+    return true;
+  }
+
+  /** @returns the registered servers (no secrets), reconnecting stored ones in the background after a wake */
+  servers(): McpServerInfo[] {
+    this.#restore();
+    return [...this.#connections.values()].map((c) => ({
+      id: c.id,
+      name: c.name,
+      url: c.url,
+      state: c.state,
+      error: c.error,
+      authUrl: c.authUrl,
+      instructions: c.instructions,
+    }));
+  }
+
+  /** Waits until every registered server has settled (ready, failed or authenticating). */
+  async ready(): Promise<void> {
+    this.#restore();
+    await Promise.all([...this.#connections.values()].map((c) => c.connect()));
+  }
+
+  // -------------------------------------------------------------- catalogue
+
+  /** @returns the tools of every ready server, each with its `serverId` */
+  tools(): WithServerId<Tool>[] {
+    return this.#collect("tools");
+  }
+
+  /** @returns the prompts of every ready server, each with its `serverId` */
+  prompts(): WithServerId<Prompt>[] {
+    return this.#collect("prompts");
+  }
+
+  /** @returns the resources of every ready server, each with its `serverId` */
+  resources(): WithServerId<Resource>[] {
+    return this.#collect("resources");
+  }
+
+  #collect<K extends "tools" | "prompts" | "resources">(kind: K): WithServerId<ServerConnection[K][number]>[] {
+    this.#restore();
+    const items: WithServerId<ServerConnection[K][number]>[] = [];
+    for (const connection of this.#connections.values()) {
+      for (const item of connection[kind]) items.push({ ...item, serverId: connection.id });
+    }
+    return items;
+  }
+
+  /**
+   * Calls a tool on one server, connecting first when needed.
+   * @returns the server's result (a tool error is a result with `isError`)
+   * @throws DokitError UNKNOWN_SERVER, SERVER_UNAVAILABLE when it cannot connect, or the protocol error
+   */
+  async callTool(serverId: string, name: string, args: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<CallToolResult> {
+    const client = await this.#client(serverId);
+    return (await client.callTool({ name, arguments: args }, { timeout: options.timeoutMs ?? this.#requestTimeout() })) as CallToolResult;
+  }
+
+  /** Reads a resource from one server. @throws as {@link callTool} */
+  async readResource(serverId: string, uri: string, options: { timeoutMs?: number } = {}): Promise<ReadResourceResult> {
+    const client = await this.#client(serverId);
+    return client.readResource({ uri }, { timeout: options.timeoutMs ?? this.#requestTimeout() });
+  }
+
+  /** Gets a prompt from one server. @throws as {@link callTool} */
+  async getPrompt(serverId: string, name: string, args: Record<string, string> = {}, options: { timeoutMs?: number } = {}): Promise<GetPromptResult> {
+    const client = await this.#client(serverId);
+    return client.getPrompt({ name, arguments: args }, { timeout: options.timeoutMs ?? this.#requestTimeout() });
+  }
+
+  async #client(serverId: string) {
+    this.#load();
+    const connection = this.#connections.get(serverId);
+    if (!connection) throw new DokitError("UNKNOWN_SERVER", `no MCP server with the id "${serverId}"`);
+    try {
+      return await connection.client();
+    } catch (error) {
+      throw new DokitError("SERVER_UNAVAILABLE", (error as Error).message, { cause: error });
+    }
+  }
+
+  // ------------------------------------------------------------------ frame
+
+  /** @returns the servers and catalogue in the reference's `MCPServersState` shape (what the frame carries) */
+  getMcpServers(): MCPServersState {
+    this.#restore();
+    const servers: MCPServersState["servers"] = {};
+    for (const c of this.#connections.values()) {
+      servers[c.id] = {
+        name: c.name,
+        server_url: c.url,
+        auth_url: c.authUrl,
+        state: c.state,
+        error: c.error,
+        instructions: c.instructions,
+        capabilities: c.capabilities,
+      };
+    }
+    return { servers, tools: this.tools(), prompts: this.prompts(), resources: this.resources() };
+  }
+
+  #frameText(): string {
+    return (this.#frame ??= JSON.stringify({ type: MCP_SERVERS, mcp: this.getMcpServers() }));
+  }
+
+  /** The connect frame: a registry that cannot be read (no SQLite) is logged, and the connection still opens. */
+  #connectFrame(): string | undefined {
+    try {
+      return this.#frameText();
+    } catch (error) {
+      console.error("dokit: McpClients could not list its servers for a new connection", error);
+      return undefined;
+    }
+  }
+
+  #changed(): void {
+    this.#frame = undefined;
+    const claims = this.#claims;
+    if (claims) {
+      try {
+        claims.dispatch.broadcastProtocol(this.#frameText());
+      } catch (error) {
+        console.error("dokit: broadcasting the MCP servers failed", error);
+      }
+    }
+    try {
+      this.#options.onChanged?.();
+    } catch (error) {
+      console.error("dokit: McpClients onChanged failed", error);
+    }
+  }
+
+  // ---------------------------------------------------------------- loading
+
+  get #installed(): Claims {
+    if (!this.#claims) throw new DokitError("NOT_INSTALLED", "McpClients is not installed: use Lifecycle.install(this).use(mcpClients)");
+    return this.#claims;
+  }
+
+  /** Reads the registry once per wake (no connection is opened). @returns the registry and the connections' settings */
+  #load(): { registry: Registry; settings: ConnectionSettings } {
+    if (this.#loaded && this.#registry && this.#settings) return { registry: this.#registry, settings: this.#settings };
+    const claims = this.#installed;
+    this.#registry ??= new Registry(claims.lifecycle.ctx.storage);
+    const options = this.#options;
+    this.#settings ??= {
+      options,
+      registry: this.#registry,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+      requestTimeoutMs: this.#requestTimeout(),
+      maxCatalogueSize: options.maxCatalogueSize ?? DEFAULTS.maxCatalogueSize,
+      maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
+      authorizationTtlMs: options.authorizationTtlMs ?? DEFAULTS.authorizationTtlMs,
+      refusal: (url, local) => this.#refusal(url, local),
+      changed: () => this.#changed(),
+    };
+    const registry = this.#registry;
+    const settings = this.#settings;
+    for (const row of registry.all()) {
+      if (!this.#connections.has(row.id)) this.#connections.set(row.id, new ServerConnection(row.id, row.name, row.url, settings));
+    }
+    this.#loaded = true;
+    return { registry, settings };
+  }
+
+  /** Loads the registry and, on the first use after a wake, reconnects stored servers in the background. */
+  #restore(): void {
+    if (this.#loaded) return;
+    this.#load();
+    for (const connection of this.#connections.values()) void connection.connect().catch(() => undefined);
+  }
+
+  #restoreLogged(): void {
+    try {
+      this.#restore();
+    } catch (error) {
+      console.error("dokit: McpClients could not reconnect its servers at start", error);
+    }
+  }
+
+  #requestTimeout(): number {
+    return this.#options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
+  }
+
+  #refusal(url: URL, local: boolean): string | undefined {
+    const allow = this.#options.allowUrl;
+    if (allow) return allow(url) ? undefined : "refused by allowUrl";
+    return defaultUrlRefusal(url, local);
+  }
+
+  /** @returns whether the object runs in local development (see {@link McpClientsOptions.localDevelopment}) */
+  #isLocal(): boolean {
+    if (this.#options.localDevelopment !== undefined) return this.#options.localDevelopment;
+    const { request, connection } = getCurrentAgent();
+    const address = request?.url ?? connection?.uri;
+    if (!address) return false;
+    try {
+      return isLoopbackHost(new URL(address).hostname);
+    } catch {
+      return false;
+    }
+  }
+
+  /** @returns the OAuth redirect URL for a server added now, or `null` when none can be known */
+  #callbackUrl(): string | null {
+    if (this.#options.callbackUrl) return this.#options.callbackUrl;
+    const { request, connection } = getCurrentAgent();
+    try {
+      if (request) {
+        const base = request.headers.get(BASE_HEADER);
+        if (base !== null) return new URL(base + this.#callbackPath, request.url).href;
+      }
+      // A call over a WebSocket: the upgrade URL is the object's address (without a sub-path).
+      if (connection?.uri) {
+        const uri = new URL(connection.uri);
+        return new URL(uri.pathname.replace(/\/$/, "") + this.#callbackPath, uri).href;
+      }
+    } catch {
+      // fall through
+    }
+    return null;
+  }
+
+  // ---------------------------------------------------------- OAuth callback
+
+  /** GET {callbackPath}?code&state (or ?error&state): completes the authorization `state` belongs to. */
+  async #callback(request: Request): Promise<Response> {
+    const params = new URL(request.url).searchParams;
+    const state = params.get("state");
+    const { registry } = this.#load();
+    // Single use: the state is cleared by this lookup, valid or not.
+    const row = state ? registry.takeState(state, Date.now()) : undefined;
+    if (!row) return this.#finish(false, undefined, "unknown or expired authorization state");
+    const connection = this.#connections.get(row.id);
+    if (!connection) return this.#finish(false, undefined, "the server was removed");
+    const refused = params.get("error");
+    const code = params.get("code");
+    if (refused || !code) {
+      const why = refused ? `authorization refused: ${refused.replace(/[^\w .-]/g, "").slice(0, 100)}` : "the callback carries no code";
+      registry.update(row.id, { auth_url: null, verifier: null });
+      connection.authUrl = null;
+      connection.state = "failed";
+      connection.error = why;
+      this.#changed();
+      return this.#finish(false, row.id, why);
+    }
+    try {
+      await connection.finishAuth(params);
+    } catch {
+      return this.#finish(false, row.id, connection.error ?? "the authorization could not be completed");
+    }
+    return this.#finish(connection.state === "ready", row.id, connection.error ?? undefined);
+  }
+
+  #finish(ok: boolean, serverId: string | undefined, error?: string): Response {
+    const target = ok ? this.#options.successRedirect : this.#options.errorRedirect;
+    if (!target) return callbackPage(ok);
+    const url = new URL(target);
+    if (serverId) url.searchParams.set("serverId", serverId);
+    if (!ok && error) url.searchParams.set("error", error);
+    return redirectTo(url.href);
+  }
+}

@@ -1,0 +1,16 @@
+export { includeValues, Observability, subscribe } from "./observability";
+export { CHANNELS } from "./channels";
+export type {
+  BaseEvent,
+  ChannelEventMap,
+  ErrorWhere,
+  LifecycleEvent,
+  McpEvent,
+  MessageEvent,
+  ObservabilityEvent,
+  RpcEvent,
+  ScheduleEvent,
+  StateEvent,
+  StateEventSource,
+} from "./events";
+export type { EventChannelKey, Observer } from "../lifecycle/capability";

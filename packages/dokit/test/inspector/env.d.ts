@@ -1,0 +1,15 @@
+import type { DelegatingRoom, DisabledRoom, HostRoutedRoom, InspectedRoom, McpRoom, RefusingRoom } from "./objects";
+
+declare global {
+  interface Env {
+    INSPECTED_ROOM: DurableObjectNamespace<InspectedRoom>;
+    DISABLED_ROOM: DurableObjectNamespace<DisabledRoom>;
+    REFUSING_ROOM: DurableObjectNamespace<RefusingRoom>;
+    HOST_ROUTED_ROOM: DurableObjectNamespace<HostRoutedRoom>;
+    DELEGATING_ROOM: DurableObjectNamespace<DelegatingRoom>;
+    MCP_ROOM: DurableObjectNamespace<McpRoom>;
+  }
+  namespace Cloudflare {
+    interface Env extends globalThis.Env {}
+  }
+}

@@ -1,0 +1,17 @@
+import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import type { Assistant, EagerAssistant, McpServerObject, OAuthAssistant, TightAssistant } from "./objects";
+
+declare global {
+  interface Env {
+    MCP_SERVER: DurableObjectNamespace<McpServerObject>;
+    ASSISTANT: DurableObjectNamespace<Assistant>;
+    TIGHT_ASSISTANT: DurableObjectNamespace<TightAssistant>;
+    OAUTH_ASSISTANT: DurableObjectNamespace<OAuthAssistant>;
+    EAGER_ASSISTANT: DurableObjectNamespace<EagerAssistant>;
+    OAUTH_KV: KVNamespace;
+    OAUTH_PROVIDER: OAuthHelpers;
+  }
+  namespace Cloudflare {
+    interface Env extends globalThis.Env {}
+  }
+}
