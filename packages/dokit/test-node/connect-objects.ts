@@ -2,7 +2,9 @@
 // (connect.test.ts). Each answers `GET …/sockets` with what the object holds,
 // so a test can tell that a refused connection left no ghost behind.
 import { DurableObject } from "cloudflare:workers";
+import { Inspector } from "../src/inspector";
 import { Lifecycle } from "../src/lifecycle";
+import { Observability } from "../src/observability";
 import { State } from "../src/state";
 import { WebSockets } from "../src/websockets";
 
@@ -65,7 +67,10 @@ export class PlainRoom extends DurableObject<Env> {
       },
     },
   });
-  readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
+  readonly lifecycle = Lifecycle.install(this)
+    .use(this.webSockets)
+    // The default guard (loopback Host, same-site requests), met over real sockets in inspector.test.ts.
+    .use(new Inspector({ enabled: true, observability: new Observability(), webSockets: this.webSockets }));
 
   onRequest(request: Request): Promise<Response> {
     return testRoutes(request, this);
