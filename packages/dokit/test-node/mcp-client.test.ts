@@ -118,6 +118,32 @@ describe("McpClients over loopback", () => {
     expect(after.tools.map((t) => t.name)).toEqual(["double"]);
   });
 
+  it("marks a server that went away while ready as failed, with the caller told, and reconnects on the next use", async () => {
+    // Its own server on its own port, so it can be stopped and started again there.
+    const own = serve((request) => handler.fetch(request));
+    const url = `${await listen(own)}/mcp`;
+    const port = Number(new URL(url).port);
+    const name = fresh("gone");
+    expect(await act(name, "add", { name: "own", url, id: "own" })).toEqual({ id: "own", state: "ready" });
+    expect(textOf(await act(name, "call", { serverId: "own", name: "double", args: { n: 2 } }))).toBe("4");
+
+    own.closeAllConnections();
+    await new Promise((resolve) => own.close(resolve));
+    const failed = await act(name, "call", { serverId: "own", name: "double", args: { n: 3 } });
+    expect(failed).toMatchObject({ code: "SERVER_UNAVAILABLE", error: "dokit: MCP server own failed: Network connection lost." });
+    expect(((await act(name, "state")) as MCPServersState).servers.own).toMatchObject({ state: "failed", error: expect.any(String) });
+
+    const again = serve((request) => handler.fetch(request));
+    await new Promise<void>((resolve) => again.listen(port, "127.0.0.1", resolve));
+    try {
+      expect(textOf(await act(name, "call", { serverId: "own", name: "double", args: { n: 5 } }))).toBe("10");
+      expect(((await act(name, "state")) as MCPServersState).servers.own).toMatchObject({ state: "ready", error: null });
+    } finally {
+      again.closeAllConnections();
+      await new Promise((resolve) => again.close(resolve));
+    }
+  });
+
   it("connects to a 2025-era server too (the client SDK negotiates the era)", async () => {
     const name = fresh("legacy");
     expect(await act(name, "add", { name: "legacy", url: legacyUrl, id: "legacy" })).toEqual({ id: "legacy", state: "ready" });

@@ -115,6 +115,18 @@ export class ServerConnection {
     await this.connect();
   }
 
+  /**
+   * A request failed below the protocol (the server or its session went away, a transport
+   * error, a timeout): the server is `failed` with the message now, and the next use reconnects.
+   */
+  lost(error: unknown): void {
+    if (this.state !== "ready" || this.#closed) return;
+    const client = this.#client;
+    this.#client = undefined;
+    void client?.close().catch(() => undefined);
+    this.#fail(error);
+  }
+
   /** Closes the client; the connection is not used again. */
   async close(): Promise<void> {
     this.#closed = true;

@@ -1,7 +1,7 @@
-import type { CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool } from "@modelcontextprotocol/client";
+import { type CallToolResult, type Client, type GetPromptResult, type Prompt, ProtocolError, type ReadResourceResult, type Resource, type Tool } from "@modelcontextprotocol/client";
 import type { Capability, Claims } from "../lifecycle/capability";
 import { getCurrentAgent } from "../lifecycle/context";
-import { DokitError } from "../lifecycle/errors";
+import { DokitError, errorMessage } from "../lifecycle/errors";
 import { BASE_HEADER } from "../lifecycle/headers";
 import { MCP_SERVERS, type MCPServersState } from "../protocol/frames";
 import { type ConnectionSettings, ServerConnection, type StoredOptions } from "./connection";
@@ -198,30 +198,39 @@ export class McpClients implements Capability {
    * @throws DokitError UNKNOWN_SERVER, SERVER_UNAVAILABLE when it cannot connect, or the protocol error
    */
   async callTool(serverId: string, name: string, args: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<CallToolResult> {
-    const client = await this.#client(serverId);
-    return (await client.callTool({ name, arguments: args }, { timeout: options.timeoutMs ?? this.#requestTimeout() })) as CallToolResult;
+    return this.#request(serverId, async (client) => (await client.callTool({ name, arguments: args }, { timeout: options.timeoutMs ?? this.#requestTimeout() })) as CallToolResult);
   }
 
   /** Reads a resource from one server. @throws as {@link callTool} */
   async readResource(serverId: string, uri: string, options: { timeoutMs?: number } = {}): Promise<ReadResourceResult> {
-    const client = await this.#client(serverId);
-    return client.readResource({ uri }, { timeout: options.timeoutMs ?? this.#requestTimeout() });
+    return this.#request(serverId, (client) => client.readResource({ uri }, { timeout: options.timeoutMs ?? this.#requestTimeout() }));
   }
 
   /** Gets a prompt from one server. @throws as {@link callTool} */
   async getPrompt(serverId: string, name: string, args: Record<string, string> = {}, options: { timeoutMs?: number } = {}): Promise<GetPromptResult> {
-    const client = await this.#client(serverId);
-    return client.getPrompt({ name, arguments: args }, { timeout: options.timeoutMs ?? this.#requestTimeout() });
+    return this.#request(serverId, (client) => client.getPrompt({ name, arguments: args }, { timeout: options.timeoutMs ?? this.#requestTimeout() }));
   }
 
-  async #client(serverId: string) {
+  /**
+   * Runs one request on a server's client, connecting first when needed. A failure below the
+   * protocol (not an error the server answered) marks the server `failed`; the next use reconnects.
+   */
+  async #request<T>(serverId: string, run: (client: Client) => Promise<T>): Promise<T> {
     this.#load();
     const connection = this.#connections.get(serverId);
     if (!connection) throw new DokitError("UNKNOWN_SERVER", `no MCP server with the id "${serverId}"`);
+    let client: Client;
     try {
-      return await connection.client();
+      client = await connection.client();
     } catch (error) {
       throw new DokitError("SERVER_UNAVAILABLE", (error as Error).message, { cause: error });
+    }
+    try {
+      return await run(client);
+    } catch (error) {
+      if (error instanceof ProtocolError) throw error;
+      connection.lost(error);
+      throw new DokitError("SERVER_UNAVAILABLE", `MCP server ${serverId} failed: ${errorMessage(error)}`, { cause: error });
     }
   }
 
