@@ -60,7 +60,7 @@ export class Session {
     // SAFETY: LiveSocket implements what WebSockets uses of a socket (send, close, readyState, attachment).
     this.connection = host.connection(this.#socket as unknown as WebSocket, id, request);
     sessions.set(this.connection, this);
-    this.#scope = { agent: host.agent, connection: this.connection, request: undefined };
+    this.#scope = { agent: host.lifecycle.host, connection: this.connection, request: undefined };
     const main = mainObject(this.connection, host);
     // Cap'n Web's read loop starts here and every call it makes (callables, the pipe, methods of
     // returned stubs) continues from it, so they all see the object and this connection.
@@ -140,7 +140,7 @@ function mainObject(connection: Connection, host: TransportHost): RpcTarget {
   class Main extends RpcTarget {}
   const define = (name: string, value: (...args: unknown[]) => unknown) =>
     Object.defineProperty(Main.prototype, name, { value, writable: true, configurable: true });
-  for (const name of host.dispatch.methodNames()) define(name, (...args) => invokeClaimed(host.dispatch, name, args));
+  for (const name of host.dispatch.methodNames()) define(name, (...args) => observed(host, connection, name, args));
   // __cf_agent_send(frame): state frames, JSON rpc frames and user messages, dispatched like a hibernating socket's.
   define(CAPNWEB_PIPE, async (frame) => {
     const message = typeof frame === "string" ? frame : isBinary(frame) ? arrayBuffer(frame) : undefined;
@@ -153,6 +153,21 @@ function mainObject(connection: Connection, host: TransportHost): RpcTarget {
     }
   });
   return new Main();
+}
+
+/** Invokes a claimed method, publishing `rpc` (and `rpc:error`) as an rpc frame's call does when agents:rpc has subscribers. */
+async function observed(host: TransportHost, connection: Connection, name: string, args: unknown[]): Promise<unknown> {
+  const observer = host.dispatch.observer;
+  const began = observer?.since("rpc");
+  if (!observer || !began) return invokeClaimed(host.dispatch, name, args);
+  try {
+    const result = await invokeClaimed(host.dispatch, name, args);
+    observer.rpc(host.lifecycle, connection, name, began, false, undefined);
+    return result;
+  } catch (error) {
+    observer.rpc(host.lifecycle, connection, name, began, true, error);
+    throw error;
+  }
 }
 
 function isBinary(value: unknown): value is ArrayBuffer | ArrayBufferView {

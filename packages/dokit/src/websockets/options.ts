@@ -1,3 +1,4 @@
+import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Dispatch } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 
@@ -28,8 +29,8 @@ export type ConnectionDecision = (connection: Connection, ctx: ConnectionContext
  * accepted, listed and served like one.
  */
 export interface TransportHost {
-  /** The object, for the invocation context of the plug-in's work. */
-  readonly agent: object;
+  /** The object's lifecycle: its host for the invocation context of the plug-in's work, its names for events. */
+  readonly lifecycle: Lifecycle;
   /** The object's dispatch table: the client-callable methods claimed on it. */
   readonly dispatch: Dispatch;
   /** @returns the connection id the client asked for (`_pk`), a new one, or `undefined` when the asked one is invalid */

@@ -406,7 +406,7 @@ export class WebSockets implements Capability {
   /** The private handle a transport plug-in (Cap'n Web) gets: never public members of WebSockets. */
   get #transportHost(): TransportHost {
     return {
-      agent: this.#installedOn.host,
+      lifecycle: this.#installedOn,
       dispatch: this.#table,
       live: this.#live,
       connectionId,

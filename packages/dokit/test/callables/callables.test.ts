@@ -7,6 +7,7 @@ import { isDokitError } from "../../src/lifecycle";
 import { hibernate, openSocket, type TestSocket } from "../../src/testing";
 import { WebSockets } from "../../src/websockets";
 import { captureConsole } from "../logs";
+import { type RpcEvent, subscribe } from "../../src/observability";
 import { type AgentStub } from "../../src/callables";
 import { type Counter, TestCallables } from "./objects";
 
@@ -411,6 +412,30 @@ async function openCapnweb(binding: string, name: string, query: Record<string, 
     },
   };
 }
+
+describe("Cap'n Web calls with dokit/observability installed", () => {
+  it("publish rpc and rpc:error on agents:rpc, with the method, the connection and the outcome, as rpc frames do", async () => {
+    const logs = captureConsole();
+    const events: RpcEvent[] = [];
+    const name = fresh("observed");
+    const unsubscribe = subscribe("rpc", (event) => void (event.name === name && events.push(event)));
+    try {
+      const client = await openCapnweb("call-separate", name, { _pk: "cap-observed" });
+      expect(await client.main.add(2, 3)).toBe(5);
+      await expect(client.main.fail("observed failure")).rejects.toThrow("observed failure");
+      await client.close();
+    } finally {
+      unsubscribe();
+    }
+    expect(events.map((event) => [event.type, event.agent, event.payload.method, event.payload.connectionId, event.payload.ok])).toEqual([
+      ["rpc", "CallSeparate", "add", "cap-observed", true],
+      ["rpc", "CallSeparate", "fail", "cap-observed", false],
+      ["rpc:error", "CallSeparate", "fail", "cap-observed", false],
+    ]);
+    expect(events[2]?.payload).toMatchObject({ error: "observed failure", durationMs: expect.any(Number) });
+    expect(logs.error).toEqual(["dokit: callable fail threw Error: observed failure"]);
+  });
+});
 
 describe.each(FORMS)("Cap'n Web transport, %s", (_form, binding) => {
   it("delivers identity, state and onConnect's frames through the client's message()", async () => {

@@ -2,6 +2,7 @@ import { DurableObject, RpcTarget } from "cloudflare:workers";
 import { z } from "zod";
 import { Callables } from "../../src/callables";
 import { capnweb } from "../../src/capnweb";
+import { Observability } from "../../src/observability";
 import { getCurrentAgent, Lifecycle, Refusal } from "../../src/lifecycle";
 import { type WebSocketHandlers, WebSockets } from "../../src/websockets";
 
@@ -211,7 +212,8 @@ export class CallSeparate extends Host {
     handlers: recordingHandlers(this),
     capnweb,
   });
-  readonly lifecycle = Lifecycle.install(this).use(this.callables).use(this.webSockets);
+  // Events on (nothing is published while nobody subscribes): calls over Cap'n Web publish `rpc` like rpc frames.
+  readonly lifecycle = Lifecycle.install(this).use(this.callables).use(this.webSockets).use(new Observability());
 }
 
 /** A Callables with argument schemas, handed to WebSockets: `new WebSockets({ callables: new Callables(target, { args }) })`. */
