@@ -27,7 +27,12 @@ export interface ConnectionSettings {
   refusal(url: URL, local: boolean): string | undefined;
   /** Called after every change of a connection's state or catalogue. */
   changed(): void;
+  /** Publishes an `mcp:client:*` event on agents:mcp when it has subscribers (`payload` is built only then). */
+  event(type: string, payload: () => object): void;
 }
+
+/** The transport every connection uses (the reference's name for it, in events). */
+const TRANSPORT = "streamable-http";
 
 /** Longest error text kept (and broadcast) for a failed server. */
 const MAX_ERROR_LENGTH = 500;
@@ -125,10 +130,12 @@ export class ServerConnection {
     this.#client = undefined;
     void client?.close().catch(() => undefined);
     this.#fail(error);
+    this.#settings.event("mcp:client:close", () => ({ serverId: this.id, url: this.url, transport: TRANSPORT, state: this.state, error: this.error }));
   }
 
   /** Closes the client; the connection is not used again. */
   async close(): Promise<void> {
+    this.#settings.event("mcp:client:close", () => ({ serverId: this.id, url: this.url, transport: TRANSPORT, state: this.state, phase: "client-close" }));
     this.#closed = true;
     this.#abort?.abort();
     await this.#client?.close().catch(() => undefined);
@@ -144,6 +151,7 @@ export class ServerConnection {
     this.#client = undefined;
     this.error = null;
     this.#set("connecting");
+    this.#settings.event("mcp:client:preconnect", () => ({ serverId: this.id }));
     const transport = this.#newTransport(abort);
     const client = this.#newClient(this.#listen);
     const timeout = this.#settings.connectTimeoutMs;
@@ -153,14 +161,20 @@ export class ServerConnection {
       if (this.#closed) return;
       const provider = this.#provider;
       if (error instanceof UnauthorizedError && provider?.authorizationUrl) {
-        this.authUrl = provider.authorizationUrl;
+        const authUrl = provider.authorizationUrl;
+        this.authUrl = authUrl;
         abort.abort();
         this.#set("authenticating");
+        this.#settings.event("mcp:client:authorize", () => {
+          const clientId = provider.clientInformation()?.client_id;
+          return { serverId: this.id, authUrl, ...(clientId && { clientId }) };
+        });
         return;
       }
       abort.abort();
       await client.close().catch(() => undefined);
       this.#fail(error);
+      this.#settings.event("mcp:client:connect", () => ({ serverId: this.id, url: this.url, transport: TRANSPORT, state: this.state, error: this.error }));
       return;
     }
     if (this.#closed) return void client.close().catch(() => undefined);
@@ -169,6 +183,7 @@ export class ServerConnection {
     this.capabilities = (client.getServerCapabilities() as Record<string, unknown> | undefined) ?? null;
     this.instructions = client.getInstructions() ?? null;
     this.#set("connected");
+    this.#settings.event("mcp:client:connect", () => ({ serverId: this.id, url: this.url, transport: TRANSPORT, state: this.state }));
     this.#set("discovering");
     try {
       await withTimeout(this.#discover(client), timeout, "listing the catalogue", abort);
@@ -177,9 +192,18 @@ export class ServerConnection {
       await client.close().catch(() => undefined);
       this.#client = undefined;
       this.#fail(error);
+      this.#settings.event("mcp:client:discover", () => ({ serverId: this.id, url: this.url, state: this.state, error: this.error }));
       return;
     }
     this.#set("ready");
+    this.#settings.event("mcp:client:discover", () => ({
+      serverId: this.id,
+      url: this.url,
+      state: this.state,
+      tools: this.tools.length,
+      prompts: this.prompts.length,
+      resources: this.resources.length,
+    }));
   }
 
   #newTransport(abort: AbortController): StreamableHTTPClientTransport {

@@ -308,6 +308,10 @@ export class McpClients implements Capability {
       authorizationTtlMs: options.authorizationTtlMs ?? DEFAULTS.authorizationTtlMs,
       refusal: (url, local) => this.#refusal(url, local),
       changed: () => this.#changed(),
+      event: (type, payload) => {
+        const observer = claims.dispatch.observer;
+        if (observer?.since("mcp")) observer.emit("mcp", claims.lifecycle, type, payload());
+      },
     };
     const registry = this.#registry;
     const settings = this.#settings;

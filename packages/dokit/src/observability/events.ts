@@ -73,8 +73,19 @@ export type ScheduleEvent =
   | BaseEvent<"schedule:retry" | "queue:retry", Job & { attempt: number; maxAttempts: number; error: string; durationMs: number }>
   | BaseEvent<"schedule:error" | "queue:error", Job & { attempts: number; error: string; code?: string; durationMs?: number }>;
 
+/** What `McpClients` (dokit/mcp-client) publishes about one server: the reference's `mcp:client:*` events, with `serverId` on each. */
+export type McpClientEvent =
+  | BaseEvent<"mcp:client:preconnect", { serverId: string }>
+  | BaseEvent<"mcp:client:connect", { serverId: string; url: string; transport: string; state: string; error?: string | null }>
+  | BaseEvent<"mcp:client:authorize", { serverId: string; authUrl: string; clientId?: string }>
+  | BaseEvent<
+      "mcp:client:discover",
+      { serverId: string; url: string; state: string; error?: string | null; tools?: number; prompts?: number; resources?: number }
+    >
+  | BaseEvent<"mcp:client:close", { serverId: string; url: string; transport: string; state: string; error?: string | null; phase?: "client-close" }>;
+
 /** agents:mcp */
-export type McpEvent = BaseEvent<
+export type McpEvent = McpClientEvent | BaseEvent<
   "mcp:request",
   {
     /** `"modern"` (2026-07-28, per-request) or `"legacy"` (2025-era sessions). */

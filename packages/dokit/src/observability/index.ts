@@ -5,6 +5,7 @@ export type {
   ChannelEventMap,
   ErrorWhere,
   LifecycleEvent,
+  McpClientEvent,
   McpEvent,
   MessageEvent,
   ObservabilityEvent,

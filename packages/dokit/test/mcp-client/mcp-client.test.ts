@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { openSocket, type TestSocket } from "../../src/testing";
 import { defaultUrlRefusal, isLoopbackHost, isPrivateHost } from "../../src/mcp-client/url-policy";
 import { captureConsole } from "../logs";
+import { type McpEvent, subscribe } from "../../src/observability";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
@@ -192,6 +193,35 @@ describe("the default URL policy", () => {
     expect(isLoopbackHost("127.0.0.1")).toBe(true);
     expect(isLoopbackHost("[::1]")).toBe(true);
     expect(isLoopbackHost("example.com")).toBe(false);
+  });
+});
+
+describe("events on agents:mcp (dokit/observability installed)", () => {
+  it("publishes mcp:client:preconnect, connect, discover and close for a server, and connect with its error for a failing one", async () => {
+    const events: McpEvent[] = [];
+    const name = fresh("events");
+    const unsubscribe = subscribe("mcp", (event) => void (event.name === name && event.type.startsWith("mcp:client:") && events.push(event)));
+    try {
+      const stub = assistant(name);
+      await stub.add("counter", serverUrl(fresh("srv")), { id: "counter", transport: { listen: false } });
+      await stub.remove("counter");
+      const failing = tight(name);
+      await failing.add("broken", "https://mcp.test/http-error", { id: "broken", transport: { listen: false } });
+    } finally {
+      unsubscribe();
+    }
+    expect(events.map((event) => [event.agent, event.type, (event.payload as { serverId?: string }).serverId, (event.payload as { state?: string }).state])).toEqual([
+      ["Assistant", "mcp:client:preconnect", "counter", undefined],
+      ["Assistant", "mcp:client:connect", "counter", "connected"],
+      ["Assistant", "mcp:client:discover", "counter", "ready"],
+      ["Assistant", "mcp:client:close", "counter", "ready"],
+      ["TightAssistant", "mcp:client:preconnect", "broken", undefined],
+      ["TightAssistant", "mcp:client:connect", "broken", "failed"],
+    ]);
+    expect(events[2]?.payload).toMatchObject({ url: expect.stringMatching(/^https:\/\/mcp\.test\//), tools: 6, prompts: 1, resources: 1 });
+    expect(events[5]?.payload).toMatchObject({ transport: "streamable-http", error: expect.stringMatching(/502|upstream|error/i) });
+    // Never a header or a token: the server's headers are stored, not published.
+    expect(JSON.stringify(events)).not.toMatch(/x-api-key|authorization|token/i);
   });
 });
 

@@ -6,6 +6,7 @@ import { McpHandler } from "../../src/mcp";
 import { McpClients } from "../../src/mcp-client";
 import type { AddServerOptions } from "../../src/mcp-client";
 import { WebSockets } from "../../src/websockets";
+import { Observability } from "../../src/observability";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 
@@ -198,7 +199,7 @@ export class Assistant extends ClientHost {
     onSampling: (serverId) => ({ role: "assistant", model: "test-model", content: { type: "text", text: `short (for ${serverId})` } }),
   });
   readonly webSockets = new WebSockets({ protocol: (_connection, ctx) => !isSensor(ctx.request) });
-  readonly lifecycle = Lifecycle.install(this).use(this.mcp).use(this.webSockets);
+  readonly lifecycle = Lifecycle.install(this).use(this.mcp).use(this.webSockets).use(new Observability());
 }
 
 /** Tight limits: a small catalogue, short timeouts, loopback allowed by an allowUrl option. */
@@ -213,7 +214,7 @@ export class TightAssistant extends ClientHost {
     allowUrl: (url) => url.hostname.endsWith(".test"),
     maxResponseBytes: 1024 * 1024,
   });
-  readonly lifecycle = Lifecycle.install(this).use(this.mcp);
+  readonly lifecycle = Lifecycle.install(this).use(this.mcp).use(new Observability());
 }
 
 /** An assistant whose add() runs in a routed request (so the OAuth callback URL is known): POST {base}/add. */
