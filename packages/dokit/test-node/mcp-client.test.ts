@@ -2,7 +2,10 @@
 // wrangler connects to an MCP server running here in Node with the official
 // server SDK, and protocol clients (dokit's and the official one) receive
 // cf_agent_mcp_servers.
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import { fileURLToPath } from "node:url";
 import type { AddressInfo } from "node:net";
 import { createMcpHandler, McpServer, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { AgentClient as OfficialClient } from "agents/client";
@@ -141,6 +144,27 @@ describe("McpClients over loopback", () => {
     } finally {
       again.closeAllConnections();
       await new Promise((resolve) => again.close(resolve));
+    }
+  });
+
+  it("fails a server whose TLS certificate is not trusted, with a message, and never sends it the request", async () => {
+    // A real MCP server behind https with a self-signed certificate (a test-only key, in fixtures/).
+    let reached = 0;
+    const fixture = (file: string) => readFileSync(fileURLToPath(new URL(`./fixtures/${file}`, import.meta.url)));
+    const tls = createHttpsServer({ key: fixture("self-signed.key"), cert: fixture("self-signed.crt") }, () => void reached++);
+    await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `https://127.0.0.1:${(tls.address() as AddressInfo).port}/mcp`;
+      const name = fresh("tls");
+      const added = await act(name, "add", { name: "tls", url, id: "tls" });
+      expect(added).toMatchObject({ id: "tls", state: "failed" });
+      expect(added.error).toEqual(expect.any(String));
+      expect(added.error).not.toMatch(/\n\s+at /);
+      expect(reached).toBe(0);
+      expect(await act(name, "call", { serverId: "tls", name: "double", args: { n: 1 } })).toMatchObject({ code: "SERVER_UNAVAILABLE" });
+    } finally {
+      tls.closeAllConnections();
+      await new Promise((resolve) => tls.close(resolve));
     }
   });
 
