@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { createMcpHandler, McpServer, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { AgentClient as OfficialClient } from "agents/client";
@@ -150,7 +150,7 @@ describe("McpClients over loopback", () => {
   it("fails a server whose TLS certificate is not trusted, with a message, and never sends it the request", async () => {
     // A real MCP server behind https with a self-signed certificate (a test-only key, in fixtures/).
     let reached = 0;
-    const fixture = (file: string) => readFileSync(fileURLToPath(new URL(`./fixtures/${file}`, import.meta.url)));
+    const fixture = (file: string) => readFileSync(join(import.meta.dirname, "fixtures", file));
     const tls = createHttpsServer({ key: fixture("self-signed.key"), cert: fixture("self-signed.crt") }, () => void reached++);
     await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
     try {
