@@ -1,5 +1,5 @@
 import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
-import type { Assistant, EagerAssistant, McpServerObject, OAuthAssistant, TightAssistant } from "./objects";
+import type { Assistant, EagerAssistant, McpServerObject, OAuthAssistant, RedirectingAssistant, TightAssistant } from "./objects";
 
 declare global {
   interface Env {
@@ -7,6 +7,7 @@ declare global {
     ASSISTANT: DurableObjectNamespace<Assistant>;
     TIGHT_ASSISTANT: DurableObjectNamespace<TightAssistant>;
     OAUTH_ASSISTANT: DurableObjectNamespace<OAuthAssistant>;
+    REDIRECTING_ASSISTANT: DurableObjectNamespace<RedirectingAssistant>;
     EAGER_ASSISTANT: DurableObjectNamespace<EagerAssistant>;
     OAUTH_KV: KVNamespace;
     OAUTH_PROVIDER: OAuthHelpers;

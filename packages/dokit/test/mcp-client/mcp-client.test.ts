@@ -359,6 +359,24 @@ describe("OAuth against @cloudflare/workers-oauth-provider", () => {
     expect((await visit(callback)).status).toBe(400); // single use
   });
 
+  it("sends the browser to errorRedirect with the server id and the reason when the user denies", async () => {
+    const name = fresh("deny-redirect");
+    const response = await worker.fetch(
+      new Request(`https://app.test/agents/redirecting-assistant/${name}/add`, {
+        method: "POST",
+        body: JSON.stringify({ name: "protected", url: `https://mcp.test/protected/${fresh("srv")}/mcp`, id: "r" }),
+      }),
+    );
+    const added = (await response.json()) as { state: string; authUrl: string };
+    expect(added.state).toBe("authenticating");
+    const state = new URL(added.authUrl).searchParams.get("state") as string;
+    const denied = await visit(`https://app.test/agents/redirecting-assistant/${name}/mcp-client/callback?error=access_denied&state=${state}`);
+    expect(denied.status).toBe(302);
+    const location = new URL(denied.location as string);
+    expect(location.origin + location.pathname).toBe("https://app.test/not-connected");
+    expect(Object.fromEntries(location.searchParams)).toEqual({ serverId: "r", error: "authorization refused: access_denied" });
+  });
+
   it("refuses an expired state; add() again starts a new authorization, which completes", async () => {
     const name = fresh("expired");
     const url = `https://mcp.test/protected/${fresh("srv")}/mcp`;

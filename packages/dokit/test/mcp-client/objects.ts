@@ -228,6 +228,24 @@ export class OAuthAssistant extends ClientHost {
   }
 }
 
+/** OAuth with both redirects configured: the callback sends the browser to the app's own pages. */
+export class RedirectingAssistant extends ClientHost {
+  readonly mcp = new McpClients({
+    name: "redirecting-assistant",
+    version: "1.0.0",
+    fetch: loopbackFetch,
+    connectTimeoutMs: 3_000,
+    successRedirect: "https://app.test/connected",
+    errorRedirect: "https://app.test/not-connected",
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.mcp);
+
+  async onRequest(request: Request): Promise<Response> {
+    const { name, url, id } = (await request.json()) as { name: string; url: string; id: string };
+    return Response.json(await this.mcp.add(name, url, { id, transport: { listen: false } }));
+  }
+}
+
 /** Reconnects its stored servers when it starts (connectOnStart), in the background. */
 export class EagerAssistant extends ClientHost {
   readonly mcp = new McpClients({ name: "eager", version: "1.0.0", fetch: loopbackFetch, connectOnStart: true });
