@@ -5,6 +5,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
 
@@ -199,6 +200,58 @@ describe("assistant", () => {
     await other.locator("#servers li[data-server] button", { hasText: "Remove" }).click();
     await expect.poll(() => page.locator("#servers").textContent()).toContain("No servers yet.");
     await expect.poll(() => page.locator("#tools").textContent()).toContain("No tools yet.");
+  });
+});
+
+describe("the official useAgent({ onMcpUpdate }) from agents/react, unchanged", () => {
+  it("receives the assistant's MCP servers on connect and after each change", async () => {
+    // One React component calling the official hook, bundled here (agents, react and react-dom
+    // resolve from packages/dokit, whose devDependencies they are).
+    const entry = `
+      import { createElement } from "react";
+      import { createRoot } from "react-dom/client";
+      import { useAgent } from "agents/react";
+      window.updates = [];
+      function App() {
+        window.agent = useAgent({ agent: "Assistant", name: window.OBJECT, host: window.HOST, onMcpUpdate: (mcp) => window.updates.push(mcp) });
+        return null;
+      }
+      createRoot(document.getElementById("root")).render(createElement(App));`;
+    const bundle = await build({
+      stdin: { contents: entry, resolveDir: `${root}packages/dokit`, loader: "js" },
+      bundle: true,
+      format: "iife",
+      platform: "browser",
+      write: false,
+      define: { "process.env.NODE_ENV": '"production"' },
+      logLevel: "silent",
+    });
+    const name = `official-${Date.now()}`;
+    const host = new URL(base).host;
+    const context = await browser.newContext();
+    contexts.push(context);
+    const tab = await context.newPage();
+    // On the Worker's own origin: a secure context (the client's call ids need crypto.randomUUID).
+    await tab.goto(base);
+    await tab.setContent(`<div id="root"></div><script>window.OBJECT=${JSON.stringify(name)};window.HOST=${JSON.stringify(host)}</script>`);
+    await tab.addScriptTag({ content: bundle.outputFiles[0]?.text ?? "" });
+    type Update = { servers: Record<string, { state: string; name: string; server_url: string }>; tools: { name: string; serverId: string }[] };
+    // SAFETY: runs in the page, where the entry above set `updates` on the global object.
+    const updates = () => tab.evaluate(() => (globalThis as unknown as { updates: Update[] }).updates);
+    await expect.poll(updates).toEqual([{ servers: {}, tools: [], prompts: [], resources: [] }]);
+
+    const url = new URL(`/agents/mcp-counter/${name}/mcp`, base).toString();
+    // The assistant's addServer callable, called through the official hook's own `call`.
+    const added = await tab.evaluate(
+      (target) => (globalThis as unknown as { agent: { call(method: string, args: unknown[]): Promise<unknown> } }).agent.call("addServer", [target, "counter"]),
+      url,
+    );
+    expect(added).toMatchObject({ state: "ready" });
+    await expect.poll(async () => Object.values((await updates()).at(-1)?.servers ?? {})[0]?.state).toBe("ready");
+    const last = (await updates()).at(-1) as Update;
+    expect(Object.values(last.servers)[0]).toMatchObject({ name: "counter", server_url: url });
+    expect(last.tools.map((tool) => tool.name).sort()).toEqual(["get_count", "increment"]);
+    expect((await updates()).map((update) => Object.values(update.servers)[0]?.state ?? "none")).toEqual(expect.arrayContaining(["none", "ready"]));
   });
 });
 
