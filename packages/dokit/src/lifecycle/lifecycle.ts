@@ -254,7 +254,7 @@ export class Lifecycle<Host extends object = object> {
   }
 
   /** Hands a socket event to the owner (no closure per message). */
-  async #socketEvent(event: keyof SocketOwner, ws: WebSocket, a?: unknown, b?: unknown, c?: unknown): Promise<true | undefined> {
+  async #socketEvent(event: "message" | "close" | "error", ws: WebSocket, a?: unknown, b?: unknown, c?: unknown): Promise<true | undefined> {
     const owner = this.#table.slots.sockets?.value;
     if (!owner) return undefined;
     try {

@@ -180,9 +180,9 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
       // recurring one set on every start keeps its next run and its grid.
       const key = timingKey(spec, due);
       const isSame = (row: JobRow) => row.callback === callback && row.payload === json && row.failed === 0 && timingKey(parseSpec(row), row.due) === key;
-      const same = id === undefined ? table.byCallback(callback).find(isSame) : [table.get(id)].find((row) => row !== undefined && isSame(row));
+      const same = id === undefined ? table.byCallback(callback).find(isSame) : table.get(id);
       // SAFETY: the row was stored with this callback's payload type.
-      if (same) return toSchedule(same) as Schedule<P>;
+      if (same && isSame(same)) return toSchedule(same) as Schedule<P>;
     }
     const row = table.upsert({ id: id ?? crypto.randomUUID(), callback, payload: json, due, spec: specJson, created: Date.now() });
     // A replaced job may have moved later: then the alarm is recomputed, not just brought forward.

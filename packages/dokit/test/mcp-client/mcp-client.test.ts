@@ -285,15 +285,17 @@ describe("OAuth against @cloudflare/workers-oauth-provider", () => {
     return { status: response.status, location: response.headers.get("location"), body: await response.text() };
   };
 
+  /** Adds a protected server through a routed request (so the OAuth callback URL is known). */
+  async function addProtected(name: string, id: string, url = `https://mcp.test/protected/${fresh("srv")}/mcp`, binding = "oauth-assistant") {
+    const response = await worker.fetch(
+      new Request(`https://app.test/agents/${binding}/${name}/add`, { method: "POST", body: JSON.stringify({ name: "protected", url, id }) }),
+    );
+    return (await response.json()) as { id: string; state: string; authUrl: string; error?: string };
+  }
+
   it("authenticates, completes the flow through the callback, survives eviction, refreshes, and refuses a replayed or forged state", async () => {
     const name = fresh("oauth");
-    const response = await worker.fetch(
-      new Request(`https://app.test/agents/oauth-assistant/${name}/add`, {
-        method: "POST",
-        body: JSON.stringify({ name: "protected", url: `https://mcp.test/protected/${fresh("srv")}/mcp`, id: "p" }),
-      }),
-    );
-    const added = (await response.json()) as { id: string; state: string; authUrl?: string; error?: string };
+    const added = await addProtected(name, "p");
     expect(added, JSON.stringify(added)).toMatchObject({ id: "p", state: "authenticating" });
     const authUrl = new URL(added.authUrl as string);
     expect(authUrl.origin + authUrl.pathname).toBe("https://mcp.test/authorize");
@@ -341,13 +343,6 @@ describe("OAuth against @cloudflare/workers-oauth-provider", () => {
   });
 
   /** Adds a protected server through a routed request. @returns the add() result */
-  async function addProtected(name: string, id: string, url = `https://mcp.test/protected/${fresh("srv")}/mcp`) {
-    const response = await worker.fetch(
-      new Request(`https://app.test/agents/oauth-assistant/${name}/add`, { method: "POST", body: JSON.stringify({ name: "protected", url, id }) }),
-    );
-    return (await response.json()) as { id: string; state: string; authUrl: string };
-  }
-
   it("fails the server when the user denies, and refuses the state afterwards", async () => {
     const name = fresh("deny");
     const added = await addProtected(name, "d");
@@ -361,13 +356,7 @@ describe("OAuth against @cloudflare/workers-oauth-provider", () => {
 
   it("sends the browser to errorRedirect with the server id and the reason when the user denies", async () => {
     const name = fresh("deny-redirect");
-    const response = await worker.fetch(
-      new Request(`https://app.test/agents/redirecting-assistant/${name}/add`, {
-        method: "POST",
-        body: JSON.stringify({ name: "protected", url: `https://mcp.test/protected/${fresh("srv")}/mcp`, id: "r" }),
-      }),
-    );
-    const added = (await response.json()) as { state: string; authUrl: string };
+    const added = await addProtected(name, "r", undefined, "redirecting-assistant");
     expect(added.state).toBe("authenticating");
     const state = new URL(added.authUrl).searchParams.get("state") as string;
     const denied = await visit(`https://app.test/agents/redirecting-assistant/${name}/mcp-client/callback?error=access_denied&state=${state}`);
