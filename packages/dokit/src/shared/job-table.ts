@@ -34,6 +34,12 @@ export type JobRow = {
 /** What a new or replacing job stores. */
 export type NewJob = Pick<JobRow, "id" | "callback" | "payload" | "due" | "spec" | "created">;
 
+/** How many due jobs one query takes (they run one at a time; see {@link JobTable.takeDue}). */
+export const TAKE_BATCH = 32;
+
+/** The columns of a JobRow, in the order takeDue reads them. */
+const COLUMNS = "seq, id, callback, payload, due, attempts, spec, created, failed, error, rev";
+
 /**
  * The SQL text that finds the next job to run.
  * @param table - the capability's table
@@ -41,6 +47,16 @@ export type NewJob = Pick<JobRow, "id" | "callback" | "payload" | "due" | "spec"
  */
 export function nextJobQuery(table: string, order: "due" | "seq"): string {
   return `SELECT * FROM ${table} WHERE failed = 0 ORDER BY ${order === "due" ? "due, seq" : "seq"} LIMIT 1`;
+}
+
+/**
+ * The SQL text that reads the next jobs in run order (one index range). A schedule reads
+ * only the rows due at `?` (now); a queue reads its head in push order, of which only the
+ * due prefix runs (an item waiting to retry holds the items behind it).
+ */
+export function dueJobsQuery(table: string, order: "due" | "seq"): string {
+  const due = order === "due" ? "AND due <= ? ORDER BY due, seq" : "ORDER BY seq";
+  return `SELECT ${COLUMNS} FROM ${table} WHERE failed = 0 ${due} LIMIT ${TAKE_BATCH}`;
 }
 
 /** A capability's job table (synchronous SQL). */
@@ -53,6 +69,11 @@ export class JobTable {
   readonly #take: string;
   readonly #byCallback: boolean;
   #sql: SqlStorage | undefined;
+  /** Due jobs read ahead by takeDue, next last; valid while no write happened since (#taken === #writes). */
+  #ahead: JobRow[] = [];
+  /** Counts the writes that can change which job runs next (all but finishing the job that ran). */
+  #writes = 0;
+  #taken = -1;
 
   /**
    * @param ctx - the object's state; nothing is read until first use
@@ -67,14 +88,14 @@ export class JobTable {
     this.#order = order;
     this.#owner = owner;
     this.#next = nextJobQuery(name, order);
-    const first = `SELECT seq FROM ${name} WHERE failed = 0 ORDER BY ${order === "due" ? "due, seq" : "seq"} LIMIT 1`;
-    this.#take = `SELECT * FROM ${name} WHERE seq = (${first}) AND due <= ?`;
+    this.#take = dueJobsQuery(name, order);
     this.#byCallback = byCallback;
   }
 
   /** Stores `job`, replacing a job with the same id (the replacement keeps its place in a queue). */
   upsert(job: NewJob): JobRow {
     const sql = this.#table();
+    this.#writes++;
     const row = sql
       .exec<JobRow>(
         `INSERT INTO ${this.#name} (id, callback, payload, due, spec, created) VALUES (?, ?, ?, ?, ?, ?)
@@ -118,12 +139,30 @@ export class JobTable {
 
   /** @returns how many jobs were deleted */
   delete(where: string, ...params: SqlStorageValue[]): number {
+    this.#writes++;
     return this.#table().exec(`DELETE FROM ${this.#name} WHERE ${where}`, ...params).rowsWritten;
   }
 
-  /** @returns the next job when it is due at `now` (one index seek), else `undefined` */
+  /**
+   * @returns the next job when it is due at `now`, else `undefined`. One query reads up to
+   * {@link TAKE_BATCH} due jobs ahead; any write that could change the order (a job stored,
+   * replaced, deleted or moved) drops them, so the next call reads again.
+   */
   takeDue(now: number): JobRow | undefined {
-    return this.#table().exec<JobRow>(this.#take, now).toArray()[0];
+    if (this.#taken !== this.#writes || this.#ahead.length === 0) {
+      this.#ahead = [];
+      this.#taken = this.#writes;
+      const sql = this.#table();
+      for (const c of (this.#order === "due" ? sql.exec(this.#take, now) : sql.exec(this.#take)).raw()) {
+        // SAFETY: the columns are COLUMNS, in that order.
+        const row: JobRow = { seq: c[0], id: c[1], callback: c[2], payload: c[3], due: c[4], attempts: c[5], spec: c[6], created: c[7], failed: c[8], error: c[9], rev: c[10] } as JobRow;
+        // A queue's due prefix: an item waiting to retry holds the ones behind it.
+        if (row.due > now) break;
+        this.#ahead.push(row);
+      }
+      this.#ahead.reverse();
+    }
+    return this.#ahead.pop();
   }
 
   /**
@@ -131,12 +170,14 @@ export class JobTable {
    * @returns the job with the attempt counted
    */
   countCutShort(row: JobRow): JobRow {
+    this.#writes++;
     const sql = `UPDATE ${this.#name} SET attempts = attempts + 1 WHERE seq = ? AND rev = ? RETURNING *`;
     return this.#table().exec<JobRow>(sql, row.seq, row.rev).toArray()[0] ?? row;
   }
 
   /** Notes that a run of this table's jobs started (one write per alarm run, not per job). */
   markRunning(): void {
+    this.#writes++; // a new run reads afresh
     this.#table().exec(`INSERT OR REPLACE INTO ${RUNS} (name) VALUES (?)`, this.#name);
   }
 
@@ -158,12 +199,14 @@ export class JobTable {
 
   /** Counts a failed attempt and moves the job to its retry time. */
   retryAt(row: JobRow, due: number, error: string): void {
+    this.#writes++;
     const sql = `UPDATE ${this.#name} SET due = ?, error = ?, attempts = attempts + 1 WHERE seq = ? AND rev = ?`;
     this.#table().exec(sql, due, error, row.seq, row.rev);
   }
 
   /** Keeps a job that failed its last attempt (`attempts` in all); it never runs again. */
   keepFailed(row: JobRow, error: string, attempts: number): void {
+    this.#writes++;
     const sql = `UPDATE ${this.#name} SET failed = 1, error = ?, attempts = ? WHERE seq = ? AND rev = ?`;
     this.#table().exec(sql, error, attempts, row.seq, row.rev);
   }

@@ -3,7 +3,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { DokitError } from "../../src/lifecycle";
 import { Queue } from "../../src/queue";
-import { nextJobQuery } from "../../src/shared/job-table";
+import { dueJobsQuery, nextJobQuery, TAKE_BATCH } from "../../src/shared/job-table";
 
 let counter = 0;
 const fresh = (label: string) => `${label}-${Date.now()}-${counter++}`;
@@ -104,6 +104,13 @@ describe("Queue", () => {
       const plan = JSON.stringify(ctx.storage.sql.exec(`EXPLAIN QUERY PLAN ${nextJobQuery("dokit_queue", "seq")}`).toArray());
       expect(plan).toMatch(/USING (COVERING )?INDEX dokit_queue_next/);
       expect(plan).not.toMatch(/TEMP B-TREE/);
+      // A run reads the head ahead, a batch at a time, in the same index.
+      const take = ctx.storage.sql.exec(dueJobsQuery("dokit_queue", "seq"));
+      expect(take.toArray().map((row) => JSON.parse(row.payload as string).n)).toEqual(Array.from({ length: TAKE_BATCH }, (_, n) => n));
+      expect(take.rowsRead).toBeLessThanOrEqual(TAKE_BATCH + 1);
+      const takePlan = JSON.stringify(ctx.storage.sql.exec(`EXPLAIN QUERY PLAN ${dueJobsQuery("dokit_queue", "seq")}`).toArray());
+      expect(takePlan).toMatch(/USING INDEX dokit_queue_next/);
+      expect(takePlan).not.toMatch(/TEMP B-TREE/);
       await instance.queue.clear();
     });
   });

@@ -110,6 +110,13 @@ export class Timers extends TimerHost {
         this.record("fail", payload, schedule);
         throw new Error(`failing: ${payload.why}`);
       },
+      // Change another schedule while a run goes on.
+      cancelOther: async (payload: { id: string }): Promise<void> => {
+        await untyped(this as TimerHost).cancel(payload.id);
+      },
+      replaceOther: async (payload: { id: string; text: string }): Promise<void> => {
+        await untyped(this as TimerHost).set(3600, "note", { text: payload.text }, { id: payload.id });
+      },
     },
     retry: { maxAttempts: 3, baseDelayMs: 60_000, maxDelayMs: 240_000 },
     onError: (error, schedule) => this.journal.add("error", { message: (error as Error).message, id: schedule.id, callback: schedule.callback }),

@@ -3,7 +3,7 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { describe, expect, it, vi } from "vitest";
 import { DokitError } from "../../src/lifecycle";
 import { nextCronRun, Scheduler } from "../../src/schedule";
-import { nextJobQuery } from "../../src/shared/job-table";
+import { dueJobsQuery, nextJobQuery } from "../../src/shared/job-table";
 import type { Timers } from "./objects";
 import { captureConsole } from "../logs";
 
@@ -290,6 +290,26 @@ describe("retries and failures", () => {
     await vi.waitFor(async () => expect((await stub.runs()).map((r) => r.callback)).toEqual(["fail", "note"]));
   });
 
+  it("runs the jobs due in one run as an earlier job left them: a cancelled one not at all, a replaced one as replaced", async () => {
+    const stub = timers("changed-mid-run");
+    const doomed = await stub.set(61, "note", { text: "cancelled" });
+    const moved = await stub.set(63, "note", { text: "old" });
+    const due = [
+      await stub.set(60, "cancelOther", { id: doomed.id }),
+      doomed,
+      await stub.set(62, "replaceOther", { id: moved.id, text: "new" }),
+      moved,
+      await stub.set(64, "note", { text: "last" }),
+    ];
+    // All five are due at once, in this order: one run takes them.
+    for (const { id } of due) await stub.backdate(id, 10 * MIN);
+    await fire(stub);
+    await vi.waitFor(async () => expect(await stub.list()).toHaveLength(1));
+    expect((await stub.runs()).map((r) => r.payload)).toEqual([{ text: "last" }]);
+    const [replaced] = await stub.list();
+    expect(replaced).toMatchObject({ id: moved.id, payload: { text: "new" }, type: "delayed", delayInSeconds: 3600 });
+  });
+
   it("keeps a one-shot that failed its last attempt when keepFailed is set, and never runs it again", async () => {
     const logs = captureConsole();
     const stub = env.KEEPING.get(env.KEEPING.idFromName(fresh("keep")));
@@ -362,6 +382,13 @@ describe("the one alarm", () => {
       const plan = ctx.storage.sql.exec(`EXPLAIN QUERY PLAN ${nextJobQuery("dokit_schedules", "due")}`).toArray();
       expect(JSON.stringify(plan)).toMatch(/USING INDEX dokit_schedules_next/);
       expect(JSON.stringify(plan)).not.toMatch(/TEMP B-TREE/);
+      // The run reads the due jobs ahead in one range of the same index (none is due yet).
+      const take = ctx.storage.sql.exec(dueJobsQuery("dokit_schedules", "due"), Date.now());
+      expect(take.toArray()).toEqual([]);
+      expect(take.rowsRead).toBeLessThanOrEqual(1);
+      const takePlan = JSON.stringify(ctx.storage.sql.exec(`EXPLAIN QUERY PLAN ${dueJobsQuery("dokit_schedules", "due")}`, 0).toArray());
+      expect(takePlan).toMatch(/USING INDEX dokit_schedules_next/);
+      expect(takePlan).not.toMatch(/TEMP B-TREE/);
     });
     // Three come due: exactly those run, the rest wait on the same alarm.
     const ids = (await runInDurableObject(stub, (_i, ctx) => ctx.storage.sql.exec<{ id: string }>("SELECT id FROM dokit_schedules ORDER BY due LIMIT 3").toArray())).map((r) => r.id);
