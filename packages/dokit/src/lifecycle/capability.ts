@@ -69,8 +69,8 @@ export interface CallableSource {
 export interface Dispatch {
   /** @returns the claim for a frame type: one lookup in a null-prototype table */
   frame(type: string): FrameClaim | undefined;
-  /** @returns the frames capabilities add to `connection`'s connect sequence, in `use()` order */
-  connectFrames(connection: Connection): IterableIterator<string>;
+  /** What capabilities add to a connection's connect sequence, in `use()` order (a source may add nothing). */
+  readonly connectFrameSources: readonly ConnectFrameSource[];
   /** @returns the source serving a claimed client-callable method, if `name` is claimed */
   method(name: string): CallableSource | undefined;
   /** @returns the names of every claimed client-callable method */

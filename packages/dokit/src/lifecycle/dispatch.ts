@@ -85,14 +85,6 @@ export class DispatchTable implements Dispatch {
     return this.frames[type]?.value;
   }
 
-  /** @returns frames capabilities add to `connection`'s connect sequence, in `use()` order */
-  *connectFrames(connection: Connection): IterableIterator<string> {
-    for (const source of this.connectFrameSources) {
-      const frame = source(connection);
-      if (frame !== undefined) yield frame;
-    }
-  }
-
   /** @returns the route handler for `path` or its nearest claimed parent */
   findRoute(path: string): RouteHandler | undefined {
     if (this.routeCount === 0) return undefined;

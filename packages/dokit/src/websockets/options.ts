@@ -42,11 +42,11 @@ export interface TransportHost {
   /** Makes the options' decisions (tags, readonly, protocol) and stores them on the connection. */
   decide(connection: Connection, ctx: ConnectionContext): Promise<unknown>;
   /** Sends the connect frames (the connection is left out of broadcasts meanwhile), then runs `onConnect`. */
-  greet(connection: Connection, ctx: ConnectionContext): Promise<void>;
+  greet(connection: Connection, ctx: ConnectionContext): Promise<void> | undefined;
   /** Handles one incoming message as a hibernating socket's is handled (frames, then `onMessage`). */
   receive(connection: Connection, message: string | ArrayBuffer): Promise<void>;
   /** Runs the `onClose` handlers. */
-  close(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void>;
+  close(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void> | undefined;
 }
 
 /** The Cap'n Web transport, from `dokit/capnweb` (opt-in, so other bundles do not carry it). */

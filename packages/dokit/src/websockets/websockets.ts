@@ -97,7 +97,7 @@ export class WebSockets implements Capability {
         { status: 400 },
       );
     }
-    const id = connectionId(request);
+    const id = connectionId(request, url);
     if (id === undefined) return new Response("Invalid connection id", { status: 400 });
 
     const { 0: client, 1: server } = new WebSocketPair();
@@ -146,24 +146,29 @@ export class WebSockets implements Capability {
     return new Response(null, { status: 101, webSocket: refused });
   }
 
-  /** Sends the connect frames (out of broadcasts meanwhile), then runs `onConnect`. */
-  async #greet(connection: Connection, ctx: ConnectionContext): Promise<void> {
+  /** Sends the connect frames (out of broadcasts meanwhile), then runs `onConnect` (if a handler set has one). */
+  #greet(connection: Connection, ctx: ConnectionContext): Promise<void> | undefined {
     this.#connecting.add(connection);
     try {
       if (this.#options.protocol !== false) this.sendConnectFrames(connection);
     } finally {
       this.#connecting.delete(connection);
     }
-    await this.#run(connection, (handlers) => handlers.onConnect?.(connection, ctx), ctx.request);
+    return this.#run(connection, "onConnect", (handlers) => handlers.onConnect?.(connection, ctx), ctx.request);
   }
 
-  /** Calls every handler set (added ones first) in the connection's invocation context. */
-  #run(connection: Connection, call: (handlers: WebSocketHandlers) => unknown, request?: Request): Promise<void> {
+  /**
+   * Calls every handler set (added ones first) that defines `name`, in the connection's
+   * invocation context (entered only when one does).
+   */
+  #run(connection: Connection, name: keyof WebSocketHandlers, call: (handlers: WebSocketHandlers) => unknown, request?: Request): Promise<void> | undefined {
+    // Handler sets added with use(), then the configured one.
+    const sets = [...this.#handlers, this.#options.handlers].filter((handlers) => handlers?.[name]);
+    if (!sets.length) return;
     const scope: Partial<CurrentAgent> = { agent: this.#installedOn.host, connection };
     if (request) scope.request = request;
     return runInContext(scope, async () => {
-      // Handler sets added with use(), then the configured one.
-      for (const handlers of [...this.#handlers, this.#options.handlers]) if (handlers) await call(handlers);
+      for (const handlers of sets) await call(handlers as WebSocketHandlers);
     });
   }
 
@@ -213,7 +218,7 @@ export class WebSockets implements Capability {
     error: async (ws, error) => {
       const connection = asConnection(ws);
       if (!connection) return false;
-      await this.#run(connection, (handlers) => handlers.onError?.(connection, error));
+      await this.#run(connection, "onError", (handlers) => handlers.onError?.(connection, error));
       return true;
     },
     // Frames other capabilities broadcast (cf_agent_mcp_servers).
@@ -256,8 +261,8 @@ export class WebSockets implements Capability {
   }
 
   /** Runs the `onClose` handlers. */
-  #runOnClose(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void> {
-    return this.#run(connection, (handlers) => handlers.onClose?.(connection, code, reason, wasClean));
+  #runOnClose(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void> | undefined {
+    return this.#run(connection, "onClose", (handlers) => handlers.onClose?.(connection, code, reason, wasClean));
   }
 
   // ------------------------------------------------------------- connections
@@ -340,7 +345,10 @@ export class WebSockets implements Capability {
     const state = this.#options.state;
     this.#sendIdentity(connection, identity, state !== undefined);
     if (state) this.sendState(connection);
-    for (const frame of this.#table.connectFrames(connection)) trySend(connection, frame);
+    for (const source of this.#table.connectFrameSources) {
+      const frame = source(connection);
+      if (frame !== undefined) trySend(connection, frame);
+    }
   }
 
   /** Sends the identity frame alone (name and kebab class by default). */
@@ -420,8 +428,8 @@ export class WebSockets implements Capability {
 }
 
 /** @returns the connection id the client asked for (`_pk`) or a new one; `undefined` when the asked one is too long */
-function connectionId(request: Request): string | undefined {
-  const id = new URL(request.url).searchParams.get(CONNECTION_ID_PARAM) || crypto.randomUUID();
+function connectionId(request: Request, url = new URL(request.url)): string | undefined {
+  const id = url.searchParams.get(CONNECTION_ID_PARAM) || crypto.randomUUID();
   return id.length > MAX_TAG_LENGTH ? undefined : id;
 }
 
