@@ -8,6 +8,7 @@ import type {
   DestroyHook,
   Dispatch,
   FrameClaim,
+  FrameHandler,
   Observer,
   RouteHandler,
   SocketOwner,
@@ -105,27 +106,62 @@ export class DispatchTable implements Dispatch {
    * @param use - installs a capability the one being attached depends on
    */
   claimsFor(lifecycle: Lifecycle, owner: string, use: (capability: Capability) => void): Claims {
-    return {
-      lifecycle,
-      owner,
-      dispatch: this,
-      upgrade: (handler) => void this.upgrades.push({ owner, value: handler }),
-      catchAllUpgrade: (handler) => this.claimSlot("catchAll", owner, handler),
-      route: (path, handler) => {
-        if (!path.startsWith("/")) throw new DokitError("INVALID_ARGUMENT", `${owner}: route "${path}" must start with "/"`);
-        claimKey("route", this.routes, normalizeRoute(path), owner, handler);
-        this.routeCount++;
-      },
-      frame: (type, handler, options) =>
-        claimKey("frame type", this.frames, type, owner, { handler, protocolOnly: options?.protocolOnly === true, owner }),
-      method: (name, source) => claimKey("method", this.methods, name, owner, source),
-      connectFrames: (source) => void this.connectFrameSources.push(source),
-      takeSockets: (socketOwner) => this.claimSlot("sockets", owner, socketOwner),
-      onStart: (hook) => void this.starts.push(hook),
-      takeAlarm: (runner) => this.claimSlot("alarm", owner, runner),
-      onDestroy: (hook) => void this.destroys.push(hook),
-      observe: (observer) => void (this.observer = observer),
-      use,
-    };
+    return new CapabilityClaims(this, lifecycle, owner, use);
+  }
+}
+
+/**
+ * One capability's claims into the table. Methods on a class, not closures: an object
+ * builds these on every construction (every wake), and bundlers that keep function
+ * names (wrangler does) wrap each closure in a defineProperty call.
+ */
+class CapabilityClaims implements Claims {
+  readonly dispatch: DispatchTable;
+  readonly lifecycle: Lifecycle;
+  readonly owner: string;
+  readonly use: (capability: Capability) => void;
+
+  constructor(table: DispatchTable, lifecycle: Lifecycle, owner: string, use: (capability: Capability) => void) {
+    this.dispatch = table;
+    this.lifecycle = lifecycle;
+    this.owner = owner;
+    this.use = use;
+  }
+
+  upgrade(handler: UpgradeHandler): void {
+    this.dispatch.upgrades.push({ owner: this.owner, value: handler });
+  }
+  catchAllUpgrade(handler: UpgradeHandler): void {
+    this.dispatch.claimSlot("catchAll", this.owner, handler);
+  }
+  route(path: string, handler: RouteHandler): void {
+    if (!path.startsWith("/")) throw new DokitError("INVALID_ARGUMENT", `${this.owner}: route "${path}" must start with "/"`);
+    claimKey("route", this.dispatch.routes, normalizeRoute(path), this.owner, handler);
+    this.dispatch.routeCount++;
+  }
+  frame(type: string, handler: FrameHandler, options?: { protocolOnly?: boolean }): void {
+    const owner = this.owner;
+    claimKey("frame type", this.dispatch.frames, type, owner, { handler, protocolOnly: options?.protocolOnly === true, owner });
+  }
+  method(name: string, source: CallableSource): void {
+    claimKey("method", this.dispatch.methods, name, this.owner, source);
+  }
+  connectFrames(source: ConnectFrameSource): void {
+    this.dispatch.connectFrameSources.push(source);
+  }
+  takeSockets(socketOwner: SocketOwner): void {
+    this.dispatch.claimSlot("sockets", this.owner, socketOwner);
+  }
+  onStart(hook: StartHook): void {
+    this.dispatch.starts.push(hook);
+  }
+  takeAlarm(runner: AlarmRunner): void {
+    this.dispatch.claimSlot("alarm", this.owner, runner);
+  }
+  onDestroy(hook: DestroyHook): void {
+    this.dispatch.destroys.push(hook);
+  }
+  observe(observer: Observer): void {
+    this.dispatch.observer = observer;
   }
 }
