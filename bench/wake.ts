@@ -1,0 +1,71 @@
+// Wake ablation: what each piece of dokit's wake path costs, over real sockets.
+//   node bench/wake.ts [--open=10] [--rounds=300] [--rooms=raw,dokit,min,lifecycle,constructed,attachment,context,snapshot]
+// Each room has `open` connections; every round asks the probe connection for the instance id,
+// evicts the object (as hibernation does), then times send → echo of the first message after
+// the wake. Rooms are interleaved and their order rotates each round. Prints each room's
+// median and its difference to raw. See bench/README.md, "Wake ablation".
+import { closeAll, connect, roomUrl, roundTrip, type Client } from "./lib/client.ts";
+import { median } from "./lib/stats.ts";
+
+process.env.WRANGLER_LOG ??= "none";
+process.env.WRANGLER_SEND_METRICS ??= "false";
+process.env.X_LOCAL_OBSERVABILITY ??= "false";
+
+const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const OPEN = Number(arg("open", "10"));
+const ROUNDS = Number(arg("rounds", "300"));
+const ROOMS = arg("rooms", "raw,dokit,min,lifecycle,constructed,attachment,context,snapshot").split(",");
+/** Rooms without State send identity only on connect. */
+const FRAMES: Record<string, number> = { min: 1 };
+
+const { unstable_DevEnv } = await import("wrangler");
+const devEnv = new unstable_DevEnv();
+type Address = { protocol: string; hostname: string; port: string };
+const direct = new Promise<Address>((resolve) =>
+  devEnv.on("reloadComplete", (event: { proxyData: { userWorkerUrl: Address } }) => resolve(event.proxyData.userWorkerUrl)),
+);
+const worker = await devEnv.startWorker({
+  config: new URL("./worker-wake/wrangler.jsonc", import.meta.url).pathname,
+  dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
+});
+try {
+  await worker.url;
+  const address = await direct;
+  const base = new URL(`${address.protocol}//${address.hostname}:${address.port}/`);
+  const run = Date.now().toString(36);
+  const clients: Record<string, Client[]> = {};
+  for (const room of ROOMS) {
+    clients[room] = [];
+    for (let i = 0; i < OPEN; i += 50) {
+      const batch = Array.from({ length: Math.min(50, OPEN - i) }, (_, j) => connect(roomUrl(base, room, `wake-${run}`, `c${i + j}`), FRAMES[room] ?? 2));
+      clients[room].push(...(await Promise.all(batch)));
+    }
+  }
+  const samples: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
+  let stale = 0;
+  for (let round = -5; round < ROUNDS; round++) {
+    for (let k = 0; k < ROOMS.length; k++) {
+      const room = ROOMS[(Math.max(round, 0) + k) % ROOMS.length] as string;
+      const probe = clients[room]?.[0] as Client;
+      let before = "";
+      await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((before = d)));
+      const evicted = await fetch(new URL(`/evict/${room}/wake-${run}`, base));
+      if (!evicted.ok) throw new Error(`evict ${room}: ${evicted.status}`);
+      const ms = await roundTrip(probe, `e:${round}`, (d) => d === `e:${round}`);
+      let after = "";
+      await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((after = d)));
+      if (after === before) stale++;
+      if (round >= 0) samples[room]?.push(ms);
+    }
+  }
+  if (stale > 0) throw new Error(`${stale} evictions did not produce a fresh instance`);
+  const raw = median(samples.raw ?? []);
+  console.log(`\nWake → echo, ${OPEN} open, median of ${ROUNDS} rounds (difference to raw)\n`);
+  for (const room of ROOMS) {
+    const value = median(samples[room] ?? []);
+    console.log(`${room.padEnd(12)} ${value.toFixed(3)} ms  ${((value - raw) * 1000).toFixed(0).padStart(5)} µs  ${(value / raw).toFixed(3)}×`);
+  }
+  for (const room of ROOMS) await closeAll(clients[room] ?? []);
+} finally {
+  await worker.dispose();
+}

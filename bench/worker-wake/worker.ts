@@ -1,0 +1,106 @@
+// Rooms for attributing what dokit's wake costs (bench/wake.ts). Every room answers the bench
+// protocol's `e:` (echo) and `i:` (instance id); all but `dokit` and `min` answer with the raw
+// room's own code and add exactly one piece of what dokit does on a wake.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { DurableObject } from "cloudflare:workers";
+import { Lifecycle } from "../../packages/dokit/src/lifecycle";
+import { WebSockets } from "../../packages/dokit/src/websockets";
+import { classify } from "../worker/app";
+import { RawRoom } from "../worker/raw";
+
+export { RawRoom } from "../worker/raw";
+export { DokitRoom } from "../worker/dokit";
+
+/** Lifecycle + WebSockets with an echo handler: no State, no callables. */
+export class MinimalRoom extends DurableObject {
+  readonly #instance = crypto.randomUUID();
+  readonly webSockets: WebSockets = new WebSockets({
+    handlers: {
+      onMessage: (connection, message) => {
+        const kind = classify(message);
+        if (kind === "echo") connection.send(message);
+        else if (kind === "instance") connection.send(`i:${this.#instance}`);
+      },
+    },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
+}
+
+/** The raw room with a Lifecycle installed (its alarm and webSocketError entry points); the raw code keeps the socket events. */
+export class LifecycleOnly extends RawRoom {
+  readonly lifecycle = Lifecycle.install(this, { delegates: ["fetch", "webSocketMessage", "webSocketClose"] });
+}
+
+/** LifecycleOnly, plus a WebSockets built with the object (not installed): the constructors' share. */
+export class Constructed extends RawRoom {
+  readonly webSockets = new WebSockets({ handlers: { onMessage: () => {} } });
+  readonly lifecycle = Lifecycle.install(this, { delegates: ["fetch", "webSocketMessage", "webSocketClose"] });
+}
+
+const DECORATED = Symbol();
+const decorations: PropertyDescriptorMap = Object.fromEntries(
+  ["id", "uri", "tags", "state"].map((name) => [name, { get: () => undefined, configurable: true }]),
+);
+decorations.setState = { value() {}, configurable: true };
+
+/** The raw room, decoding the socket's attachment and defining five properties on it on its first message (as a Connection is made). */
+export class AttachmentDecoded extends RawRoom {
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
+    const socket = ws as unknown as Record<symbol, unknown>;
+    if (!socket[DECORATED]) {
+      socket[DECORATED] = ws.deserializeAttachment();
+      Object.defineProperties(ws, decorations);
+    }
+    return super.webSocketMessage(ws, message);
+  }
+}
+
+const storage = new AsyncLocalStorage<object>();
+
+/** The raw room, handling each message inside an AsyncLocalStorage run. */
+export class ContextRun extends RawRoom {
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
+    return storage.run({ agent: this, connection: ws }, () => super.webSocketMessage(ws, message));
+  }
+}
+
+const RUNNER = Symbol();
+type Runner = (fn: (message: string | ArrayBuffer) => void, message: string | ArrayBuffer) => void;
+
+/** The raw room, handling each message through a context snapshot built on the socket's first message (as dokit's contextRunner). */
+export class ContextSnapshot extends RawRoom {
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
+    const socket = ws as unknown as Record<symbol, Runner>;
+    const run = (socket[RUNNER] ??= storage.run(Object.freeze({ agent: this, connection: ws }), AsyncLocalStorage.snapshot) as Runner);
+    return run((m) => super.webSocketMessage(ws, m), message);
+  }
+}
+
+type Unsafe = { evict(stub: DurableObjectStub, options: { webSockets: "hibernate" | "close" }): Promise<void> };
+const UNSAFE = ["workerd", "unsafe"].join(":");
+
+const BINDINGS: Record<string, string> = {
+  raw: "RAW",
+  dokit: "DOKIT",
+  min: "MIN",
+  lifecycle: "LIFECYCLE",
+  constructed: "CONSTRUCTED",
+  attachment: "ATTACHMENT",
+  context: "CONTEXT",
+  snapshot: "SNAPSHOT",
+};
+
+export default {
+  // /room/{kind}/{name}: forwarded to the object; /evict/{kind}/{name}: evicted as hibernation does.
+  async fetch(request: Request, env: Record<string, DurableObjectNamespace>): Promise<Response> {
+    const [, action, kind, name] = new URL(request.url).pathname.split("/");
+    const binding = BINDINGS[kind ?? ""];
+    if (!binding || !name) return new Response("no route", { status: 404 });
+    const stub = (env[binding] as DurableObjectNamespace).getByName(name);
+    if (action === "evict") {
+      await ((await import(UNSAFE)) as { default: Unsafe }).default.evict(stub, { webSockets: "hibernate" });
+      return new Response("evicted");
+    }
+    return stub.fetch(request);
+  },
+};
