@@ -11,6 +11,7 @@ import os from "node:os";
 import { bundleReport } from "./bundle.ts";
 import { type Client, closeAll, connect, connectMany, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
 import { closedLoop, rssKb, sleep, workerdPids } from "./lib/load.ts";
+import { startBenchWorker } from "./lib/worker.ts";
 import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
 import { type Figure, median, quantile, ratio, table } from "./lib/stats.ts";
 
@@ -349,24 +350,12 @@ async function main(): Promise<void> {
     `dokit bench · ${machine.cores} cores (${machine.cpu}) · node ${machine.node} · workerd ${machine.workerd} · wrangler ${machine.wrangler} · agents ${machine.agents} · local observability ${process.env.X_LOCAL_OBSERVABILITY === "false" ? "off" : "on"}${QUICK ? " · QUICK" : ""}`,
   );
 
-  // wrangler's startWorker, through its DevEnv so the user worker's own address is known:
-  // by default clients connect to it directly, skipping wrangler's proxy worker (a second
-  // workerd process every frame would otherwise cross); --via-proxy uses worker.url.
+  // Clients connect to the user worker directly (see lib/worker.ts); --via-proxy uses wrangler's proxy worker.
   let observability: Awaited<ReturnType<typeof import("./observability.ts").observabilityBench>> | undefined;
-  const { unstable_DevEnv } = await import("wrangler");
-  const devEnv = new unstable_DevEnv();
-  type Address = { protocol: string; hostname: string; port: string };
-  const direct = new Promise<Address>((resolve) =>
-    devEnv.on("reloadComplete", (event: { proxyData: { userWorkerUrl: Address } }) => resolve(event.proxyData.userWorkerUrl)),
-  );
-  const worker = await devEnv.startWorker({
-    // With dokit/mcp exported, the worker also serves the MCP pair (worker/worker-mcp.ts).
-    config: new URL(mcpExported() || FORCE_MCP ? "./worker/wrangler.mcp.jsonc" : "./worker/wrangler.jsonc", import.meta.url).pathname,
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
-  });
-  const proxied = await worker.url;
-  const userWorker = await direct;
-  const base = VIA_PROXY ? proxied : new URL(`${userWorker.protocol}//${userWorker.hostname}:${userWorker.port}/`);
+  // With dokit/mcp exported, the worker also serves the MCP pair (worker/worker-mcp.ts).
+  const worker = await startBenchWorker(new URL(mcpExported() || FORCE_MCP ? "./worker/wrangler.mcp.jsonc" : "./worker/wrangler.jsonc", import.meta.url).pathname);
+  const proxied = worker.proxied;
+  const base = VIA_PROXY ? proxied : worker.direct;
   log(`worker at ${base.href} (${VIA_PROXY ? "through wrangler's proxy worker" : `direct; wrangler's proxy is ${proxied.href}`})`);
   try {
     if (enabled("echo")) (log("echo"), await echo(base));

@@ -6,6 +6,7 @@
 // median and its difference to raw. See bench/README.md, "Wake ablation".
 import { closeAll, connect, roomUrl, roundTrip, type Client } from "./lib/client.ts";
 import { median } from "./lib/stats.ts";
+import { startBenchWorker } from "./lib/worker.ts";
 
 process.env.WRANGLER_LOG ??= "none";
 process.env.WRANGLER_SEND_METRICS ??= "false";
@@ -18,20 +19,9 @@ const ROOMS = arg("rooms", "raw,dokit,min,lifecycle,constructed,attachment,conte
 /** Rooms without State send identity only on connect. */
 const FRAMES: Record<string, number> = { min: 1 };
 
-const { unstable_DevEnv } = await import("wrangler");
-const devEnv = new unstable_DevEnv();
-type Address = { protocol: string; hostname: string; port: string };
-const direct = new Promise<Address>((resolve) =>
-  devEnv.on("reloadComplete", (event: { proxyData: { userWorkerUrl: Address } }) => resolve(event.proxyData.userWorkerUrl)),
-);
-const worker = await devEnv.startWorker({
-  config: new URL("./worker-wake/wrangler.jsonc", import.meta.url).pathname,
-  dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
-});
+const worker = await startBenchWorker(new URL("./worker-wake/wrangler.jsonc", import.meta.url).pathname);
 try {
-  await worker.url;
-  const address = await direct;
-  const base = new URL(`${address.protocol}//${address.hostname}:${address.port}/`);
+  const base = worker.direct;
   const run = Date.now().toString(36);
   const clients: Record<string, Client[]> = {};
   for (const room of ROOMS) {
