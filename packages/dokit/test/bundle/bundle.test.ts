@@ -107,7 +107,7 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     why: "the full real-time stack without Cap'n Web",
   },
   "lifecycle + schedule": {
-    // 18.1 KB today (18,493 B), of which croner is about 10 KB gzip (33 KB minified, one class:
+    // 18.0 KB today (18,479 B), of which croner is about 10 KB gzip (33 KB minified, one class:
     // it does not tree-shake). It buys IANA time zones with defined DST rules (docs/schedule.md);
     // cron-schedule (the reference's choice, 2.6 KB) computes in the runtime's time zone only.
     // Adopting the reference's tables (schedule/adopt.ts) is about 0.8 KB of the rest.
@@ -116,7 +116,7 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     why: "timed work pays for its cron library, and for nothing else",
   },
   "lifecycle + queue": {
-    // 7.2 KB today (7,400 B): the job table and runner shared with the Scheduler, the
+    // 7.2 KB today (7,397 B): the job table and runner shared with the Scheduler, the
     // reference-table adoption (queue/adopt.ts), no cron. Reading due jobs ahead, 32 per
     // query (job-table.ts takeDue), added 230 B; it keeps firing them within 1.15× a raw loop.
     ceiling: 7.25 * KB,
