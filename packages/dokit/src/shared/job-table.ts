@@ -94,23 +94,18 @@ export class JobTable {
 
   /** Stores `job`, replacing a job with the same id (the replacement keeps its place in a queue). */
   upsert(job: NewJob): JobRow {
-    const sql = this.#table();
-    this.#writes++;
-    const row = sql
-      .exec<JobRow>(
-        `INSERT INTO ${this.#name} (id, callback, payload, due, spec, created) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT(id) DO UPDATE SET callback = excluded.callback, payload = excluded.payload, due = excluded.due,
-           spec = excluded.spec, created = excluded.created, attempts = 0, failed = 0, error = NULL, rev = rev + 1
-         RETURNING *`,
-        job.id,
-        job.callback,
-        job.payload,
-        job.due,
-        job.spec,
-        job.created,
-      )
-      .one();
-    return row;
+    return this.#change<JobRow>(
+      `INSERT INTO ${this.#name} (id, callback, payload, due, spec, created) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT(id) DO UPDATE SET callback = excluded.callback, payload = excluded.payload, due = excluded.due,
+         spec = excluded.spec, created = excluded.created, attempts = 0, failed = 0, error = NULL, rev = rev + 1
+       RETURNING *`,
+      job.id,
+      job.callback,
+      job.payload,
+      job.due,
+      job.spec,
+      job.created,
+    ).one();
   }
 
   /** @returns the job with `id` */
@@ -139,8 +134,7 @@ export class JobTable {
 
   /** @returns how many jobs were deleted */
   delete(where: string, ...params: SqlStorageValue[]): number {
-    this.#writes++;
-    return this.#table().exec(`DELETE FROM ${this.#name} WHERE ${where}`, ...params).rowsWritten;
+    return this.#change(`DELETE FROM ${this.#name} WHERE ${where}`, ...params).rowsWritten;
   }
 
   /**
@@ -170,15 +164,14 @@ export class JobTable {
    * @returns the job with the attempt counted
    */
   countCutShort(row: JobRow): JobRow {
-    this.#writes++;
     const sql = `UPDATE ${this.#name} SET attempts = attempts + 1 WHERE seq = ? AND rev = ? RETURNING *`;
-    return this.#table().exec<JobRow>(sql, row.seq, row.rev).toArray()[0] ?? row;
+    return this.#change<JobRow>(sql, row.seq, row.rev).toArray()[0] ?? row;
   }
 
   /** Notes that a run of this table's jobs started (one write per alarm run, not per job). */
   markRunning(): void {
-    this.#writes++; // a new run reads afresh
-    this.#table().exec(`INSERT OR REPLACE INTO ${RUNS} (name) VALUES (?)`, this.#name);
+    // A change for takeDue too: a new run reads afresh.
+    this.#change(`INSERT OR REPLACE INTO ${RUNS} (name) VALUES (?)`, this.#name);
   }
 
   /** Notes that the run ended cleanly. */
@@ -199,18 +192,23 @@ export class JobTable {
 
   /** Counts a failed attempt and moves the job to its retry time. */
   retryAt(row: JobRow, due: number, error: string): void {
-    this.#writes++;
     const sql = `UPDATE ${this.#name} SET due = ?, error = ?, attempts = attempts + 1 WHERE seq = ? AND rev = ?`;
-    this.#table().exec(sql, due, error, row.seq, row.rev);
+    this.#change(sql, due, error, row.seq, row.rev);
   }
 
   /** Keeps a job that failed its last attempt (`attempts` in all); it never runs again. */
   keepFailed(row: JobRow, error: string, attempts: number): void {
-    this.#writes++;
     const sql = `UPDATE ${this.#name} SET failed = 1, error = ?, attempts = ? WHERE seq = ? AND rev = ?`;
-    this.#table().exec(sql, error, attempts, row.seq, row.rev);
+    this.#change(sql, error, attempts, row.seq, row.rev);
   }
 
+
+  /** Runs a write that can change which job runs next (so it drops takeDue's read-ahead). */
+  #change<T extends Record<string, SqlStorageValue>>(query: string, ...params: SqlStorageValue[]): SqlStorageCursor<T> {
+    const sql = this.#table();
+    this.#writes++;
+    return sql.exec<T>(query, ...params);
+  }
 
   #table(): SqlStorage {
     if (this.#sql) return this.#sql;
