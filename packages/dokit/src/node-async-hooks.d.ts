@@ -3,7 +3,7 @@
 declare module "node:async_hooks" {
   export class AsyncLocalStorage<T> {
     getStore(): T | undefined;
-    run<R>(store: T, callback: () => R): R;
+    run<R, A extends unknown[] = []>(store: T, callback: (...args: A) => R, ...args: A): R;
     /** @returns a function that runs its argument in the context current now */
     static snapshot(): <R, A extends unknown[]>(fn: (...args: A) => R, ...args: A) => R;
   }

@@ -73,9 +73,9 @@ export class Callables<T extends object = object> implements Capability, Callabl
    * Run it inside the caller's context (`getCurrentAgent().connection`). A thrown
    * error is logged with its stack, except the wire errors below.
    * @throws DokitError METHOD_NOT_FOUND (`Method <name> does not exist`), INVALID_ARGUMENT naming the argument, or what the method throws
-   * @returns the method's result (awaited)
+   * @returns the method's result: as it is for a synchronous method without schemas, else a promise
    */
-  invoke(name: string, args: unknown[]): Promise<unknown> {
+  invoke(name: string, args: unknown[]): unknown {
     const schemas = this.#schemas[name];
     return this.#methods.invoke(name, args, schemas && ((given) => checkArguments(name, schemas, given)));
   }

@@ -47,8 +47,11 @@ export type DestroyHook = () => void | Promise<void>;
  * invocation context with the connection.
  */
 export interface SocketOwner {
-  /** @returns false when the socket is not one of the owner's (the host accepted it) */
-  message(ws: WebSocket, message: string | ArrayBuffer): Promise<boolean>;
+  /**
+   * @returns false when the socket is not one of the owner's (the host accepted it); true when
+   *   the message was handled; a promise while it is handled asynchronously
+   */
+  message(ws: WebSocket, message: string | ArrayBuffer): Promise<unknown> | boolean;
   /** @returns false when the socket is not one of the owner's */
   close(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<boolean>;
   /** @returns false when the socket is not one of the owner's */
@@ -61,8 +64,13 @@ export interface SocketOwner {
 export interface CallableSource {
   /** The names clients may call. */
   readonly methodNames: readonly string[];
-  /** Calls a method inside the caller's context. @throws what the method throws, or a wire error */
-  invoke(name: string, args: unknown[]): Promise<unknown>;
+  /**
+   * Calls a method inside the caller's context.
+   * @returns the method's result, or a promise of it (a synchronous method's result comes back as it is, so
+   *   a transport answers it without a promise)
+   * @throws what the method throws (or rejects with it), or a wire error
+   */
+  invoke(name: string, args: unknown[]): unknown;
 }
 
 /** Read access to the dispatch table, for the capabilities that route work through it. */
@@ -149,9 +157,11 @@ export interface Claims {
   /**
    * Claims text frames whose JSON `type` is `type`. A `protocolOnly` frame (the state
    * frame) is dispatched only on protocol-enabled connections; elsewhere it is an
-   * ordinary message for `onMessage`.
+   * ordinary message for `onMessage`. The handler runs in the connection's invocation
+   * context, unless `ownContext` says it enters that context itself around the user code
+   * it calls (`inConnectionContext`; the rpc frame does, so it parses and answers outside).
    */
-  frame(type: string, handler: FrameHandler, options?: { protocolOnly?: boolean }): void;
+  frame(type: string, handler: FrameHandler, options?: { protocolOnly?: boolean; ownContext?: boolean }): void;
   /** Claims a client-callable method name, served by `source` on every transport. */
   method(name: string, source: CallableSource): void;
   /** Adds frames to every protocol-enabled connection's connect sequence. */
@@ -179,6 +189,8 @@ export interface Claims {
 export interface FrameClaim {
   readonly handler: FrameHandler;
   readonly protocolOnly: boolean;
+  /** The handler enters the connection's context itself (see `Claims.frame`). */
+  readonly ownContext: boolean;
   /** The capability that claimed the frame type (events name it as the frame's handler). */
   readonly owner: string;
 }

@@ -35,16 +35,30 @@ export function runInContext<R>(scope: Partial<CurrentAgent>, fn: () => R): R {
   return storage.run({ ...none, ...parent, ...scope }, fn);
 }
 
-/** Runs `fn(...args)` inside one fixed context. */
-export type ContextRunner = <R, A extends unknown[]>(fn: (...args: A) => R, ...args: A) => R;
+/**
+ * Runs `fn(...args)` inside one fixed context: an `AsyncLocalStorage` snapshot. Entering it again
+ * costs far less than a new `run` each time, which builds a new async context frame (in workerd,
+ * most of what a message cost over a raw object). The context is frozen, so no handler can change
+ * what the next event sees.
+ */
+type ContextRunner = <R, A extends unknown[]>(fn: (...args: A) => R, ...args: A) => R;
+
+/** A connection's context runner, kept on the connection (a symbol-keyed property: see attachment.ts). */
+const RUNNER = Symbol();
+/** Marks a connection whose context ran once in this wake. */
+const FIRST = 0;
+type WithRunner = { [RUNNER]?: ContextRunner | typeof FIRST };
 
 /**
- * Builds a context once, for every event it covers (a connection's messages, within one wake):
- * entering it again costs far less than a new `run` per event, which builds a new async context
- * frame each time (in workerd, most of what a message cost over a raw object). The context is
- * frozen, so no handler can change what the next event sees.
- * @returns a function that runs its argument in that context
+ * Runs `fn(a, b, c)` in a connection's context (the object and the connection). The first time
+ * in a wake it runs in a plain new context; the second builds a runner kept on the connection, which enters that context again for far less than a new one each time (but
+ * costs more than one plain run, so a connection that sends once per wake never builds one).
  */
-export function contextRunner(scope: Partial<CurrentAgent>): ContextRunner {
-  return storage.run(Object.freeze({ ...none, ...scope }), AsyncLocalStorage.snapshot);
+export function inConnectionContext<R, A, B, C>(agent: unknown, connection: Connection, fn: (a: A, b: B, c: C) => R, a: A, b: B, c: C): R {
+  const runner = (connection as WithRunner)[RUNNER];
+  if (typeof runner === "function") return runner(fn, a, b, c);
+  const scope = Object.freeze({ ...none, agent, connection });
+  if (runner === FIRST) return ((connection as WithRunner)[RUNNER] = storage.run(scope, AsyncLocalStorage.snapshot))(fn, a, b, c);
+  (connection as WithRunner)[RUNNER] = FIRST;
+  return storage.run(scope, fn, a, b, c);
 }

@@ -139,9 +139,14 @@ class CapabilityClaims implements Claims {
     claimKey("route", this.dispatch.routes, normalizeRoute(path), this.owner, handler);
     this.dispatch.routeCount++;
   }
-  frame(type: string, handler: FrameHandler, options?: { protocolOnly?: boolean }): void {
+  frame(type: string, handler: FrameHandler, options?: { protocolOnly?: boolean; ownContext?: boolean }): void {
     const owner = this.owner;
-    claimKey("frame type", this.dispatch.frames, type, owner, { handler, protocolOnly: options?.protocolOnly === true, owner });
+    claimKey("frame type", this.dispatch.frames, type, owner, {
+      handler,
+      protocolOnly: options?.protocolOnly === true,
+      ownContext: options?.ownContext === true,
+      owner,
+    });
   }
   method(name: string, source: CallableSource): void {
     claimKey("method", this.dispatch.methods, name, this.owner, source);

@@ -36,13 +36,50 @@ export interface HostHooks {
 
 const NOT_FOUND = () => new Response("Not found", { status: 404 });
 /** The answer to an upgrade nothing claims; the same text is logged. */
-const upgradeNotClaimed = (className: string) =>
-  `dokit: ${className} accepts no WebSocket upgrades: install WebSockets from dokit/websockets with ` +
-  "Lifecycle.install(this).use(webSockets) (one that is built but not passed to use() is not installed)";
+function upgradeNotClaimed(className: string): Response {
+  const text =
+    `dokit: ${className} accepts no WebSocket upgrades: install WebSockets from dokit/websockets with ` +
+    "Lifecycle.install(this).use(webSockets) (one that is built but not passed to use() is not installed)";
+  console.warn(text);
+  return new Response(text, { status: 404 });
+}
 const INTERNAL_ERROR = () => new Response("Internal error", { status: 500 });
 const done: Promise<void> = Promise.resolve();
 /** How long destroy() leaves the 1001 close frames to be written before it resets the instance. */
 const RESET_AFTER_DESTROY_MS = 100;
+
+/** Where a host keeps its lifecycle, for the entry points below. */
+const INSTALLED = Symbol("dokit.lifecycle");
+type Installed = { [INSTALLED]?: Lifecycle };
+
+/**
+ * The entry points `install` puts on the host's class prototype, once per class: each finds
+ * the instance's lifecycle and forwards. Shared by every class, so an object built on a wake
+ * creates no functions and defines no properties for them (one symbol-keyed field instead).
+ */
+const ENTRY_POINT_METHODS = Object.fromEntries(
+  ENTRY_POINTS.map((name) => [
+    name,
+    name === "fetch"
+      ? async function (this: Installed, request: Request): Promise<Response> {
+          const lifecycle = installedOn(this);
+          return (await lifecycle.fetch(request)) ?? (isUpgrade(request) ? upgradeNotClaimed(lifecycle.className) : NOT_FOUND());
+        }
+      : function (this: Installed, a: unknown, b: unknown, c: unknown, d: unknown) {
+          // SAFETY: the platform calls each entry point with that method's arguments.
+          return (installedOn(this)[name] as (a: unknown, b: unknown, c: unknown, d: unknown) => unknown)(a, b, c, d);
+        },
+  ]),
+) as Record<EntryPoint, unknown>;
+
+function installedOn(host: Installed): Lifecycle {
+  const lifecycle = host[INSTALLED];
+  if (!lifecycle) throw new DokitError("NOT_INSTALLED", `this ${host.constructor.name} did not call Lifecycle.install(this)`);
+  return lifecycle;
+}
+
+/** Kebab-cased class names, by constructor (computed once per class, not on every wake). */
+const classNames = new WeakMap<object, string>();
 
 /**
  * Attaches a Durable Object's entry points and runs the capabilities used on it
@@ -57,7 +94,6 @@ export class Lifecycle<Host extends object = object> {
   readonly className: string;
   readonly #table = new DispatchTable();
   readonly #used = new Set<Capability>();
-  readonly #delegates: ReadonlySet<EntryPoint>;
   #starting: Promise<void> | undefined;
   #started = false;
   #locked = false;
@@ -76,7 +112,8 @@ export class Lifecycle<Host extends object = object> {
   private constructor(host: Host, options: LifecycleOptions) {
     // SAFETY: `ctx` is the platform's protected field on every DurableObject instance.
     const ctx = (host as { ctx?: DurableObjectState }).ctx;
-    if (!(host instanceof DurableObject) || !ctx?.storage) {
+    // `in`, not a read: the storage wrapper is made on first use, which a wake may never reach.
+    if (!(host instanceof DurableObject) || !ctx || !("storage" in ctx)) {
       throw new DokitError(
         "NOT_A_DURABLE_OBJECT",
         "Lifecycle.install(this) needs an instance of a class that extends DurableObject from cloudflare:workers",
@@ -84,38 +121,29 @@ export class Lifecycle<Host extends object = object> {
     }
     this.host = host;
     this.ctx = ctx;
-    this.className = options.className ?? kebab(host.constructor.name);
-    this.#delegates = new Set(options.delegates ?? []);
-    this.#installEntryPoints();
+    this.className = options.className ?? classNameOf(host.constructor);
+    this.#installEntryPoints(options.delegates ?? []);
   }
 
-  #installEntryPoints(): void {
-    const host = this.host as Record<string, unknown>;
-    // SAFETY: each entry point is the method of the same name, bound (no rest arguments, which
-    // would allocate on every message).
-    const forward = this as unknown as Record<EntryPoint, (...args: unknown[]) => unknown>;
-    const fetch = async (request: Request) =>
-      (await this.fetch(request)) ?? (isUpgrade(request) ? this.#upgradeNotClaimed() : NOT_FOUND());
+  #installEntryPoints(delegates: readonly EntryPoint[]): void {
+    const host = this.host as Installed & Record<string, unknown>;
+    if (host[INSTALLED]) throw new DokitError("HANDLER_CONFLICT", "Lifecycle.install(this) was called twice on one object");
+    host[INSTALLED] = this;
     for (const name of ENTRY_POINTS) {
-      if (definedByHost(this.host, name)) {
-        if (!this.#delegates.has(name)) {
+      const method = ENTRY_POINT_METHODS[name];
+      if (host[name] === method) continue; // installed on this class (or a parent) by an earlier instance
+      if (definedByHost(host, name)) {
+        if (!delegates.includes(name)) {
           throw new DokitError(
             "HANDLER_CONFLICT",
-            `${this.host.constructor.name} defines its own ${name}(): make it return ` +
+            `${host.constructor.name} defines its own ${name}(): make it return ` +
               `(await this.lifecycle.${name}(...)) ?? yours, and pass { delegates: ["${name}"] } to Lifecycle.install`,
           );
         }
         continue;
       }
-      const value = name === "fetch" ? fetch : forward[name].bind(this);
-      Object.defineProperty(host, name, { value, configurable: true, writable: true });
+      Object.defineProperty(Object.getPrototypeOf(host), name, { value: method, configurable: true, writable: true });
     }
-  }
-
-  #upgradeNotClaimed(): Response {
-    const text = upgradeNotClaimed(this.className);
-    console.warn(text);
-    return new Response(text, { status: 404 });
   }
 
   /** The object's name: the name it was addressed by, or its id string when it has none. */
@@ -258,10 +286,13 @@ export class Lifecycle<Host extends object = object> {
     const owner = this.#table.slots.sockets?.value;
     if (!owner) return undefined;
     try {
-      await this.start();
+      if (!this.#started) await this.start();
       // The owner runs its handlers in the object's context with the connection (one context per event).
       // SAFETY: the entry point of `event` passed that event's arguments, in order.
-      return (await (owner[event] as (ws: WebSocket, a: unknown, b: unknown, c: unknown) => boolean | Promise<boolean>)(ws, a, b, c)) ? true : undefined;
+      const handled = (owner[event] as (ws: WebSocket, a: unknown, b: unknown, c: unknown) => unknown)(ws, a, b, c);
+      if (typeof handled === "boolean") return handled || undefined;
+      // A close or error settles to `false` for a socket that is not the owner's.
+      return (await handled) === false ? undefined : true;
     } catch (error) {
       console.error(`dokit: ${this.className}/${this.name} failed to handle a WebSocket ${event}`, error);
       // SAFETY: a dokit socket carries its connection id (undefined on the host's own sockets).
@@ -295,6 +326,12 @@ export class Lifecycle<Host extends object = object> {
     // the clients would hang in CLOSING: reset once the close frames are written.
     setTimeout(() => this.ctx.abort("dokit: Durable Object destroyed"), RESET_AFTER_DESTROY_MS);
   }
+}
+
+function classNameOf(constructor: Function): string {
+  let name = classNames.get(constructor);
+  if (name === undefined) classNames.set(constructor, (name = kebab(constructor.name)));
+  return name;
 }
 
 /** @returns whether the host's class (below DurableObject) defines `name` */

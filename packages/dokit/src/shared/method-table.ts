@@ -8,6 +8,8 @@ export type CallableMethod = (...args: unknown[]) => unknown;
 
 /** Names a callables target may not declare: they would break awaiting the stub or the Cap'n Web pipe. */
 const FORBIDDEN = new Set(["then", CAPNWEB_PIPE]);
+/** Method tables by class prototype: built once per class, not on every construction (every wake). */
+const tables = new WeakMap<object, Readonly<Record<string, CallableMethod>>>();
 
 /**
  * Builds the table of methods a client may call: methods declared on the
@@ -17,19 +19,26 @@ const FORBIDDEN = new Set(["then", CAPNWEB_PIPE]);
  * RpcTarget.prototype. The table has a null prototype, so a wire name can
  * never reach an inherited member.
  * @param target - an instance of a class that extends RpcTarget
- * @returns the method table, built once
+ * @returns the method table, built once per class (read-only: shared by every instance)
  * @throws DokitError INVALID_TARGET when the target is no RpcTarget or declares `then` / `__cf_agent_send`
  */
-export function collectCallableMethods(target: object): Record<string, CallableMethod> {
+export function collectCallableMethods(target: object): Readonly<Record<string, CallableMethod>> {
   if (!(target instanceof RpcTarget)) {
     throw new DokitError(
       "INVALID_TARGET",
       `callables must be an instance of a class that extends RpcTarget from cloudflare:workers; got ${describe(target)}`,
     );
   }
+  const prototype: object = Object.getPrototypeOf(target);
+  let table = tables.get(prototype);
+  if (!table) tables.set(prototype, (table = buildTable(target, prototype)));
+  return table;
+}
+
+function buildTable(target: object, prototype: object): Record<string, CallableMethod> {
   const table: Record<string, CallableMethod> = Object.create(null);
   const seen = new Set<string>();
-  for (let proto = Object.getPrototypeOf(target); proto !== RpcTarget.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (let proto = prototype; proto !== RpcTarget.prototype; proto = Object.getPrototypeOf(proto)) {
     for (const name of Object.getOwnPropertyNames(proto)) {
       if (FORBIDDEN.has(name)) {
         throw new DokitError(

@@ -14,10 +14,12 @@ export function sendError(connection: Connection, id: string, error: string): vo
 /**
  * Sends a method's result: one frame, or for a ReadableStream one frame per
  * chunk and a done frame (an error frame when the stream fails midway).
- * @returns the error text sent instead of a result, the number of chunks streamed, or `undefined` for one result frame
+ * @returns the error text sent instead of a result, `undefined` for one result frame, or for a
+ *   stream a promise of the number of chunks streamed (or the error text sent when it failed)
  */
-export async function sendResult(connection: Connection, id: string, method: string, result: unknown): Promise<string | number | undefined> {
+export function sendResult(connection: Connection, id: string, method: string, result: unknown): Promise<string | number> | string | undefined {
   if (result instanceof ReadableStream) return streamResult(connection, id, result);
+  // One frame: sent synchronously (no promise per call).
   const frame = result instanceof RpcTarget ? { ok: false as const, error: rpcErrors.rpcTargetResult(method) } : serialize(id, true, result);
   if (frame.ok) trySend(connection, frame.text);
   else return failWith(connection, id, frame.error);

@@ -2,18 +2,21 @@
 // `dokit/websockets` carries this much (and no more) for the short form
 // `new WebSockets({ callables: target })`; argument schemas and the standalone
 // capability live in `callables/`.
-import type { CallableSource, Claims, Dispatch } from "../lifecycle/capability";
+import type { CallableSource, Claims, Dispatch, FrameHandler, Observer } from "../lifecycle/capability";
+import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Connection } from "../lifecycle/connection";
+import { inConnectionContext } from "../lifecycle/context";
 import { errorMessage, WireError } from "../lifecycle/errors";
 import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
 import { type CallableMethod, collectCallableMethods } from "./method-table";
 import { sendError, sendResult } from "./rpc-answer";
+import { isThenable } from "./wire";
 
 /** The methods of an RpcTarget, called without argument checks. */
 export class TargetCallables implements CallableSource {
   /** The object whose methods clients call. */
   readonly target: object;
-  readonly #methods: Record<string, CallableMethod>;
+  readonly #methods: Readonly<Record<string, CallableMethod>>;
 
   /** @throws DokitError INVALID_TARGET for a target that is no RpcTarget or declares `then` / `__cf_agent_send` */
   constructor(target: object) {
@@ -28,20 +31,26 @@ export class TargetCallables implements CallableSource {
   /**
    * Calls a method; a thrown error is logged with its stack (wire errors are not).
    * @param check - turns the client's arguments into the method's (argument schemas)
-   * @throws WireError METHOD_NOT_FOUND (`Method <name> does not exist`), or what `check` or the method throws
+   * @returns the method's result: as it is for a synchronous method, else a promise
+   * @throws WireError METHOD_NOT_FOUND (`Method <name> does not exist`), or what `check` or the method throws (or rejects with)
    */
-  async invoke(name: string, args: unknown[], check?: (args: unknown[]) => Promise<unknown[]>): Promise<unknown> {
+  invoke(name: string, args: unknown[], check?: (args: unknown[]) => Promise<unknown[]>): unknown {
     const method = this.#methods[name];
     if (!method) throw new WireError("METHOD_NOT_FOUND", rpcErrors.notFound(name));
     try {
-      return await method.apply(this.target, check ? await check(args) : args);
+      const result = check ? check(args).then((checked) => method.apply(this.target, checked)) : method.apply(this.target, args);
+      return isThenable(result) ? Promise.resolve(result).catch((error: unknown) => Promise.reject(logThrown(name, error))) : result;
     } catch (error) {
-      // A Refusal (code REFUSED) is expected: one line. Other wire errors are the protocol's answers.
-      if (!(error instanceof WireError)) console.error(`dokit: callable ${name} threw`, error);
-      else if (error.code === "REFUSED") console.info(`dokit: callable ${name} refused: ${error.message}`);
-      throw error;
+      throw logThrown(name, error);
     }
   }
+}
+
+/** Logs what a callable threw (a Refusal, code REFUSED, is expected: one line; other wire errors are the protocol's answers). @returns the error */
+function logThrown(name: string, error: unknown): unknown {
+  if (!(error instanceof WireError)) console.error(`dokit: callable ${name} threw`, error);
+  else if (error.code === "REFUSED") console.info(`dokit: callable ${name} refused: ${error.message}`);
+  return error;
 }
 
 /**
@@ -52,8 +61,9 @@ export class TargetCallables implements CallableSource {
 export function serveRpc(claims: Claims, source: CallableSource): void {
   for (const name of source.methodNames) claims.method(name, source);
   const dispatch = claims.dispatch;
+  const agent = claims.lifecycle.host;
   // {"type":"rpc","id":"<uuid>","method":"<name>","args":[…]}
-  claims.frame(RPC, async (connection, frame) => {
+  const answer: FrameHandler = (connection, frame) => {
     if (!isRpcRequest(frame)) return false;
     const { id, method } = frame;
     // Timed only while someone listens on agents:rpc (0: nobody did when the call came in).
@@ -61,27 +71,55 @@ export function serveRpc(claims: Claims, source: CallableSource): void {
     const began = observer?.since("rpc");
     let result: unknown;
     try {
-      // No scope of its own: frames are dispatched inside their connection's context already
-      // (WebSockets enters it once per message; a Cap'n Web session runs in it).
-      result = await invokeClaimed(dispatch, method, frame.args);
+      result = inConnectionContext(agent, connection, invokeClaimed, dispatch, method, frame.args);
     } catch (error) {
-      sendError(connection, id, errorMessage(error));
-      if (observer && began) observer.rpc(claims.lifecycle, connection, method, began, true, error);
-      return true;
+      result = Promise.reject(error);
     }
-    const sent = await sendResult(connection, id, method, result);
-    if (observer && began) observer.rpc(claims.lifecycle, connection, method, began, typeof sent === "string", sent);
+    // A synchronous method, nobody timing: answered at once, without a promise.
+    if (!began && !isThenable(result)) {
+      const sent = sendResult(connection, id, method, result);
+      return typeof sent === "object" ? sent.then(() => true) : true;
+    }
+    return answerLater(claims.lifecycle, connection, id, method, result, observer, began);
+  };
+  // Only the method runs in the connection's context: parsing the frame, finding the method and
+  // sending the answer do not need it, and the runtime pays more for work done inside a context.
+  claims.frame(RPC, answer, { ownContext: true });
+}
+
+/** Answers a call whose result is a promise, or that is timed for agents:rpc. */
+async function answerLater(
+  lifecycle: Lifecycle,
+  connection: Connection,
+  id: string,
+  method: string,
+  pending: unknown,
+  observer: Observer | undefined,
+  began: number | undefined,
+): Promise<true> {
+  let result: unknown;
+  try {
+    result = await pending;
+  } catch (error) {
+    sendError(connection, id, errorMessage(error));
+    if (observer && began) observer.rpc(lifecycle, connection, method, began, true, error);
     return true;
-  });
+  }
+  const answer = sendResult(connection, id, method, result);
+  const sent = typeof answer === "object" ? await answer : answer; // a promise only for a stream
+  if (observer && began) observer.rpc(lifecycle, connection, method, began, typeof sent === "string", sent);
+  return true;
 }
 
 /**
  * Calls a claimed method through the source that claimed it (every transport calls through here).
- * @throws WireError METHOD_NOT_FOUND (`Method <name> does not exist`), or what the method throws
+ * @returns the result, or a promise of it
+ * @throws WireError METHOD_NOT_FOUND (`Method <name> does not exist`), or what the method throws (or rejects with)
  */
-export function invokeClaimed(dispatch: Dispatch, name: string, args: unknown[]): Promise<unknown> {
+export function invokeClaimed(dispatch: Dispatch, name: string, args: unknown[]): unknown {
   const source = dispatch.method(name);
-  return source ? source.invoke(name, args) : Promise.reject(new WireError("METHOD_NOT_FOUND", rpcErrors.notFound(name)));
+  if (!source) throw new WireError("METHOD_NOT_FOUND", rpcErrors.notFound(name));
+  return source.invoke(name, args);
 }
 
 /** Answers an rpc frame nothing claimed with `Method <name> does not exist`, so client calls never hang. */

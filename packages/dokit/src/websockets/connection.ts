@@ -49,13 +49,23 @@ const descriptors: PropertyDescriptorMap = {
   },
 };
 
+/**
+ * The Connection members live on one prototype between the socket and the platform's
+ * WebSocket.prototype (made once per realm): a socket becomes a Connection with one
+ * prototype change, on its first event after a wake, instead of five property definitions.
+ */
+const connectionPrototypes = new WeakMap<object, object>();
+
 /** @returns the socket as a Connection, or `undefined` when it is not a dokit socket */
 export function asConnection(ws: WebSocket): Connection | undefined {
   // Decorated already (the socket itself says so: no WeakSet, see attachment.ts)?
   if ("setState" in ws) return ws as Connection;
   if (!readAttachment(ws)) return undefined;
-  Object.defineProperties(ws, descriptors);
-  // SAFETY: the properties Connection adds to WebSocket were just defined.
+  const base: object = Object.getPrototypeOf(ws);
+  let prototype = connectionPrototypes.get(base);
+  if (!prototype) connectionPrototypes.set(base, (prototype = Object.create(base, descriptors) as object));
+  Object.setPrototypeOf(ws, prototype);
+  // SAFETY: the prototype just set carries the properties Connection adds to WebSocket.
   return ws as Connection;
 }
 

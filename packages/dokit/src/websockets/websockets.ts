@@ -1,6 +1,6 @@
 import type { CallableSource, Capability, Claims, Dispatch, FrameNote, SocketOwner } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
-import { type ContextRunner, type CurrentAgent, contextRunner, runInContext } from "../lifecycle/context";
+import { type CurrentAgent, inConnectionContext, runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import {
@@ -15,17 +15,15 @@ import {
   TRANSPORT_PARAM,
 } from "../protocol/frames";
 import { answerUnclaimedRpc, serveRpc, TargetCallables } from "../shared/serve-rpc";
-import { closeWith, parseFrame, trySend } from "../shared/wire";
+import { closeWith, isThenable, parseFrame, trySend } from "../shared/wire";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
 import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectionTags, MAX_TAG_LENGTH } from "./tags";
 
 const OPEN = 1;
-/** A connection's message context, built once per wake and kept on the socket (see attachment.ts). */
-const CONTEXT = Symbol();
-type WithContext = { [CONTEXT]?: ContextRunner };
 /** The close reason of a connection refused while opening (the stack is logged, never sent). */
 const REFUSED_REASON = "Internal error while opening the connection";
+const nothing = () => {};
 
 /**
  * Accepts WebSocket upgrades with the hibernation API, tracks and tags
@@ -80,7 +78,7 @@ export class WebSockets implements Capability {
       else serveRpc(claims, callables);
     }
     claims.catchAllUpgrade((request) => this.#accept(request));
-    claims.takeSockets(this.#owner);
+    claims.takeSockets(new WebSockets.#SocketEvents(this));
     claims.onDestroy(() => {
       for (const connection of this.getConnections()) this.#close(connection, CLOSE_DESTROYED, "Durable Object destroyed");
     });
@@ -188,72 +186,126 @@ export class WebSockets implements Capability {
 
   // ------------------------------------------------------------ socket events
 
-  readonly #owner: SocketOwner = {
-    message: async (ws, message) => {
+  /**
+   * The socket owner: prototype methods on one small object per WebSockets, so building
+   * the capability (on every wake) creates no closures for it.
+   */
+  static readonly #SocketEvents = class implements SocketOwner {
+    readonly #of: WebSockets;
+    constructor(sockets: WebSockets) {
+      this.#of = sockets;
+    }
+
+    message(ws: WebSocket, message: string | ArrayBuffer): Promise<unknown> | boolean {
       const connection = asConnection(ws);
       if (!connection) return false;
-      // The connection's context, built on its first message after a wake and entered for each.
-      const run = ((connection as WithContext)[CONTEXT] ??= contextRunner({ agent: this.#installedOn.host, connection }));
-      // Someone listens on agents:message: a note of the frame type and the handler that takes it.
-      const observer = this.#dispatch?.observer;
-      const began = observer?.since("message");
-      const note = began ? { type: "", handler: "onMessage" } : undefined;
-      await run(this.#dispatchMessage, connection, message, note);
-      if (began && note) observer?.frame(this.#installedOn, connection, message, note, began);
-      return true;
-    },
-    close: async (ws, code, reason, wasClean) => {
+      const sockets = this.#of;
+      // Someone listens on agents:message: the frame is timed and noted.
+      if (sockets.#dispatch?.observer) return sockets.#observedMessage(connection, message);
+      return sockets.#dispatchMessage(connection, message) ?? true;
+    }
+
+    async close(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<boolean> {
       const connection = asConnection(ws);
       if (!connection) return false;
-      if (this.#refused.has(ws)) return true; // its client never saw it open
-      this.#closed.add(ws);
+      const sockets = this.#of;
+      if (sockets.#refused.has(ws)) return true; // its client never saw it open
+      sockets.#closed.add(ws);
       try {
-        await this.#runOnClose(connection, code, reason, wasClean);
+        await sockets.#runOnClose(connection, code, reason, wasClean);
       } finally {
         closeWith(ws, code, reason); // reciprocate the client's close with the same code
-        this.#dispatch?.observer?.closed(this.#installedOn, connection, code, reason, wasClean, flagsOf(connection).at);
+        sockets.#dispatch?.observer?.closed(sockets.#installedOn, connection, code, reason, wasClean, flagsOf(connection).at);
       }
       return true;
-    },
-    error: async (ws, error) => {
+    }
+
+    async error(ws: WebSocket, error: unknown): Promise<boolean> {
       const connection = asConnection(ws);
       if (!connection) return false;
-      await this.#run(connection, "onError", (handlers) => handlers.onError?.(connection, error));
+      await this.#of.#run(connection, "onError", (handlers) => handlers.onError?.(connection, error));
       return true;
-    },
+    }
+
     // Frames other capabilities broadcast (cf_agent_mcp_servers).
-    protocol: (frame) => this.#options.protocol !== false && this.#broadcastProtocol(frame),
+    protocol(frame: string): void {
+      if (this.#of.#options.protocol !== false) this.#of.#broadcastProtocol(frame);
+    }
   };
+
+  /** A message while someone listens on agents:message: a note of the frame type and the handler that takes it. */
+  async #observedMessage(connection: Connection, message: string | ArrayBuffer): Promise<void> {
+    const observer = this.#dispatch?.observer;
+    const began = observer?.since("message");
+    const note = began ? { type: "", handler: "onMessage" } : undefined;
+    await this.#dispatchMessage(connection, message, note);
+    if (began && note) observer?.frame(this.#installedOn, connection, message, note, began);
+  }
 
   /**
    * Dispatches one incoming message: a text frame is parsed once and its `type`
    * looked up in the dispatch table; everything else goes to the handler chain.
    * Transports other than hibernating sockets (Cap'n Web's pipe) use this too.
-   * (A field, so entering the connection's context takes it without a closure per message.)
+   * Handlers and claims run in the connection's context (`inConnectionContext`);
+   * the parsing and the lookup do not need it.
+   * @returns a promise while a handler or claim is asynchronous, else `undefined`
    */
-  readonly #dispatchMessage = async (connection: Connection, message: string | ArrayBuffer, note?: FrameNote): Promise<void> => {
-    if (typeof message === "string") {
-      const frame = parseFrame(message);
-      if (frame) {
-        if (note) note.type = frame.type;
-        const claim = this.#table.frame(frame.type);
-        if (claim) {
-          const flags = flagsOf(connection);
-          if (!claim.protocolOnly || (this.#options.protocol !== false && flags.protocol)) {
-            // The flags carry `readonly` (a FrameContext) without an allocation per frame.
-            if ((await claim.handler(connection, frame, flags)) !== false) return void (note && (note.handler = claim.owner));
-          }
-        } else if (frame.type === RPC && answerUnclaimedRpc(connection, frame)) {
-          // {"type":"rpc",…} with no Callables installed: answered, so client calls never hang.
-          return void (note && (note.handler = "WebSockets"));
-        }
+  #dispatchMessage(connection: Connection, message: string | ArrayBuffer, note?: FrameNote): Promise<void> | undefined {
+    const frame = typeof message === "string" ? parseFrame(message) : undefined;
+    if (frame) return this.#dispatchFrame(connection, message as string, frame, note);
+    return this.#toHandlers(connection, message);
+  }
+
+  /**
+   * A parsed frame: to the capability that claimed its type, else to the handlers. A claim that
+   * answers synchronously (an rpc call of a synchronous method) is handled without a promise.
+   */
+  #dispatchFrame(connection: Connection, message: string, frame: Record<string, unknown> & { type: string }, note?: FrameNote): Promise<void> | undefined {
+    if (note) note.type = frame.type;
+    const claim = this.#table.frame(frame.type);
+    if (claim) {
+      const flags = flagsOf(connection);
+      if (!claim.protocolOnly || (this.#options.protocol !== false && flags.protocol)) {
+        // The flags carry `readonly` (a FrameContext) without an allocation per frame.
+        const handled = claim.ownContext
+          ? claim.handler(connection, frame, flags)
+          : inConnectionContext(this.#installedOn.host, connection, claim.handler, connection, frame, flags);
+        if (isThenable(handled)) return this.#afterClaim(handled, claim.owner, connection, message, note);
+        if (handled !== false) return void (note && (note.handler = claim.owner));
       }
+    } else if (frame.type === RPC && answerUnclaimedRpc(connection, frame)) {
+      // {"type":"rpc",…} with no Callables installed: answered, so client calls never hang.
+      return void (note && (note.handler = "WebSockets"));
     }
+    return this.#toHandlers(connection, message);
+  }
+
+  async #afterClaim(handled: PromiseLike<unknown>, owner: string, connection: Connection, message: string, note?: FrameNote): Promise<void> {
+    if ((await handled) !== false) return void (note && (note.handler = owner));
+    await this.#toHandlers(connection, message);
+  }
+
+  /**
+   * The handler chain: added sets first (one returning `true` claims the message), then the
+   * configured one. Without added sets a synchronous handler is called without a promise.
+   * @returns a promise when a handler is asynchronous, else `undefined`
+   */
+  #toHandlers(connection: Connection, message: string | ArrayBuffer): Promise<void> | undefined {
+    return inConnectionContext(this.#installedOn.host, connection, WebSockets.#callHandlers, this, connection, message);
+  }
+
+  static #callHandlers(sockets: WebSockets, connection: Connection, message: string | ArrayBuffer): Promise<void> | undefined {
+    if (sockets.#handlers.length > 0) return sockets.#toAddedHandlers(connection, message);
+    const pending: unknown = sockets.#options.handlers?.onMessage?.(connection, message);
+    return isThenable(pending) ? Promise.resolve(pending).then(nothing) : undefined;
+  }
+
+  async #toAddedHandlers(connection: Connection, message: string | ArrayBuffer): Promise<void> {
     for (const handlers of this.#handlers) {
       if ((await handlers.onMessage?.(connection, message)) === true) return;
     }
     await this.#options.handlers?.onMessage?.(connection, message);
-  };
+  }
 
   #close(connection: Connection, code: number, reason: string): void {
     this.#closed.add(connection);
@@ -421,7 +473,7 @@ export class WebSockets implements Capability {
       connection: (socket, id, request) => initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true }),
       decide: (connection, ctx) => this.#decide(connection, ctx),
       greet: (connection, ctx) => this.#greet(connection, ctx),
-      receive: this.#dispatchMessage,
+      receive: async (connection, message) => this.#dispatchMessage(connection, message),
       close: (connection, code, reason, wasClean) => this.#runOnClose(connection, code, reason, wasClean),
     };
   }

@@ -43,9 +43,13 @@ const exported = lib.exportedSubpaths();
  */
 const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[]; why: string }> = {
   lifecycle: {
-    // 2.8 KB today (2,918 B). Alarm sharing
+    // 3.1 KB today (3,127 B). Alarm sharing
     // (lifecycle/alarms.ts) is only bundled when a capability calls claimAlarm.
-    ceiling: 3 * KB,
+    // Raised from 3 KB (2,918 B) for issue 19 (+209 B): the entry points live on the host
+    // class's prototype, installed once per class, so an object built on a wake creates and
+    // defines none; class names and callables' method tables are kept per class; a socket
+    // event that needs no start and no promise is answered without one.
+    ceiling: 3150,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the core every object pays for",
   },
@@ -73,8 +77,15 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // 7 % of an upgrade's time inside the object; no generator for connect frames), and claims
     // as a class instead of a closure per claim kind, which an object builds on every wake
     // (its constructor went from about 28 to 16 µs in workerd).
-    ceiling: 6700,
-    target: 6700,
+    // Raised to 7,350 B (7,310 B measured, +611 B) for issue 19's hot path, measured at
+    // saturation (bench README): only user code runs in the connection's context (an rpc
+    // frame is parsed and answered outside it: rpc CPU per message 1.09× → 1.03× raw); a
+    // synchronous handler or callable is answered without a promise; a connection's context
+    // runner is built on its second message in a wake; the socket owner is one object with
+    // prototype methods; a Connection is one prototype change, not five property definitions.
+    // The constructors an object runs on every wake went from about 18 to 7 µs in workerd.
+    ceiling: 7350,
+    target: 7350,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "a socket-only object must not pay for State, Callables' schemas, Cap'n Web, MCP or zod",
   },
@@ -82,20 +93,24 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // 6.0 KB today: the short form adds only the user's class; it is served by the
     // JSON-rpc part above, not by the Callables capability. Raised with the bundle above to
     // 6,690 B (6,683 B measured; 6,368 B before dokit/observability's hooks: +315 B), then
-    // with it to 6,730 B (6,729 B measured) for issue 19's connect path and claims.
-    ceiling: 6730,
+    // with it to 6,730 B (6,729 B measured) for issue 19's connect path and claims, then
+    // with it to 7,380 B (7,334 B measured) for issue 19's hot path.
+    ceiling: 7380,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the short form of installing Callables does not pull argument-schema code",
   },
   "lifecycle + callables": {
-    // 4.0 KB today; Cap'n Web is opt-in (dokit/capnweb) and never reached from dokit/callables.
-    ceiling: 4.5 * KB,
+    // 4.8 KB today (4,869 B); Cap'n Web is opt-in (dokit/capnweb) and never reached from dokit/callables.
+    // Raised from 4.5 KB with the lifecycle for issue 19 (an rpc call enters the connection's
+    // context only around the method, and a synchronous method is answered without a promise).
+    ceiling: 4.875 * KB,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState"],
     why: "a bundle that imports dokit/callables but never upgrades to Cap'n Web does not pay for it",
   },
   "lifecycle + state": {
-    // 4.7 KB today. A function validator: no schema library.
-    ceiling: 5.25 * KB,
+    // 5.2 KB today (5,373 B). A function validator: no schema library.
+    // Raised from 5.25 KB with the lifecycle for issue 19.
+    ceiling: 5.375 * KB,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "dokit/state without a zod schema does not pull zod",
   },
@@ -119,7 +134,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // 7.2 KB today (7,397 B): the job table and runner shared with the Scheduler, the
     // reference-table adoption (queue/adopt.ts), no cron. Reading due jobs ahead, 32 per
     // query (job-table.ts takeDue), added 230 B; it keeps firing them within 1.15× a raw loop.
-    ceiling: 7.25 * KB,
+    // Raised to 7.5 KB (7,571 B) with the lifecycle for issue 19.
+    ceiling: 7.5 * KB,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitScheduler", "croner"],
     why: "background work does not pull the Scheduler or its cron library",
   },

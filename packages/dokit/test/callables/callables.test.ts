@@ -193,6 +193,23 @@ describe.each(FORMS)("cf-websocket calls, %s", (_form, binding) => {
     await second.close();
   });
 
+  it("gives every call of a wake its context, synchronous or after the method's own awaits", async () => {
+    const name = fresh("context-wake");
+    const first = await connect(binding, name, { _pk: "first" });
+    const second = await connect(binding, name, { _pk: "second" });
+    for (let round = 0; round < 2; round++) {
+      // The first, second and third call of each connection in this wake (each enters the context its own way).
+      for (let call = 0; call < 3; call++) {
+        const [a, b] = await Promise.all([first.rpc("whoamiLater", [5]), second.rpc("whoami")]);
+        expect(a).toMatchObject({ agentIsHost: true, connection: "first" });
+        expect(b).toMatchObject({ agentIsHost: true, connection: "second" });
+      }
+      await hibernate(stubOf(binding, name));
+    }
+    await first.close();
+    await second.close();
+  });
+
   it("leaves non-rpc and malformed rpc frames to onMessage", async () => {
     const name = fresh("malformed");
     const socket = await connect(binding, name, { _pk: "m" });
@@ -278,7 +295,9 @@ describe("callables targets", () => {
     } finally {
       Reflect.deleteProperty(RpcTarget.prototype, "platformMember");
     }
-    expect(new Callables(new Platform()).methodNames).toEqual(["platformMember", "own"]);
+    // Method tables are built once per class: a class first used after the platform member is gone exposes it.
+    class Later extends Platform {}
+    expect(new Callables(new Later()).methodNames).toEqual(["platformMember", "own"]);
   });
 
   it("refuses a target that is not an RpcTarget", () => {
@@ -304,6 +323,7 @@ describe("callables targets", () => {
         "nothing",
         "refuse",
         "whoami",
+        "whoamiLater",
       ].sort(),
     );
   });

@@ -135,6 +135,12 @@ export class TestCallables extends BaseCallables {
     return { agentIsHost: current.agent === this.#host, connection: current.connection?.id ?? null, instance: this.#host.instance };
   }
 
+  /** whoami, read after a timer: the context must survive the method's own awaits. */
+  async whoamiLater(ms: number): Promise<{ agentIsHost: boolean; connection: string | null; instance: string }> {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return this.whoami();
+  }
+
   /** Checked by argument schemas where a host installs them. */
   move(id: string, column: number): { id: string; column: number; types: string[] } {
     return { id, column, types: [typeof id, typeof column] };

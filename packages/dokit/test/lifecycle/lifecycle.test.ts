@@ -71,6 +71,69 @@ describe("Lifecycle.install", () => {
     expect(message).toContain('delegates: ["fetch"]');
   });
 
+  it("puts the entry points on the class once; each instance answers through its own lifecycle", async () => {
+    const result = await inObject(async (ctx) => {
+      class Host extends DurableObject {
+        constructor(
+          ctx: DurableObjectState,
+          env: Env,
+          readonly label: string,
+        ) {
+          super(ctx, env);
+        }
+        readonly lifecycle = Lifecycle.install(this);
+        onRequest(): Response {
+          return new Response(this.label);
+        }
+      }
+      class Child extends Host {}
+      const one = new Host(ctx, env, "one");
+      const two = new Host(ctx, env, "two");
+      const child = new Child(ctx, env, "child");
+      const request = () => new Request("http://do/anything");
+      // SAFETY: install put fetch on Host.prototype.
+      const fetchOf = (host: Host) => (host as unknown as { fetch(request: Request): Promise<Response> }).fetch(request());
+      return {
+        own: ["fetch", "alarm", "webSocketMessage", "webSocketClose", "webSocketError"].filter((name) => Object.hasOwn(one, name)),
+        shared: one.fetch === two.fetch && one.webSocketMessage === child.webSocketMessage,
+        answers: [await (await fetchOf(one)).text(), await (await fetchOf(two)).text(), await (await fetchOf(child)).text()],
+      };
+    });
+    expect(result).toEqual({ own: [], shared: true, answers: ["one", "two", "child"] });
+  });
+
+  it("refuses a second install on one object, and an instance of an installed class that did not install", async () => {
+    const result = await inObject(async (ctx) => {
+      class Twice extends DurableObject {
+        readonly lifecycle = Lifecycle.install(this);
+        readonly again = Lifecycle.install(this);
+      }
+      let twice = "no error";
+      try {
+        new Twice(ctx, env);
+      } catch (error) {
+        twice = `${(error as DokitError).code}: ${(error as Error).message}`;
+      }
+      class Sometimes extends DurableObject {
+        constructor(ctx: DurableObjectState, env: Env, install: boolean) {
+          super(ctx, env);
+          if (install) Lifecycle.install(this);
+        }
+      }
+      new Sometimes(ctx, env, true);
+      const bare = new Sometimes(ctx, env, false) as unknown as { fetch(request: Request): Promise<Response> };
+      const missing = await bare.fetch(new Request("http://do/")).then(
+        () => "answered",
+        (error: unknown) => `${(error as DokitError).code}: ${(error as Error).message}`,
+      );
+      return { twice, missing };
+    });
+    expect(result).toEqual({
+      twice: "HANDLER_CONFLICT: dokit: Lifecycle.install(this) was called twice on one object",
+      missing: "NOT_INSTALLED: dokit: this Sometimes did not call Lifecycle.install(this)",
+    });
+  });
+
   it("refuses a host that is not a DurableObject", () => {
     expect(() => Lifecycle.install({} as object)).toThrow(
       expect.objectContaining({ code: "NOT_A_DURABLE_OBJECT" }),
