@@ -4,7 +4,9 @@
 import { readFileSync } from "node:fs";
 import { median, ratio } from "./lib/stats.ts";
 
-type Run = { figures: { measure: string; stat: string; unit: string; values: Record<string, number>; target?: number; higherIsBetter?: boolean }[] };
+type Run = {
+  figures: { measure: string; stat: string; unit: string; values: Record<string, number>; target?: number; higherIsBetter?: boolean; paired?: { "dokit/raw"?: number } }[];
+};
 const runs = process.argv.slice(2).map((file) => JSON.parse(readFileSync(file, "utf8")) as Run);
 if (runs.length === 0) throw new Error("usage: node bench/median.ts run1.json run2.json run3.json");
 const fmt = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? "-" : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(3));
@@ -14,8 +16,9 @@ console.log(`|---|---|---|---|---|---|---|---|`);
 for (const [i, figure] of runs[0].figures.entries()) {
   const same = runs.map((run) => run.figures.find((f) => f.measure === figure.measure && f.stat === figure.stat) ?? run.figures[i]);
   const med = (impl: string) => median(same.map((f) => f.values[impl]).filter((v) => v !== undefined && !Number.isNaN(v)));
-  const perRun = same.map((f) => ratio(f.values.dokit, f.values.raw));
-  const m = ratio(med("dokit"), med("raw"));
+  // A figure with paired ratios (taken round by round) is judged by the median of its runs' ratios.
+  const perRun = same.map((f) => f.paired?.["dokit/raw"] ?? ratio(f.values.dokit, f.values.raw));
+  const m = figure.paired ? median(perRun.filter((v) => v !== undefined)) : ratio(med("dokit"), med("raw"));
   const target = figure.target === undefined ? "" : `${figure.higherIsBetter ? "≥" : "≤"} ${figure.target.toFixed(2)}×`;
   const miss = figure.target !== undefined && m !== undefined && (figure.higherIsBetter ? m < figure.target : m > figure.target);
   console.log(`| ${figure.measure} | ${figure.stat} (${figure.unit}) | ${fmt(med("raw"))} | ${fmt(med("dokit"))} | ${fmt(med("ref"))} | **${x(m)}**${miss ? " missed" : ""} | ${perRun.map(x).join(" / ")} | ${target} |`);

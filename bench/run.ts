@@ -10,10 +10,10 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import { bundleReport } from "./bundle.ts";
 import { type Client, closeAll, connect, connectMany, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
-import { closedLoop, rssKb, sleep, workerdPids } from "./lib/load.ts";
+import { closedLoop, pinWorkerd, rssKb, sleep, workerdPids } from "./lib/load.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
-import { type Figure, median, quantile, ratio, table } from "./lib/stats.ts";
+import { type Figure, median, pairedRatio, quantile, ratio, table } from "./lib/stats.ts";
 
 // workerd logs a harmless "tail session was canceled" error for many closed sockets; --verbose shows wrangler's logs.
 process.env.WRANGLER_LOG ??= process.argv.includes("--verbose") ? "info" : "none";
@@ -26,6 +26,9 @@ if (!process.argv.includes("--observability")) process.env.X_LOCAL_OBSERVABILITY
 const args = process.argv.slice(2);
 const QUICK = args.includes("--quick");
 const VIA_PROXY = args.includes("--via-proxy");
+const NO_PIN = args.includes("--no-pin");
+/** How the processes were placed on CPUs for the saturation measures (see pinWorkerd). */
+let pinned = "not pinned";
 const FORCE_MCP = args.includes("--mcp"); // serve and measure MCP even before dokit/mcp is exported
 const ONLY = args.find((a) => a.startsWith("--only="))?.slice(7).split(",");
 const enabled = (name: string) => !ONLY || ONLY.includes(name);
@@ -197,6 +200,16 @@ const rpcFrame = (n: number) => `{"type":"rpc","id":"${n}","method":"echo","args
 async function saturation(base: URL, name: string, frame: (n: number) => string, size: number, rounds: number, windowMs: number): Promise<void> {
   const pids = workerdPids();
   const all = await rooms(base, `sat-${name}`, size);
+  const placement = NO_PIN ? { pinned: "not pinned (--no-pin)", unpin() {} } : pinWorkerd(pids);
+  pinned = placement.pinned;
+  try {
+    await saturationRounds(all, name, frame, size, rounds, windowMs, pids);
+  } finally {
+    placement.unpin();
+  }
+}
+
+async function saturationRounds(all: Record<Impl, Client[]>, name: string, frame: (n: number) => string, size: number, rounds: number, windowMs: number, pids: number[]): Promise<void> {
   const rate = byImpl<number[]>(() => []);
   const cpu = byImpl<number[]>(() => []);
   await interleave(1, (impl) => closedLoop(all[impl], frame, Math.min(windowMs, 1_000), pids).then(() => {})); // warm-up
@@ -207,8 +220,9 @@ async function saturation(base: URL, name: string, frame: (n: number) => string,
   });
   await closeRooms(all);
   const measure = `${name} saturation (${size} clients, closed loop)`;
-  figures.push({ measure, stat: "answered", unit: "msg/s", higherIsBetter: true, values: values((i) => median(rate[i])), samples: counts(rate), target: 0.95 });
-  figures.push({ measure, stat: "workerd CPU/msg", unit: "µs", values: values((i) => median(cpu[i])), samples: counts(cpu), target: 1.05 });
+  const paired = (samples: Record<Impl, number[]>) => ({ "dokit/raw": pairedRatio(samples.dokit, samples.raw), "dokit/ref": pairedRatio(samples.dokit, samples.ref) });
+  figures.push({ measure, stat: "answered", unit: "msg/s", higherIsBetter: true, values: values((i) => median(rate[i])), samples: counts(rate), target: 0.95, paired: paired(rate) });
+  figures.push({ measure, stat: "workerd CPU/msg", unit: "µs", values: values((i) => median(cpu[i])), samples: counts(cpu), target: 1.05, paired: paired(cpu) });
 }
 
 /** Evicts a room and times its first message; `probe` is one of its connections. @returns ms, and whether a fresh instance answered */
@@ -361,16 +375,15 @@ async function main(): Promise<void> {
     if (enabled("echo")) (log("echo"), await echo(base));
     if (enabled("rpc")) (log("rpc"), await rpc(base));
     if (enabled("saturation")) {
-      const window = QUICK ? 1_000 : 2_000;
       log("saturation: echo");
-      await saturation(base, "echo", echoFrame, 100, scale(7), window);
+      await saturation(base, "echo", echoFrame, 100, scale(15), 1_000);
       log("saturation: rpc");
-      await saturation(base, "rpc", rpcFrame, 100, scale(7), window);
+      await saturation(base, "rpc", rpcFrame, 100, scale(15), 1_000);
     }
     if (enabled("open")) {
       for (const size of [10, 100, 1_000]) {
         log(`${size} open connections`);
-        await openConnections(base, size, scale(500), scale(15));
+        await openConnections(base, size, scale(500), scale(45));
       }
     }
     if (enabled("scale")) (log("connection scale"), await connectionScale(base, QUICK ? 1_000 : 4_000, QUICK ? 1 : 3, QUICK ? 3 : 4));
@@ -405,7 +418,7 @@ async function main(): Promise<void> {
   }
 
   console.log(
-    `\nLatency (loopback, ${VIA_PROXY ? "through wrangler's proxy worker" : "direct to the user worker"}, ${machine.cores} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}; lower is better; ratios are dokit over raw / over the reference)\n`,
+    `\nLatency (loopback, ${VIA_PROXY ? "through wrangler's proxy worker" : "direct to the user worker"}, ${machine.cores} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}; lower is better; ratios are dokit over raw / over the reference; saturation: ${pinned})\n`,
   );
   console.log(table(figures));
   if (observability) {
@@ -425,12 +438,13 @@ async function main(): Promise<void> {
     machine,
     quick: QUICK,
     transport: VIA_PROXY ? "wrangler proxy worker" : "direct to the user worker",
+    pinned,
     seconds,
     figures: figures.map((f) => ({
       ...f,
       ratios: {
-        dokitToRaw: ratio(f.values.dokit, f.values.raw),
-        dokitToRef: ratio(f.values.dokit, f.values.ref),
+        dokitToRaw: f.paired?.["dokit/raw"] ?? ratio(f.values.dokit, f.values.raw),
+        dokitToRef: f.paired?.["dokit/ref"] ?? ratio(f.values.dokit, f.values.ref),
         refToRaw: ratio(f.values.ref, f.values.raw),
       },
     })),

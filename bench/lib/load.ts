@@ -1,6 +1,8 @@
 // Load helpers: closed-loop saturation over many clients, and the workerd
 // processes' CPU time and memory, read from /proc (Linux; elsewhere NaN).
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import os from "node:os";
 import type { Client } from "./client.ts";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -34,6 +36,33 @@ export function workerdPids(): number[] {
     return false;
   };
   return [...workerd].filter(below);
+}
+
+/**
+ * Pins the workerd processes (every thread) to the last CPU and this process (the clients,
+ * and wrangler) to the others, with `taskset` (Linux, 2 or more CPUs), until `unpin()`. Under
+ * saturation on 2 cores the clients otherwise run on workerd's core part of the time, and
+ * workerd's CPU per message swings with how the scheduler happens to share it.
+ * @returns what was done (for the report), and how to give every process every CPU again
+ */
+export function pinWorkerd(pids: readonly number[]): { pinned: string; unpin(): void } {
+  const cpus = os.availableParallelism();
+  const place = (pid: number, list: string) => execFileSync("taskset", ["-a", "-p", "-c", list, String(pid)], { stdio: "ignore" });
+  const none = { pinned: "not pinned", unpin() {} };
+  if (pids.length === 0 || cpus < 2) return none;
+  const last = cpus - 1;
+  try {
+    for (const pid of pids) place(pid, String(last));
+    place(process.pid, `0-${last - 1}`);
+  } catch {
+    return { ...none, pinned: "not pinned (no taskset)" };
+  }
+  return {
+    pinned: `workerd pinned to CPU ${last}, the clients to ${last === 1 ? "CPU 0" : `CPUs 0-${last - 1}`}`,
+    unpin() {
+      for (const pid of [...pids, process.pid]) place(pid, `0-${last}`);
+    },
+  };
 }
 
 /** @returns the CPU time (user + system) the processes used so far, in ms; NaN without /proc */

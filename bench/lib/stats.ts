@@ -25,8 +25,21 @@ export interface Figure {
   samples?: Partial<Record<string, number>>;
   /** Target for dokit / raw (e.g. 1.10; a floor such as 0.95 when `higherIsBetter`), when one is set. */
   target?: number;
+  /**
+   * Ratios taken round by round (each round's windows run back to back), then the median over
+   * the rounds: "dokit/raw" and "dokit/ref". When present they are the figure's ratios, instead
+   * of the ratio of the medians (a load burst that hits one window of a round moves one ratio,
+   * and the median drops it).
+   */
+  paired?: { "dokit/raw"?: number; "dokit/ref"?: number };
   /** Which implementation the "ref" column holds when it is not the agents reference. */
   baselineNote?: string;
+}
+
+/** @returns the median over rounds of a[i] / b[i] (the samples of two implementations, taken round by round) */
+export function pairedRatio(a: readonly number[], b: readonly number[]): number | undefined {
+  const ratios = a.flatMap((value, i) => (b[i] !== undefined && b[i] > 0 && Number.isFinite(value) ? [value / b[i]] : []));
+  return ratios.length > 0 ? median(ratios) : undefined;
 }
 
 /** @returns a / b, or undefined when either is missing */
@@ -47,7 +60,7 @@ const fmtRatio = (value: number | undefined): string => (value === undefined ? "
 export function table(figures: readonly Figure[]): string {
   const head = ["measure", "stat", "raw", "dokit", "ref", "dokit/raw", "dokit/ref", "target", ""];
   const rows = figures.map((f) => {
-    const dr = ratio(f.values.dokit, f.values.raw);
+    const dr = f.paired?.["dokit/raw"] ?? ratio(f.values.dokit, f.values.raw);
     const miss = f.target !== undefined && dr !== undefined && (f.higherIsBetter ? dr < f.target : dr > f.target);
     return [
       f.measure,
@@ -56,7 +69,7 @@ export function table(figures: readonly Figure[]): string {
       fmt(f.values.dokit, f.unit),
       fmt(f.values.ref, f.unit),
       fmtRatio(dr),
-      fmtRatio(ratio(f.values.dokit, f.values.ref)),
+      fmtRatio(f.paired?.["dokit/ref"] ?? ratio(f.values.dokit, f.values.ref)),
       f.target === undefined ? "" : `${f.higherIsBetter ? ">=" : "<="} ${f.target.toFixed(2)}x`,
       (miss ? "MISSED " : "") + (f.baselineNote ?? ""),
     ];
