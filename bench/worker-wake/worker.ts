@@ -76,6 +76,35 @@ export class ContextSnapshot extends RawRoom {
   }
 }
 
+/** The raw room with an async `webSocketMessage`: returns a promise already settled (bench/saturation.ts). */
+export class AsyncReturn extends RawRoom {
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    return super.webSocketMessage(ws, message);
+  }
+}
+
+/** The raw room, handling each message after three awaits (bench/saturation.ts). */
+export class Awaits extends RawRoom {
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    await null;
+    await null;
+    await null;
+    return super.webSocketMessage(ws, message);
+  }
+}
+
+/** The raw room, handling each message inside an AsyncLocalStorage run, after three awaits (bench/saturation.ts). */
+export class ContextAwaits extends RawRoom {
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    return storage.run({ agent: this, connection: ws }, async () => {
+      await null;
+      await null;
+      await null;
+      return super.webSocketMessage(ws, message);
+    });
+  }
+}
+
 type Unsafe = { evict(stub: DurableObjectStub, options: { webSockets: "hibernate" | "close" }): Promise<void> };
 const UNSAFE = ["workerd", "unsafe"].join(":");
 
@@ -88,6 +117,9 @@ const BINDINGS: Record<string, string> = {
   attachment: "ATTACHMENT",
   context: "CONTEXT",
   snapshot: "SNAPSHOT",
+  async: "ASYNC",
+  await: "AWAIT",
+  contextawait: "CONTEXTAWAIT",
 };
 
 export default {

@@ -1,0 +1,49 @@
+// Saturation ablation: what each piece of dokit's message path costs in workerd CPU per message.
+//   node bench/saturation.ts [echo|rpc] [--rounds=15] [--rooms=raw,dokit,async,context,snapshot,await,contextawait]
+// The rooms of bench/worker-wake (see bench/README.md): 100 clients each, closed loop, 1 s windows,
+// interleaved rounds whose order rotates, workerd pinned to its own CPU as in `pnpm bench`.
+// Prints each room's median CPU per message and its paired ratio to raw (median of the rounds).
+import { closeAll, connectMany, roomUrl, type Client } from "./lib/client.ts";
+import { closedLoop, pinWorkerd, workerdPids } from "./lib/load.ts";
+import { median, pairedRatio } from "./lib/stats.ts";
+import { startBenchWorker } from "./lib/worker.ts";
+
+process.env.WRANGLER_LOG ??= "none";
+process.env.WRANGLER_SEND_METRICS ??= "false";
+process.env.X_LOCAL_OBSERVABILITY ??= "false";
+
+const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const KIND = process.argv[2] === "rpc" ? "rpc" : "echo";
+const ROUNDS = Number(arg("rounds", "15"));
+const ROOMS = arg("rooms", "raw,dokit,async,context,snapshot,await,contextawait").split(",");
+const frame = (n: number) => (KIND === "rpc" ? `{"type":"rpc","id":"${n}","method":"echo","args":[${n}]}` : `e:${n}`);
+
+const worker = await startBenchWorker(new URL("./worker-wake/wrangler.jsonc", import.meta.url).pathname);
+try {
+  const run = Date.now().toString(36);
+  const clients: Record<string, Client[]> = {};
+  // (Rooms with State, raw's and their variants: two connect frames each, as connectMany waits for.)
+  for (const room of ROOMS) clients[room] = await connectMany((i) => roomUrl(worker.direct, room, `sat-${run}`, `c${i}`), 100);
+  const pids = workerdPids();
+  const placement = pinWorkerd(pids);
+  const cpu: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
+  try {
+    for (let round = -1; round < ROUNDS; round++) {
+      for (let k = 0; k < ROOMS.length; k++) {
+        const room = ROOMS[(Math.max(round, 0) + k) % ROOMS.length] as string;
+        const window = await closedLoop(clients[room] as Client[], frame, 1_000, pids);
+        if (round >= 0) cpu[room]?.push(window.cpuPerMessageUs);
+      }
+    }
+  } finally {
+    placement.unpin();
+  }
+  console.log(`\nSaturation, ${KIND}: workerd CPU per message, median of ${ROUNDS} rounds; ${placement.pinned}\n`);
+  for (const room of ROOMS) {
+    const paired = pairedRatio(cpu[room] ?? [], cpu.raw ?? []);
+    console.log(`${room.padEnd(13)} ${median(cpu[room] ?? []).toFixed(1).padStart(6)} µs  ${paired === undefined ? "-" : `${paired.toFixed(3)}×`} (paired)`);
+  }
+  for (const room of ROOMS) await closeAll(clients[room] ?? []);
+} finally {
+  await worker.dispose();
+}
