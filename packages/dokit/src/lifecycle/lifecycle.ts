@@ -112,7 +112,7 @@ export class Lifecycle<Host extends object = object> {
   private constructor(host: Host, options: LifecycleOptions) {
     // SAFETY: `ctx` is the platform's protected field on every DurableObject instance.
     const ctx = (host as { ctx?: DurableObjectState }).ctx;
-    // `in`, not a read: the storage wrapper is made on first use, which a wake may never reach.
+    // `in` checks for the member without calling its getter.
     if (!(host instanceof DurableObject) || !ctx || !("storage" in ctx)) {
       throw new DokitError(
         "NOT_A_DURABLE_OBJECT",
@@ -287,7 +287,7 @@ export class Lifecycle<Host extends object = object> {
     if (!owner) return undefined;
     try {
       if (!this.#started) await this.start();
-      // The owner runs its handlers in the object's context with the connection (one context per event).
+      // The owner runs the handlers in the connection's context (lifecycle/context.ts inConnectionContext).
       // SAFETY: the entry point of `event` passed that event's arguments, in order.
       const handled = (owner[event] as (ws: WebSocket, a: unknown, b: unknown, c: unknown) => unknown)(ws, a, b, c);
       if (typeof handled === "boolean") return handled || undefined;
