@@ -51,8 +51,9 @@ type WithRunner = { [RUNNER]?: ContextRunner | typeof FIRST };
 
 /**
  * Runs `fn(a, b, c)` in a connection's context (the object and the connection). The first time
- * in a wake it runs in a plain new context; the second builds a runner kept on the connection, which enters that context again for far less than a new one each time (but
- * costs more than one plain run, so a connection that sends once per wake never builds one).
+ * in a wake it runs in a plain new context; the second builds a runner kept on the connection,
+ * which enters that context again for far less than a new one each time (but costs more than
+ * one plain run, so a connection that sends once per wake never builds one).
  */
 export function inConnectionContext<R, A, B, C>(agent: unknown, connection: Connection, fn: (a: A, b: B, c: C) => R, a: A, b: B, c: C): R {
   const runner = (connection as WithRunner)[RUNNER];

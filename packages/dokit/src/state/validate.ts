@@ -1,4 +1,5 @@
 import { describeIssues, isStandardSchema, type StandardSchema } from "../shared/schema";
+import { isThenable } from "../shared/wire";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 
@@ -49,10 +50,6 @@ function validateWithSchema<T>(schema: StandardSchema<unknown, T>, next: unknown
   }
   if (result.issues) throw rejected(describeIssues(result.issues));
   return result.value;
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && typeof value === "object" && typeof (value as { then?: unknown }).then === "function";
 }
 
 function rejected(reason: string, cause?: unknown): DokitError {
