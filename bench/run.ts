@@ -421,6 +421,9 @@ async function main(): Promise<void> {
     `\nLatency (loopback, ${VIA_PROXY ? "through wrangler's proxy worker" : "direct to the user worker"}, ${machine.cores} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}; lower is better; ratios are dokit over raw / over the reference; saturation: ${pinned})\n`,
   );
   console.log(table(figures));
+  console.log(
+    "\nraw and dokit are addressed by ids without a name; the reference needs its name, so its objects pay wrangler's local object wrapper on each construction (a SQLite write, 1-2 ms): its wake and startup figures, and dokit/ref there, are not comparable (bench/README.md, \"Addressing\").",
+  );
   if (observability) {
     console.log("\nObservability (dokit/observability: the dokit room without it, installed with no subscriber, and with one subscriber; bench/observability.ts)\n");
     console.log(observability.text);

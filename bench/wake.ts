@@ -4,7 +4,7 @@
 // evicts the object (as hibernation does), then times send → echo of the first message after
 // the wake. Rooms are interleaved and their order rotates each round. Prints each room's
 // median and its difference to raw. See bench/README.md, "Wake ablation".
-import { closeAll, connect, roomUrl, roundTrip, type Client } from "./lib/client.ts";
+import { closeAll, connect, fanOut, roomUrl, roundTrip, type Client } from "./lib/client.ts";
 import { median } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
@@ -16,6 +16,8 @@ const arg = (name: string, fallback: string) => process.argv.find((a) => a.start
 const OPEN = Number(arg("open", "10"));
 const ROUNDS = Number(arg("rounds", "300"));
 const ROOMS = arg("rooms", "raw,dokit,min,lifecycle,constructed,attachment,context,snapshot").split(",");
+/** `--broadcast`: before each echo wake, a wake that broadcasts to every open connection (as `pnpm bench`'s open measures do). */
+const BROADCAST = process.argv.includes("--broadcast");
 /** Rooms without State send identity only on connect. */
 const FRAMES: Record<string, number> = { min: 1 };
 
@@ -37,6 +39,11 @@ try {
     for (let k = 0; k < ROOMS.length; k++) {
       const room = ROOMS[(Math.max(round, 0) + k) % ROOMS.length] as string;
       const probe = clients[room]?.[0] as Client;
+      if (BROADCAST) {
+        const evicted = await fetch(new URL(`/evict/${room}/wake-${run}`, base));
+        if (!evicted.ok) throw new Error(`evict ${room}: ${evicted.status}`);
+        await fanOut(clients[room] ?? [], () => probe.ws.send(`b:${round}`), (d) => d === `b:${round}`);
+      }
       let before = "";
       await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((before = d)));
       const evicted = await fetch(new URL(`/evict/${room}/wake-${run}`, base));

@@ -7,6 +7,7 @@ import { Lifecycle } from "../../packages/dokit/src/lifecycle";
 import { WebSockets } from "../../packages/dokit/src/websockets";
 import { classify } from "../worker/app";
 import { RawRoom } from "../worker/raw";
+import { objectNamed } from "../worker/address";
 
 export { RawRoom } from "../worker/raw";
 export { DokitRoom } from "../worker/dokit";
@@ -19,6 +20,7 @@ export class MinimalRoom extends DurableObject {
       onMessage: (connection, message) => {
         const kind = classify(message);
         if (kind === "echo") connection.send(message);
+        else if (kind === "broadcast") this.webSockets.broadcast(message);
         else if (kind === "instance") connection.send(`i:${this.#instance}`);
       },
     },
@@ -128,7 +130,7 @@ export default {
     const [, action, kind, name] = new URL(request.url).pathname.split("/");
     const binding = BINDINGS[kind ?? ""];
     if (!binding || !name) return new Response("no route", { status: 404 });
-    const stub = (env[binding] as DurableObjectNamespace).getByName(name);
+    const stub = objectNamed(env[binding] as DurableObjectNamespace, name);
     if (action === "evict") {
       await ((await import(UNSAFE)) as { default: Unsafe }).default.evict(stub, { webSockets: "hibernate" });
       return new Response("evicted");

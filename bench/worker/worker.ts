@@ -5,6 +5,8 @@
 //   /evict/{raw|dokit|ref}/{name}       test-only: evicts the object the way hibernation does
 //                                       (instance torn down, WebSockets kept open)
 
+import { objectNamed } from "./address";
+
 export { RawRoom } from "./raw";
 export { DokitRoom } from "./dokit";
 export { RefRoom } from "./ref";
@@ -35,7 +37,9 @@ export default {
     const [, action, kind, name] = new URL(request.url).pathname.split("/");
     const binding = BINDINGS[kind as keyof typeof BINDINGS];
     if (!binding || !name) return new Response("no route", { status: 404 });
-    const stub = env[binding].getByName(name);
+    // The reference needs `ctx.id.name` (it throws without it), so its room keeps the named id
+    // and pays the local wrapper's write on each construction (bench/README.md, "Addressing").
+    const stub = kind === "ref" ? env[binding].getByName(name) : objectNamed(env[binding], name);
     if (action === "room") return stub.fetch(request);
     if (action === "evict") {
       await evict(stub);
