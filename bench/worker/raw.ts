@@ -19,7 +19,7 @@ export class RawRoom extends DurableObject {
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [id]);
     server.serializeAttachment({ id });
-    server.send(JSON.stringify({ type: "cf_agent_identity", name: this.ctx.id.name, agent: "raw-room", stateFollows: true }));
+    server.send(JSON.stringify({ type: "cf_agent_identity", name: this.ctx.id.name ?? this.ctx.id.toString(), agent: "raw-room", stateFollows: true }));
     server.send(JSON.stringify({ type: "cf_agent_state", state: this.#getState() }));
     return new Response(null, { status: 101, webSocket: client });
   }
