@@ -33,6 +33,10 @@ try {
       clients[room].push(...(await Promise.all(batch)));
     }
   }
+  const evict = async (room: string) => {
+    const evicted = await fetch(new URL(`/evict/${room}/wake-${run}`, base));
+    if (!evicted.ok) throw new Error(`evict ${room}: ${evicted.status}`);
+  };
   const samples: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
   let stale = 0;
   for (let round = -5; round < ROUNDS; round++) {
@@ -40,14 +44,12 @@ try {
       const room = ROOMS[(Math.max(round, 0) + k) % ROOMS.length] as string;
       const probe = clients[room]?.[0] as Client;
       if (BROADCAST) {
-        const evicted = await fetch(new URL(`/evict/${room}/wake-${run}`, base));
-        if (!evicted.ok) throw new Error(`evict ${room}: ${evicted.status}`);
+        await evict(room);
         await fanOut(clients[room] ?? [], () => probe.ws.send(`b:${round}`), (d) => d === `b:${round}`);
       }
       let before = "";
       await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((before = d)));
-      const evicted = await fetch(new URL(`/evict/${room}/wake-${run}`, base));
-      if (!evicted.ok) throw new Error(`evict ${room}: ${evicted.status}`);
+      await evict(room);
       const ms = await roundTrip(probe, `e:${round}`, (d) => d === `e:${round}`);
       let after = "";
       await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((after = d)));

@@ -2,7 +2,7 @@
 // `dokit/websockets` carries this much (and no more) for the short form
 // `new WebSockets({ callables: target })`; argument schemas and the standalone
 // capability live in `callables/`.
-import type { CallableSource, Claims, Dispatch, FrameHandler, Observer } from "../lifecycle/capability";
+import type { CallableSource, Claims, Dispatch, Observer } from "../lifecycle/capability";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Connection } from "../lifecycle/connection";
 import { inConnectionContext } from "../lifecycle/context";
@@ -63,28 +63,33 @@ export function serveRpc(claims: Claims, source: CallableSource): void {
   const dispatch = claims.dispatch;
   const agent = claims.lifecycle.host;
   // {"type":"rpc","id":"<uuid>","method":"<name>","args":[…]}
-  const answer: FrameHandler = (connection, frame) => {
-    if (!isRpcRequest(frame)) return false;
-    const { id, method } = frame;
-    // Timed only while someone listens on agents:rpc (0: nobody did when the call came in).
-    const observer = dispatch.observer;
-    const began = observer?.since("rpc");
-    let result: unknown;
-    try {
-      result = inConnectionContext(agent, connection, invokeClaimed, dispatch, method, frame.args);
-    } catch (error) {
-      result = Promise.reject(error);
-    }
-    // A synchronous method, nobody timing: answered at once, without a promise.
-    if (!began && !isThenable(result)) {
-      const sent = sendResult(connection, id, method, result);
-      return typeof sent === "object" ? sent.then(() => true) : true;
-    }
-    return answerLater(claims.lifecycle, connection, id, method, result, observer, began);
-  };
-  // Only the method runs in the connection's context: parsing the frame, finding the method and
-  // sending the answer do not need it, and the runtime pays more for work done inside a context.
-  claims.frame(RPC, answer, { ownContext: true });
+  // Only the method runs in the connection's context (`ownContext`): parsing the frame, finding the
+  // method and sending the answer do not need it, and the runtime pays more for work done inside a
+  // context. The handler is passed inline: a named closure costs a name definition on every wake
+  // in bundles that keep function names (wrangler's do).
+  claims.frame(
+    RPC,
+    (connection, frame) => {
+      if (!isRpcRequest(frame)) return false;
+      const { id, method } = frame;
+      // Timed only while someone listens on agents:rpc (0: nobody did when the call came in).
+      const observer = dispatch.observer;
+      const began = observer?.since("rpc");
+      let result: unknown;
+      try {
+        result = inConnectionContext(agent, connection, invokeClaimed, dispatch, method, frame.args);
+      } catch (error) {
+        result = Promise.reject(error);
+      }
+      // A synchronous method, nobody timing: answered at once, without a promise.
+      if (!began && !isThenable(result)) {
+        const sent = sendResult(connection, id, method, result);
+        return typeof sent === "object" ? sent.then(() => true) : true;
+      }
+      return answerLater(claims.lifecycle, connection, id, method, result, observer, began);
+    },
+    { ownContext: true },
+  );
 }
 
 /** Answers a call whose result is a promise, or that is timed for agents:rpc. */
