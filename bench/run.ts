@@ -386,7 +386,7 @@ async function main(): Promise<void> {
         await openConnections(base, size, scale(500), scale(45));
       }
     }
-    if (enabled("scale")) (log("connection scale"), await connectionScale(base, QUICK ? 1_000 : 4_000, QUICK ? 1 : 3, QUICK ? 3 : 4));
+    if (enabled("scale")) (log("connection scale"), await connectionScale(base, QUICK ? 1_000 : 4_000, QUICK ? 1 : 7, QUICK ? 3 : 4));
     if (enabled("fanout")) {
       log("fan-out 200");
       await broadcast(base, 200, scale(30));
