@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import { bundleReport } from "./bundle.ts";
-import { type Client, closeAll, connect, connectMany, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
+import { type Client, closeAll, connect, connectMany, evictRoom, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
 import { closedLoop, pinWorkerd, rssKb, sleep, workerdPids } from "./lib/load.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
@@ -177,8 +177,7 @@ async function wake(base: URL, rounds: number): Promise<void> {
   let fresh = 0;
   await interleave(rounds + 1, async (impl, round) => {
     const before = await instanceOf(impl);
-    const evicted = await fetch(new URL(`/evict/${impl}/wake-${RUN}`, base));
-    if (!evicted.ok) throw new Error(`evict failed: ${evicted.status} ${await evicted.text()}`);
+    await evictRoom(base, impl, `wake-${RUN}`);
     const ms = await roundTrip(clients[impl], `e:wake${round}`, (d) => d === `e:wake${round}`);
     if ((await instanceOf(impl)) !== before) fresh++;
     if (round > 0) samples[impl].push(ms);
@@ -228,8 +227,7 @@ async function saturationRounds(all: Record<Impl, Client[]>, name: string, frame
 /** Evicts a room and times its first message; `probe` is one of its connections. @returns ms, and whether a fresh instance answered */
 async function evictThenTime(base: URL, impl: Impl, room: string, probe: () => Promise<number>, instance: () => Promise<string>): Promise<{ ms: number; fresh: boolean }> {
   const before = await instance();
-  const evicted = await fetch(new URL(`/evict/${impl}/${room}`, base));
-  if (!evicted.ok) throw new Error(`evict failed: ${evicted.status} ${await evicted.text()}`);
+  await evictRoom(base, impl, room);
   const ms = await probe();
   return { ms, fresh: (await instance()) !== before };
 }

@@ -4,7 +4,7 @@
 // evicts the object (as hibernation does), then times send → echo of the first message after
 // the wake. Rooms are interleaved and their order rotates each round. Prints each room's
 // median and its difference to raw. See bench/README.md, "Wake ablation".
-import { closeAll, connect, fanOut, roomUrl, roundTrip, type Client } from "./lib/client.ts";
+import { closeAll, connect, evictRoom, fanOut, roomUrl, roundTrip, type Client } from "./lib/client.ts";
 import { median } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
@@ -33,10 +33,7 @@ try {
       clients[room].push(...(await Promise.all(batch)));
     }
   }
-  const evict = async (room: string) => {
-    const evicted = await fetch(new URL(`/evict/${room}/wake-${run}`, base));
-    if (!evicted.ok) throw new Error(`evict ${room}: ${evicted.status}`);
-  };
+  const evict = (room: string) => evictRoom(base, room, `wake-${run}`);
   const samples: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
   let stale = 0;
   for (let round = -5; round < ROUNDS; round++) {

@@ -18,6 +18,12 @@ export function roomUrl(base: URL, impl: string, room: string, pk?: string): str
   return url.href;
 }
 
+/** Evicts `/room/{impl}/{room}` the way hibernation does (the bench workers' `/evict` route; sockets stay open). */
+export async function evictRoom(base: URL, impl: string, room: string): Promise<void> {
+  const evicted = await fetch(new URL(`/evict/${impl}/${room}`, base));
+  if (!evicted.ok) throw new Error(`evict ${impl}/${room} failed: ${evicted.status} ${await evicted.text()}`);
+}
+
 /**
  * Opens a socket and resolves once it is open and has received `frames`
  * frames (the connect sequence: identity, state).

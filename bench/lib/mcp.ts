@@ -5,6 +5,7 @@
 // (@modelcontextprotocol/client, pinned to the 2026-07-28 revision).
 import { readFileSync } from "node:fs";
 import { type Figure, median, quantile } from "./stats.ts";
+import { evictRoom } from "./client.ts";
 
 const DOKIT = new URL("../../packages/dokit/", import.meta.url);
 
@@ -74,8 +75,7 @@ export async function mcpMeasures(base: URL, warmCalls: number, coldRounds: numb
   await timedCall(cold, 0);
   const coldSamples: number[] = [];
   for (let round = 0; round < coldRounds; round++) {
-    const evicted = await fetch(new URL(`/evict/mcp/${coldName}`, base));
-    if (!evicted.ok) throw new Error(`mcp evict failed: ${evicted.status}`);
+    await evictRoom(base, "mcp", coldName);
     coldSamples.push(await timedCall(cold, round));
   }
   await cold.close();
