@@ -58,7 +58,7 @@ type WithRunner = { [RUNNER]?: ContextRunner | typeof FIRST };
 export function inConnectionContext<R, A, B, C>(agent: unknown, connection: Connection, fn: (a: A, b: B, c: C) => R, a: A, b: B, c: C): R {
   const runner = (connection as WithRunner)[RUNNER];
   if (typeof runner === "function") return runner(fn, a, b, c);
-  const scope = Object.freeze({ ...none, agent, connection });
+  const scope: CurrentAgent = Object.freeze({ agent, connection, request: undefined, props: undefined });
   if (runner === FIRST) return ((connection as WithRunner)[RUNNER] = storage.run(scope, AsyncLocalStorage.snapshot))(fn, a, b, c);
   (connection as WithRunner)[RUNNER] = FIRST;
   return storage.run(scope, fn, a, b, c);

@@ -50,7 +50,7 @@ export class DispatchTable implements Dispatch {
   readonly connectFrameSources: ConnectFrameSource[] = [];
   readonly starts: StartHook[] = [];
   /** What only one capability may hold: the catch-all upgrade, the hibernating sockets, the alarm. */
-  readonly slots: Slots = {};
+  readonly slots: Slots = { catchAll: undefined, sockets: undefined, alarm: undefined };
   readonly destroys: DestroyHook[] = [];
   routeCount = 0;
   /** The event publisher dokit/observability installs (`undefined`: no events, nothing is timed). */
@@ -103,10 +103,9 @@ export class DispatchTable implements Dispatch {
    * The claims one capability declares into this table.
    * @param lifecycle - the lifecycle being built
    * @param owner - the capability's name, as errors show it
-   * @param use - installs a capability the one being attached depends on
    */
-  claimsFor(lifecycle: Lifecycle, owner: string, use: (capability: Capability) => void): Claims {
-    return new CapabilityClaims(this, lifecycle, owner, use);
+  claimsFor(lifecycle: Lifecycle, owner: string): Claims {
+    return new CapabilityClaims(this, lifecycle, owner);
   }
 }
 
@@ -119,13 +118,15 @@ class CapabilityClaims implements Claims {
   readonly dispatch: DispatchTable;
   readonly lifecycle: Lifecycle;
   readonly owner: string;
-  readonly use: (capability: Capability) => void;
 
-  constructor(table: DispatchTable, lifecycle: Lifecycle, owner: string, use: (capability: Capability) => void) {
+  constructor(table: DispatchTable, lifecycle: Lifecycle, owner: string) {
     this.dispatch = table;
     this.lifecycle = lifecycle;
     this.owner = owner;
-    this.use = use;
+  }
+
+  use(capability: Capability): void {
+    this.lifecycle.use(capability);
   }
 
   upgrade(handler: UpgradeHandler): void {

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../protocol/kebab";
 import { isUpgrade } from "../shared/wire";
-import type { Capability, SocketOwner } from "./capability";
+import type { Capability } from "./capability";
 import { runInContext } from "./context";
 import { DispatchTable } from "./dispatch";
 import { DokitError, errorMessage } from "./errors";
@@ -56,7 +56,10 @@ type Installed = { [INSTALLED]?: Lifecycle };
  * The entry points `install` puts on the host's class prototype, once per class: each finds
  * the instance's lifecycle and forwards. Shared by every class, so an object built on a wake
  * creates no functions and defines no properties for them (one symbol-keyed field instead).
+ * The socket events go straight to the socket owner: a message handled synchronously
+ * returns no promise for the runtime to wait on (see `Lifecycle.#socketEvent`).
  */
+const SOCKET_EVENTS = { webSocketMessage: "message", webSocketClose: "close", webSocketError: "error" } as const;
 const ENTRY_POINT_METHODS = Object.fromEntries(
   ENTRY_POINTS.map((name) => [
     name,
@@ -65,12 +68,21 @@ const ENTRY_POINT_METHODS = Object.fromEntries(
           const lifecycle = installedOn(this);
           return (await lifecycle.fetch(request)) ?? (isUpgrade(request) ? upgradeNotClaimed(lifecycle.className) : NOT_FOUND());
         }
-      : function (this: Installed, a: unknown, b: unknown, c: unknown, d: unknown) {
-          // SAFETY: the platform calls each entry point with that method's arguments.
-          return (installedOn(this)[name] as (a: unknown, b: unknown, c: unknown, d: unknown) => unknown)(a, b, c, d);
-        },
+      : name === "alarm"
+        ? function (this: Installed, info?: AlarmInvocationInfo): Promise<void> {
+            return installedOn(this).alarm(info);
+          }
+        : function (this: Installed, ws: WebSocket, a: unknown, b: unknown, c: unknown): SocketOutcome {
+            return socketEvent(installedOn(this), SOCKET_EVENTS[name], ws, a, b, c);
+          },
   ]),
 ) as Record<EntryPoint, unknown>;
+
+/** A socket event's outcome: `true` when a capability handled it; a promise while it is handled. */
+type SocketOutcome = true | undefined | Promise<true | undefined>;
+type SocketEventName = "message" | "close" | "error";
+/** Hands a socket event to a lifecycle's socket owner (set by the Lifecycle class, which keeps the method private). */
+let socketEvent: (lifecycle: Lifecycle, event: SocketEventName, ws: WebSocket, a?: unknown, b?: unknown, c?: unknown) => SocketOutcome;
 
 function installedOn(host: Installed): Lifecycle {
   const lifecycle = host[INSTALLED];
@@ -78,8 +90,12 @@ function installedOn(host: Installed): Lifecycle {
   return lifecycle;
 }
 
-/** Kebab-cased class names, by constructor (computed once per class, not on every wake). */
-const classNames = new WeakMap<object, string>();
+/**
+ * Host classes whose first instance installed without delegates, with their kebab-cased class
+ * names: a later instance (every wake builds one) skips the checks and the entry-point loop,
+ * which that first instance already made for the class.
+ */
+const installedClasses = new WeakMap<object, string>();
 
 /**
  * Attaches a Durable Object's entry points and runs the capabilities used on it
@@ -93,7 +109,8 @@ export class Lifecycle<Host extends object = object> {
   /** The class name in kebab case, as sent in identity frames. */
   readonly className: string;
   readonly #table = new DispatchTable();
-  readonly #used = new Set<Capability>();
+  /** The capabilities used, in order (a few: an array costs less to build on every wake than a Set). */
+  readonly #used: Capability[] = [];
   #starting: Promise<void> | undefined;
   #started = false;
   #locked = false;
@@ -112,6 +129,14 @@ export class Lifecycle<Host extends object = object> {
   private constructor(host: Host, options: LifecycleOptions) {
     // SAFETY: `ctx` is the platform's protected field on every DurableObject instance.
     const ctx = (host as { ctx?: DurableObjectState }).ctx;
+    const known = options.delegates ? undefined : installedClasses.get(host.constructor);
+    if (known !== undefined && ctx) {
+      this.host = host;
+      this.ctx = ctx;
+      this.className = options.className ?? known;
+      claimHost(host as Installed, this);
+      return;
+    }
     // `in` checks for the member without calling its getter.
     if (!(host instanceof DurableObject) || !ctx || !("storage" in ctx)) {
       throw new DokitError(
@@ -121,14 +146,15 @@ export class Lifecycle<Host extends object = object> {
     }
     this.host = host;
     this.ctx = ctx;
-    this.className = options.className ?? classNameOf(host.constructor);
+    const className = kebab(host.constructor.name);
+    this.className = options.className ?? className;
+    claimHost(host as Installed, this);
     this.#installEntryPoints(options.delegates ?? []);
+    if (!options.delegates) installedClasses.set(host.constructor, className);
   }
 
   #installEntryPoints(delegates: readonly EntryPoint[]): void {
     const host = this.host as Installed & Record<string, unknown>;
-    if (host[INSTALLED]) throw new DokitError("HANDLER_CONFLICT", "Lifecycle.install(this) was called twice on one object");
-    host[INSTALLED] = this;
     for (const name of ENTRY_POINTS) {
       const method = ENTRY_POINT_METHODS[name];
       if (host[name] === method) continue; // installed on this class (or a parent) by an earlier instance
@@ -157,15 +183,15 @@ export class Lifecycle<Host extends object = object> {
    * @returns this lifecycle
    */
   use(capability: Capability): this {
-    if (this.#used.has(capability)) return this;
+    if (this.#used.includes(capability)) return this;
     if (this.#locked) {
       throw new DokitError(
         "LOCKED",
         `cannot use ${capability.capabilityName} after the object started: call use() in a field initializer or the constructor`,
       );
     }
-    this.#used.add(capability);
-    capability.attach(this.#table.claimsFor(this, capability.capabilityName, (dependency) => this.use(dependency)));
+    this.#used.push(capability);
+    capability.attach(this.#table.claimsFor(this, capability.capabilityName));
     return this;
   }
 
@@ -267,38 +293,57 @@ export class Lifecycle<Host extends object = object> {
   }
 
   /** @returns `true` when a capability handled the message, `undefined` when the socket is the host's own */
-  webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<true | undefined> {
+  async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<true | undefined> {
     return this.#socketEvent("message", ws, message);
   }
 
   /** @returns `true` when a capability handled the close, `undefined` when the socket is the host's own */
-  webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<true | undefined> {
+  async webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<true | undefined> {
     return this.#socketEvent("close", ws, code, reason, wasClean);
   }
 
   /** @returns `true` when a capability handled the error, `undefined` when the socket is the host's own */
-  webSocketError(ws: WebSocket, error: unknown): Promise<true | undefined> {
+  async webSocketError(ws: WebSocket, error: unknown): Promise<true | undefined> {
     return this.#socketEvent("error", ws, error);
   }
 
-  /** Hands a socket event to the owner (no closure per message). */
-  async #socketEvent(event: "message" | "close" | "error", ws: WebSocket, a?: unknown, b?: unknown, c?: unknown): Promise<true | undefined> {
+  static {
+    socketEvent = (lifecycle, event, ws, a, b, c) => lifecycle.#socketEvent(event, ws, a, b, c);
+  }
+
+  /**
+   * Hands a socket event to the owner (no closure per message). The owner runs the handlers in the
+   * connection's context (lifecycle/context.ts inConnectionContext). An event handled synchronously
+   * (most messages) is answered without a promise, so the runtime has none to wait on.
+   */
+  #socketEvent(event: SocketEventName, ws: WebSocket, a?: unknown, b?: unknown, c?: unknown): SocketOutcome {
     const owner = this.#table.slots.sockets?.value;
     if (!owner) return undefined;
+    if (!this.#started) {
+      const starting = this.start();
+      // Not started at once: a start hook or onStart runs first (inside blockConcurrencyWhile).
+      if (!this.#started) return starting.then(() => this.#socketEvent(event, ws, a, b, c), (error: unknown) => this.#socketFailed(event, ws, error));
+    }
     try {
-      if (!this.#started) await this.start();
-      // The owner runs the handlers in the connection's context (lifecycle/context.ts inConnectionContext).
       // SAFETY: the entry point of `event` passed that event's arguments, in order.
-      const handled = (owner[event] as (ws: WebSocket, a: unknown, b: unknown, c: unknown) => unknown)(ws, a, b, c);
+      const handled = (owner[event] as (ws: WebSocket, a: unknown, b: unknown, c: unknown) => boolean | Promise<unknown>)(ws, a, b, c);
       if (typeof handled === "boolean") return handled || undefined;
       // A close or error settles to `false` for a socket that is not the owner's.
-      return (await handled) === false ? undefined : true;
+      return handled.then(
+        (settled) => (settled === false ? undefined : true),
+        (error: unknown) => this.#socketFailed(event, ws, error),
+      );
     } catch (error) {
-      console.error(`dokit: ${this.className}/${this.name} failed to handle a WebSocket ${event}`, error);
-      // SAFETY: a dokit socket carries its connection id (undefined on the host's own sockets).
-      this.#table.observer?.error(this, event, error, (ws as { id?: string }).id);
-      return true;
+      return this.#socketFailed(event, ws, error);
     }
+  }
+
+  /** Logs a socket event that failed (the owner's handlers already told the client what they meant to). @returns `true` */
+  #socketFailed(event: SocketEventName, ws: WebSocket, error: unknown): true {
+    console.error(`dokit: ${this.className}/${this.name} failed to handle a WebSocket ${event}`, error);
+    // SAFETY: a dokit socket carries its connection id (undefined on the host's own sockets).
+    this.#table.observer?.error(this, event, error, (ws as { id?: string }).id);
+    return true;
   }
 
   /**
@@ -328,10 +373,10 @@ export class Lifecycle<Host extends object = object> {
   }
 }
 
-function classNameOf(constructor: Function): string {
-  let name = classNames.get(constructor);
-  if (name === undefined) classNames.set(constructor, (name = kebab(constructor.name)));
-  return name;
+/** Marks `host` as served by `lifecycle`, or throws when it already has one. */
+function claimHost(host: Installed, lifecycle: Lifecycle): void {
+  if (host[INSTALLED]) throw new DokitError("HANDLER_CONFLICT", "Lifecycle.install(this) was called twice on one object");
+  host[INSTALLED] = lifecycle;
 }
 
 /** @returns whether the host's class (below DurableObject) defines `name` */

@@ -51,7 +51,6 @@ class StateCapability<T = unknown> implements Capability {
   attach(claims: Claims): void {
     this.#lifecycle = claims.lifecycle;
     this.#dispatch = claims.dispatch;
-    this.#store = new StateStore(claims.lifecycle.ctx);
     // {"type":"cf_agent_state","state":<json>}: a client's change, on protocol-enabled connections.
     // {"type":"cf_agent_state","state":…}
     claims.frame(STATE, (connection, frame, context) => this.#applyFrame(connection, frame, context.readonly), { protocolOnly: true });
@@ -187,11 +186,12 @@ class StateCapability<T = unknown> implements Capability {
     return { value: JSON.parse(json) as T, json };
   }
 
+  /** The store, made on first use (a wake that never touches the state makes none). */
   #storeOf(): StateStore {
-    if (!this.#store) {
+    if (!this.#lifecycle) {
       throw new DokitError("NOT_INSTALLED", "this State is not installed yet: Lifecycle.install(this).use(state)");
     }
-    return this.#store;
+    return (this.#store ??= new StateStore(this.#lifecycle.ctx));
   }
 
   #name(): string {

@@ -26,25 +26,50 @@ export interface Attachment {
   user: unknown;
 }
 
-// The decoded attachment, kept on the socket object itself (a symbol-keyed own property), so it is
+// The attachment, kept on the socket object itself (a symbol-keyed own property), so it is
 // deserialized at most once per wake. Not a WeakMap: the garbage collector processes every weak
 // entry on each collection, which made the cost per message grow with the number of open sockets.
 const CACHE = Symbol();
-type Cached = { [CACHE]?: Attachment };
+type Cached = { [CACHE]?: Attachment | string };
 
-/** @returns the socket's attachment, or `undefined` when the socket is not dokit's (the host accepted it) */
-export function readAttachment(ws: WebSocket): Attachment | undefined {
-  const cached = (ws as Cached)[CACHE];
-  if (cached) return cached;
+/**
+ * How an attachment without user state is stored: this prefix, then the flags as JSON. A string
+ * costs the runtime far less to deserialize than an object, and the flags are parsed only when
+ * something reads them, so a socket's first message after a wake (an echo, a broadcast) decodes
+ * nothing. An attachment with user state is stored whole, `{ __dokit: flags, user }`, the form
+ * every attachment had before; sockets that hibernated with it are read as they are.
+ */
+const COMPACT = "\u0000dokit\u0000";
+
+/**
+ * @returns whether the socket carries dokit's attachment (else the host accepted it); the flags
+ *   stay undecoded until {@link readAttachment} needs them
+ */
+export function isDokitSocket(ws: WebSocket): boolean {
+  if ((ws as Cached)[CACHE] !== undefined) return true;
   let value: unknown;
   try {
     value = ws.deserializeAttachment();
   } catch {
-    return undefined;
+    return false;
   }
-  if (value === null || typeof value !== "object" || !(FLAGS_KEY in value)) return undefined;
-  // SAFETY: only dokit writes an attachment with the FLAGS_KEY key.
-  return ((ws as Cached)[CACHE] = value as Attachment);
+  if (typeof value === "string" ? !value.startsWith(COMPACT) : value === null || typeof value !== "object" || !(FLAGS_KEY in value)) return false;
+  // SAFETY: only dokit writes a string with the COMPACT prefix, or an object with the FLAGS_KEY key.
+  (ws as Cached)[CACHE] = value as Attachment | string;
+  return true;
+}
+
+/** @returns the socket's attachment, or `undefined` when the socket is not dokit's (the host accepted it) */
+export function readAttachment(ws: WebSocket): Attachment | undefined {
+  const cached = (ws as Cached)[CACHE];
+  if (typeof cached === "object") return cached;
+  if (cached === undefined && !isDokitSocket(ws)) return undefined;
+  const compact = (ws as Cached)[CACHE] as string | Attachment;
+  if (typeof compact === "object") return compact;
+  // SAFETY: dokit wrote the flags after the prefix.
+  const attachment: Attachment = { [FLAGS_KEY]: JSON.parse(compact.slice(COMPACT.length)) as ConnectionFlags, user: null };
+  (ws as Cached)[CACHE] = attachment;
+  return attachment;
 }
 
 /**
@@ -53,7 +78,7 @@ export function readAttachment(ws: WebSocket): Attachment | undefined {
  */
 export function writeAttachment(ws: WebSocket, next: Attachment): void {
   try {
-    ws.serializeAttachment(next);
+    ws.serializeAttachment(next.user === null ? COMPACT + JSON.stringify(next[FLAGS_KEY]) : next);
   } catch (error) {
     // The runtime throws a DataCloneError for values structured clone cannot carry, an Error over the size limit.
     const unclonable = (error as Error).name === "DataCloneError";

@@ -1,5 +1,5 @@
 import type { Connection } from "../lifecycle/connection";
-import { type Attachment, FLAGS_KEY, type ConnectionFlags, readAttachment, writeAttachment } from "./attachment";
+import { type Attachment, FLAGS_KEY, type ConnectionFlags, isDokitSocket, readAttachment, writeAttachment } from "./attachment";
 
 // A Connection is the platform WebSocket itself with a few properties defined
 // on it, so `connection === ws` and sends cost nothing extra.
@@ -60,13 +60,18 @@ const connectionPrototypes = new WeakMap<object, object>();
 export function asConnection(ws: WebSocket): Connection | undefined {
   // Decorated already (the socket itself says so: no WeakSet, see attachment.ts)?
   if ("setState" in ws) return ws as Connection;
-  if (!readAttachment(ws)) return undefined;
+  if (!isDokitSocket(ws)) return undefined;
   const base: object = Object.getPrototypeOf(ws);
   let prototype = connectionPrototypes.get(base);
   if (!prototype) connectionPrototypes.set(base, (prototype = Object.create(base, descriptors) as object));
   Object.setPrototypeOf(ws, prototype);
   // SAFETY: the prototype just set carries the properties Connection adds to WebSocket.
   return ws as Connection;
+}
+
+/** @returns the connection id of a dokit socket (one that {@link isDokitSocket} accepted), without making it a Connection */
+export function idOf(ws: WebSocket): string {
+  return attachmentOf(ws)[FLAGS_KEY].id;
 }
 
 /** @returns dokit's flags for a connection */

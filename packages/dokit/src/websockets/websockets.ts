@@ -16,7 +16,8 @@ import {
 } from "../protocol/frames";
 import { answerUnclaimedRpc, serveRpc, TargetCallables } from "../shared/serve-rpc";
 import { closeWith, isThenable, parseFrame, trySend } from "../shared/wire";
-import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
+import { isDokitSocket } from "./attachment";
+import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
 import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectionTags, MAX_TAG_LENGTH } from "./tags";
 
@@ -38,14 +39,16 @@ export class WebSockets implements Capability {
   readonly #callables: CallableSource | undefined;
   #lifecycle: Lifecycle | undefined;
   #dispatch: Dispatch | undefined;
-  /** Connections inside their connect sequence: left out of broadcasts. */
-  readonly #connecting = new WeakSet<WebSocket>();
+  // The sets below are made when first needed: most wakes need none of them, and the
+  // capability is built again on every wake.
+  /** The connection inside its (synchronous) connect sequence: left out of broadcasts. */
+  #connecting: Connection | undefined;
   /** Connections refused while opening: their close runs no `onClose` handler. */
-  readonly #refused = new WeakSet<WebSocket>();
+  #refused: WeakSet<WebSocket> | undefined;
   /** Connections closed by the server (their readyState may lag). */
-  readonly #closed = new WeakSet<WebSocket>();
+  #closed: WeakSet<WebSocket> | undefined;
   /** Non-hibernating connections (Cap'n Web sessions), by id. */
-  readonly #live = new Map<string, Connection>();
+  #live: Map<string, Connection> | undefined;
 
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
@@ -133,7 +136,7 @@ export class WebSockets implements Capability {
    * with 1011, which every client reports promptly.
    */
   #refuse(connection: Connection, client: WebSocket, accepted: boolean): Response {
-    this.#refused.add(connection);
+    (this.#refused ??= new WeakSet()).add(connection);
     if (accepted) {
       client.accept();
       this.#close(connection, CLOSE_INTERNAL_ERROR, REFUSED_REASON);
@@ -146,11 +149,11 @@ export class WebSockets implements Capability {
 
   /** Sends the connect frames (out of broadcasts meanwhile), then runs `onConnect` (if a handler set has one). */
   #greet(connection: Connection, ctx: ConnectionContext): Promise<void> | undefined {
-    this.#connecting.add(connection);
+    this.#connecting = connection;
     try {
       if (this.#options.protocol !== false) this.sendConnectFrames(connection);
     } finally {
-      this.#connecting.delete(connection);
+      this.#connecting = undefined;
     }
     return this.#run(connection, "onConnect", (handlers) => handlers.onConnect?.(connection, ctx), ctx.request);
   }
@@ -209,8 +212,8 @@ export class WebSockets implements Capability {
       const connection = asConnection(ws);
       if (!connection) return false;
       const sockets = this.#of;
-      if (sockets.#refused.has(ws)) return true; // its client never saw it open
-      sockets.#closed.add(ws);
+      if (sockets.#refused?.has(ws)) return true; // its client never saw it open
+      (sockets.#closed ??= new WeakSet()).add(ws);
       try {
         await sockets.#runOnClose(connection, code, reason, wasClean);
       } finally {
@@ -308,7 +311,7 @@ export class WebSockets implements Capability {
   }
 
   #close(connection: Connection, code: number, reason: string): void {
-    this.#closed.add(connection);
+    (this.#closed ??= new WeakSet()).add(connection);
     closeWith(connection, code, reason);
   }
 
@@ -325,12 +328,14 @@ export class WebSockets implements Capability {
    */
   *getConnections(tag?: string): IterableIterator<Connection> {
     for (const ws of this.#installedOn.ctx.getWebSockets(tag)) {
-      if (ws.readyState !== OPEN || this.#closed.has(ws)) continue;
+      if (ws.readyState !== OPEN || this.#closed?.has(ws)) continue;
       const connection = asConnection(ws);
       if (connection) yield connection;
     }
-    for (const connection of this.#live.values()) {
-      if (tag === undefined || connection.tags.includes(tag)) yield connection;
+    if (this.#live) {
+      for (const connection of this.#live.values()) {
+        if (tag === undefined || connection.tags.includes(tag)) yield connection;
+      }
     }
   }
 
@@ -364,9 +369,19 @@ export class WebSockets implements Capability {
         ? message
         : JSON.stringify(message);
     const except = toExcept(options.except);
-    for (const connection of this.getConnections(options.tag)) {
-      if (except && (except.has(connection) || except.has(connection.id))) continue;
-      trySend(connection, payload);
+    // The hibernating sockets are not made Connections here: a broadcast after a wake then decodes
+    // no flags and changes no socket's prototype (it reads each attachment once, as a string).
+    for (const ws of this.#installedOn.ctx.getWebSockets(options.tag)) {
+      if (ws.readyState !== OPEN || this.#closed?.has(ws) || !isDokitSocket(ws)) continue;
+      if (except && (except.has(ws) || except.has(idOf(ws)))) continue;
+      trySend(ws, payload);
+    }
+    if (this.#live) {
+      for (const connection of this.#live.values()) {
+        if (options.tag !== undefined && !connection.tags.includes(options.tag)) continue;
+        if (except && (except.has(connection) || except.has(connection.id))) continue;
+        trySend(connection, payload);
+      }
     }
   }
 
@@ -386,7 +401,7 @@ export class WebSockets implements Capability {
   #broadcastProtocol(frame: string, except?: Connection | "server" | null): void {
     for (const connection of this.getConnections()) {
       if (connection === except) continue;
-      if (this.#connecting.has(connection) || !flagsOf(connection).protocol) continue;
+      if (connection === this.#connecting || !flagsOf(connection).protocol) continue;
       trySend(connection, frame);
     }
   }
@@ -468,7 +483,7 @@ export class WebSockets implements Capability {
     return {
       lifecycle: this.#installedOn,
       dispatch: this.#table,
-      live: this.#live,
+      live: (this.#live ??= new Map()),
       connectionId,
       connection: (socket, id, request) => initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true }),
       decide: (connection, ctx) => this.#decide(connection, ctx),

@@ -249,7 +249,12 @@ export class WsFailingConnect extends DurableObject<Env> {
 /** An existing object that accepts some sockets itself and delegates the rest to dokit. */
 export class WsMixedHost extends DurableObject<Env> {
   readonly webSockets = new WebSockets({
-    handlers: { onMessage: (connection, message) => connection.send(`dokit:${String(message)}`) },
+    handlers: {
+      onMessage: (connection, message) => {
+        if (message === "all") this.webSockets.broadcast("everyone");
+        else connection.send(`dokit:${String(message)}`);
+      },
+    },
   });
   readonly lifecycle = Lifecycle.install(this, { delegates: ["fetch", "webSocketMessage", "webSocketClose"] }).use(
     this.webSockets,
@@ -259,6 +264,7 @@ export class WsMixedHost extends DurableObject<Env> {
     if (new URL(request.url).pathname.endsWith("/raw")) {
       const { 0: client, 1: server } = new WebSocketPair();
       this.ctx.acceptWebSocket(server, ["raw"]);
+      server.serializeAttachment("the host's own socket");
       return new Response(null, { status: 101, webSocket: client });
     }
     return (await this.lifecycle.fetch(request)) ?? new Response("not found", { status: 404 });

@@ -317,6 +317,38 @@ describe("hibernation", () => {
     await Promise.all([viewer.close(), sensor.close()]);
   });
 
+  it("stores an attachment without user state as a string, and one with user state whole", async () => {
+    const name = fresh("forms");
+    const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
+    const socket = await joinRoom(name, { _pk: "former", mode: "view" });
+    const stored = () => runInDurableObject(stub, (_instance, ctx) => (ctx.getWebSockets()[0] as WebSocket).deserializeAttachment() as unknown);
+    const flags = { id: "former", tags: ["former"], uri: `${url("ws-room", name)}?_pk=former&mode=view`, readonly: true, protocol: true };
+    expect(await stored()).toBe(`\u0000dokit\u0000${JSON.stringify(flags)}`);
+    socket.send(`!setState ${JSON.stringify({ n: 1 })}`);
+    await socket.next();
+    expect(await stored()).toEqual({ __dokit: flags, user: { n: 1 } });
+    socket.send("!setState null");
+    await socket.next();
+    expect(typeof (await stored())).toBe("string");
+    await socket.close();
+  });
+
+  it("reads, after a wake, the object form every attachment had before (no user state)", async () => {
+    const name = fresh("old-form");
+    const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
+    const socket = await joinRoom(name, { _pk: "old", room: "blue" });
+    const flags = { id: "old", tags: ["old", "room:blue"], uri: `${url("ws-room", name)}?_pk=old&room=blue`, readonly: true, protocol: true };
+    await runInDurableObject(stub, (_instance, ctx) => (ctx.getWebSockets()[0] as WebSocket).serializeAttachment({ __dokit: flags, user: null }));
+    await hibernate(stub);
+    // The flags it carries (readonly, set above) decide; the socket is still the connection "old".
+    socket.send({ type: "cf_agent_state", state: { count: 3 } });
+    expect(await socket.nextJSON()).toEqual({ type: "cf_agent_state_error", error: "Connection is readonly" });
+    expect(await stub.ids("room:blue")).toEqual(["old"]);
+    socket.send("!readState");
+    expect(await socket.nextJSON()).toEqual({ type: "reply", command: "readState", value: null });
+    await socket.close();
+  });
+
   it("shows only user state when state is read first after a wake, and keeps tags and ids", async () => {
     const name = fresh("wake-read");
     const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
@@ -445,6 +477,11 @@ describe("mixing into an existing object", () => {
     await hibernate(env.WS_MIXED.get(env.WS_MIXED.idFromName(name)));
     raw.send("again");
     expect(await raw.next()).toBe("raw:again");
+    // A broadcast right after a wake (which reads each attachment, the host's string one too) reaches dokit's sockets only.
+    await hibernate(env.WS_MIXED.get(env.WS_MIXED.idFromName(name)));
+    ours.send("all");
+    expect(await ours.next()).toBe("everyone");
+    expect(await raw.drain()).toEqual([]);
     await Promise.all([raw.close(), ours.close()]);
   });
 });
