@@ -319,12 +319,12 @@ export class Lifecycle<Host extends object = object> {
   #socketEvent(event: SocketEventName, ws: WebSocket, a?: unknown, b?: unknown, c?: unknown): SocketOutcome {
     const owner = this.#table.slots.sockets?.value;
     if (!owner) return undefined;
-    if (!this.#started) {
-      const starting = this.start();
-      // Not started at once: a start hook or onStart runs first (inside blockConcurrencyWhile).
-      if (!this.#started) return starting.then(() => this.#socketEvent(event, ws, a, b, c), (error: unknown) => this.#socketFailed(event, ws, error));
-    }
     try {
+      if (!this.#started) {
+        const starting = this.start();
+        // Not started at once: a start hook or onStart runs first (inside blockConcurrencyWhile).
+        if (!this.#started) return starting.then(() => this.#socketEvent(event, ws, a, b, c), (error: unknown) => this.#socketFailed(event, ws, error));
+      }
       // SAFETY: the entry point of `event` passed that event's arguments, in order.
       const handled = (owner[event] as (ws: WebSocket, a: unknown, b: unknown, c: unknown) => boolean | Promise<unknown>)(ws, a, b, c);
       if (typeof handled === "boolean") return handled || undefined;

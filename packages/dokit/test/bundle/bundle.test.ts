@@ -92,8 +92,9 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // Raised to 7,640 B (7,620 B measured, +270 B) for issue 19's wake: the lifecycle's part above
     // (+129 B); an attachment without user state is stored as a string whose flags are parsed only
     // when read, and a broadcast makes no Connections, so a socket's first message or broadcast
-    // after a wake decodes no object (+~140 B). With all of it, wake → echo went from 84 to 63 µs
-    // over raw at 10 open and from 164 to 132 µs at 1,000 open with a broadcast wake between.
+    // after a wake decodes no object (+~140 B). In two interleaved runs against the previous
+    // source, wake → echo over raw went from 84 and 89 µs to 63 and 61 at 10 open; at 1,000 open
+    // from 116 and 64 to 110 and 65 µs, and after a broadcast wake from 164 and 127 to 132 and 116.
     ceiling: 7640,
     target: 7640,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
