@@ -129,26 +129,22 @@ export class Lifecycle<Host extends object = object> {
   private constructor(host: Host, options: LifecycleOptions) {
     // SAFETY: `ctx` is the platform's protected field on every DurableObject instance.
     const ctx = (host as { ctx?: DurableObjectState }).ctx;
-    const known = options.delegates ? undefined : installedClasses.get(host.constructor);
-    if (known !== undefined && ctx) {
-      this.host = host;
-      this.ctx = ctx;
-      this.className = options.className ?? known;
-      claimHost(host as Installed, this);
-      return;
-    }
+    let className = options.delegates ? undefined : installedClasses.get(host.constructor);
+    const known = className !== undefined && ctx !== undefined;
     // `in` checks for the member without calling its getter.
-    if (!(host instanceof DurableObject) || !ctx || !("storage" in ctx)) {
+    if (!known && (!(host instanceof DurableObject) || !ctx || !("storage" in ctx))) {
       throw new DokitError(
         "NOT_A_DURABLE_OBJECT",
         "Lifecycle.install(this) needs an instance of a class that extends DurableObject from cloudflare:workers",
       );
     }
+    className ??= kebab(host.constructor.name);
     this.host = host;
-    this.ctx = ctx;
-    const className = kebab(host.constructor.name);
+    // SAFETY: checked above, or by this class's first instance.
+    this.ctx = ctx as DurableObjectState;
     this.className = options.className ?? className;
     claimHost(host as Installed, this);
+    if (known) return;
     this.#installEntryPoints(options.delegates ?? []);
     if (!options.delegates) installedClasses.set(host.constructor, className);
   }

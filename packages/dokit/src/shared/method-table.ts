@@ -35,16 +35,6 @@ export function collectCallableMethods(target: object): Readonly<Record<string, 
   return table;
 }
 
-/** The names in each method table, made once per table. */
-const names = new WeakMap<object, string[]>();
-
-/** @returns a copy of the names of a table from {@link collectCallableMethods} (listed once per table, so once per class) */
-export function methodNamesOf(table: Readonly<Record<string, CallableMethod>>): string[] {
-  let list = names.get(table);
-  if (!list) names.set(table, (list = Object.keys(table)));
-  return list.slice();
-}
-
 function buildTable(target: object, prototype: object): Record<string, CallableMethod> {
   const table: Record<string, CallableMethod> = Object.create(null);
   const seen = new Set<string>();

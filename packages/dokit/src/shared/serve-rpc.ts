@@ -8,7 +8,7 @@ import type { Connection } from "../lifecycle/connection";
 import { inConnectionContext } from "../lifecycle/context";
 import { errorMessage, WireError } from "../lifecycle/errors";
 import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
-import { type CallableMethod, collectCallableMethods, methodNamesOf } from "./method-table";
+import { type CallableMethod, collectCallableMethods } from "./method-table";
 import { sendError, sendResult } from "./rpc-answer";
 import { isThenable } from "./wire";
 
@@ -25,7 +25,7 @@ export class TargetCallables implements CallableSource {
   }
 
   get methodNames(): string[] {
-    return methodNamesOf(this.#methods);
+    return Object.keys(this.#methods);
   }
 
   /**

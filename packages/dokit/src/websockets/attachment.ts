@@ -61,13 +61,12 @@ export function isDokitSocket(ws: WebSocket): boolean {
 
 /** @returns the socket's attachment, or `undefined` when the socket is not dokit's (the host accepted it) */
 export function readAttachment(ws: WebSocket): Attachment | undefined {
-  const cached = (ws as Cached)[CACHE];
+  if (!isDokitSocket(ws)) return undefined;
+  // SAFETY: isDokitSocket cached the attachment as it was stored.
+  const cached = (ws as Cached)[CACHE] as Attachment | string;
   if (typeof cached === "object") return cached;
-  if (cached === undefined && !isDokitSocket(ws)) return undefined;
-  const compact = (ws as Cached)[CACHE] as string | Attachment;
-  if (typeof compact === "object") return compact;
   // SAFETY: dokit wrote the flags after the prefix.
-  const attachment: Attachment = { [FLAGS_KEY]: JSON.parse(compact.slice(COMPACT.length)) as ConnectionFlags, user: null };
+  const attachment: Attachment = { [FLAGS_KEY]: JSON.parse(cached.slice(COMPACT.length)) as ConnectionFlags, user: null };
   (ws as Cached)[CACHE] = attachment;
   return attachment;
 }

@@ -13,7 +13,7 @@ function attachmentOf(ws: WebSocket): Attachment {
 const descriptors: PropertyDescriptorMap = {
   id: {
     get(this: WebSocket) {
-      return attachmentOf(this)[FLAGS_KEY].id;
+      return idOf(this);
     },
     configurable: true,
   },

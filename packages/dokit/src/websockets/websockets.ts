@@ -328,14 +328,22 @@ export class WebSockets implements Capability {
    */
   *getConnections(tag?: string): IterableIterator<Connection> {
     for (const ws of this.#installedOn.ctx.getWebSockets(tag)) {
-      if (ws.readyState !== OPEN || this.#closed?.has(ws)) continue;
-      const connection = asConnection(ws);
-      if (connection) yield connection;
+      // SAFETY: #isOpen accepted only dokit sockets, which asConnection makes Connections.
+      if (this.#isOpen(ws)) yield asConnection(ws) as Connection;
     }
-    if (this.#live) {
-      for (const connection of this.#live.values()) {
-        if (tag === undefined || connection.tags.includes(tag)) yield connection;
-      }
+    yield* this.#liveWith(tag);
+  }
+
+  /** @returns whether a hibernating socket is one of dokit's and open (the attachment is read, not decoded) */
+  #isOpen(ws: WebSocket): boolean {
+    return ws.readyState === OPEN && !this.#closed?.has(ws) && isDokitSocket(ws);
+  }
+
+  /** The non-hibernating connections (Cap'n Web sessions), optionally those with one tag. */
+  *#liveWith(tag: string | undefined): IterableIterator<Connection> {
+    if (!this.#live) return;
+    for (const connection of this.#live.values()) {
+      if (tag === undefined || connection.tags.includes(tag)) yield connection;
     }
   }
 
@@ -372,16 +380,12 @@ export class WebSockets implements Capability {
     // The hibernating sockets are not made Connections here: a broadcast after a wake then decodes
     // no flags and changes no socket's prototype (it reads each attachment once, as a string).
     for (const ws of this.#installedOn.ctx.getWebSockets(options.tag)) {
-      if (ws.readyState !== OPEN || this.#closed?.has(ws) || !isDokitSocket(ws)) continue;
-      if (except && (except.has(ws) || except.has(idOf(ws)))) continue;
+      if (!this.#isOpen(ws) || (except && (except.has(ws) || except.has(idOf(ws))))) continue;
       trySend(ws, payload);
     }
-    if (this.#live) {
-      for (const connection of this.#live.values()) {
-        if (options.tag !== undefined && !connection.tags.includes(options.tag)) continue;
-        if (except && (except.has(connection) || except.has(connection.id))) continue;
-        trySend(connection, payload);
-      }
+    for (const connection of this.#liveWith(options.tag)) {
+      if (except && (except.has(connection) || except.has(connection.id))) continue;
+      trySend(connection, payload);
     }
   }
 
