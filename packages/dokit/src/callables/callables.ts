@@ -59,9 +59,9 @@ export class Callables<T extends object = object> implements Capability, Callabl
     }
   }
 
-  /** The names clients may call. */
+  /** The names clients may call (a new array on each read). */
   get methodNames(): string[] {
-    return this.#methods.methodNames;
+    return [...this.#methods.methodNames];
   }
 
   attach(claims: Claims): void {

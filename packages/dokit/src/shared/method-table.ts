@@ -8,8 +8,14 @@ export type CallableMethod = (...args: unknown[]) => unknown;
 
 /** Names a callables target may not declare: they would break awaiting the stub or the Cap'n Web pipe. */
 const FORBIDDEN = new Set(["then", CAPNWEB_PIPE]);
+/** A class's callable methods: the table, and its names in declaration order. */
+export interface MethodTable {
+  readonly methods: Readonly<Record<string, CallableMethod>>;
+  /** The table's keys, listed once: reading them costs nothing on a wake. */
+  readonly names: readonly string[];
+}
 /** Method tables by class prototype: built once per class, not on every construction (every wake). */
-const tables = new WeakMap<object, Readonly<Record<string, CallableMethod>>>();
+const tables = new WeakMap<object, MethodTable>();
 
 /**
  * Builds the table of methods a client may call: methods declared on the
@@ -19,10 +25,10 @@ const tables = new WeakMap<object, Readonly<Record<string, CallableMethod>>>();
  * RpcTarget.prototype. The table has a null prototype, so a wire name can
  * never reach an inherited member.
  * @param target - an instance of a class that extends RpcTarget
- * @returns the method table, built once per class (read-only: shared by every instance)
+ * @returns the method table and its names, built once per class (read-only: shared by every instance)
  * @throws DokitError INVALID_TARGET when the target is no RpcTarget or declares `then` / `__cf_agent_send`
  */
-export function collectCallableMethods(target: object): Readonly<Record<string, CallableMethod>> {
+export function collectCallableMethods(target: object): MethodTable {
   if (!(target instanceof RpcTarget)) {
     throw new DokitError(
       "INVALID_TARGET",
@@ -31,7 +37,10 @@ export function collectCallableMethods(target: object): Readonly<Record<string, 
   }
   const prototype: object = Object.getPrototypeOf(target);
   let table = tables.get(prototype);
-  if (!table) tables.set(prototype, (table = buildTable(target, prototype)));
+  if (!table) {
+    const methods = buildTable(target, prototype);
+    tables.set(prototype, (table = { methods, names: Object.freeze(Object.keys(methods)) }));
+  }
   return table;
 }
 

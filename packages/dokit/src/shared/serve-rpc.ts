@@ -17,15 +17,15 @@ export class TargetCallables implements CallableSource {
   /** The object whose methods clients call. */
   readonly target: object;
   readonly #methods: Readonly<Record<string, CallableMethod>>;
+  /** The names clients may call (listed once per class). */
+  readonly methodNames: readonly string[];
 
   /** @throws DokitError INVALID_TARGET for a target that is no RpcTarget or declares `then` / `__cf_agent_send` */
   constructor(target: object) {
     this.target = target;
-    this.#methods = collectCallableMethods(target);
-  }
-
-  get methodNames(): string[] {
-    return Object.keys(this.#methods);
+    const table = collectCallableMethods(target);
+    this.#methods = table.methods;
+    this.methodNames = table.names;
   }
 
   /**
