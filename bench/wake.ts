@@ -1,9 +1,11 @@
 // Wake ablation: what each piece of dokit's wake path costs, over real sockets.
 //   node bench/wake.ts [--open=10] [--rounds=300] [--rooms=raw,dokit,min,lifecycle,constructed,attachment,context,snapshot]
+//                      [--broadcast] [--settle=<ms>]
 // Each room has `open` connections; every round asks the probe connection for the instance id,
 // evicts the object (as hibernation does), then times send → echo of the first message after
 // the wake. Rooms are interleaved and their order rotates each round. Prints each room's
-// median and its difference to raw. See bench/README.md, "Wake ablation".
+// median, its difference to raw, and the median of its per-round differences to raw.
+// See bench/README.md, "Wake ablation".
 import { closeAll, connect, evictRoom, fanOut, roomUrl, roundTrip, type Client } from "./lib/client.ts";
 import { median } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
@@ -18,6 +20,8 @@ const ROUNDS = Number(arg("rounds", "300"));
 const ROOMS = arg("rooms", "raw,dokit,min,lifecycle,constructed,attachment,context,snapshot").split(",");
 /** `--broadcast`: before each echo wake, a wake that broadcasts to every open connection (as `pnpm bench`'s open measures do). */
 const BROADCAST = process.argv.includes("--broadcast");
+/** `--settle=<ms>`: wait this long between the eviction and the timed message (a wake after idle, as after hibernation). */
+const SETTLE = Number(arg("settle", "0"));
 /** Rooms without State send identity only on connect. */
 const FRAMES: Record<string, number> = { min: 1 };
 
@@ -47,6 +51,7 @@ try {
       let before = "";
       await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((before = d)));
       await evict(room);
+      if (SETTLE > 0) await new Promise((resolve) => setTimeout(resolve, SETTLE));
       const ms = await roundTrip(probe, `e:${round}`, (d) => d === `e:${round}`);
       let after = "";
       await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((after = d)));
@@ -56,10 +61,15 @@ try {
   }
   if (stale > 0) throw new Error(`${stale} evictions did not produce a fresh instance`);
   const raw = median(samples.raw ?? []);
-  console.log(`\nWake → echo, ${OPEN} open, median of ${ROUNDS} rounds (difference to raw)\n`);
+  const settled = SETTLE > 0 ? `, ${SETTLE} ms after the eviction` : "";
+  console.log(`\nWake → echo, ${OPEN} open${settled}, median of ${ROUNDS} rounds (difference to raw; median of the per-round differences)\n`);
   for (const room of ROOMS) {
     const value = median(samples[room] ?? []);
-    console.log(`${room.padEnd(12)} ${value.toFixed(3)} ms  ${((value - raw) * 1000).toFixed(0).padStart(5)} µs  ${(value / raw).toFixed(3)}×`);
+    // The rooms of one round ran back to back, so a round's difference cancels drift between rounds.
+    const paired = median((samples[room] ?? []).map((ms, i) => ms - (samples.raw?.[i] ?? Number.NaN)));
+    console.log(
+      `${room.padEnd(12)} ${value.toFixed(3)} ms  ${((value - raw) * 1000).toFixed(0).padStart(5)} µs  ${(value / raw).toFixed(3)}×  paired ${(paired * 1000).toFixed(0).padStart(5)} µs`,
+    );
   }
   for (const room of ROOMS) await closeAll(clients[room] ?? []);
 } finally {
