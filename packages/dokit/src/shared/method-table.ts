@@ -29,18 +29,21 @@ const tables = new WeakMap<object, MethodTable>();
  * @throws DokitError INVALID_TARGET when the target is no RpcTarget or declares `then` / `__cf_agent_send`
  */
 export function collectCallableMethods(target: object): MethodTable {
+  // A prototype with a table is an RpcTarget subclass's, checked when the table was built: a
+  // wake (a later instance of the class) skips the instanceof check on the platform's class.
+  const prototype: object | null = target === null || target === undefined ? null : Object.getPrototypeOf(target);
+  const known = prototype && tables.get(prototype);
+  if (known) return known;
   if (!(target instanceof RpcTarget)) {
     throw new DokitError(
       "INVALID_TARGET",
       `callables must be an instance of a class that extends RpcTarget from cloudflare:workers; got ${describe(target)}`,
     );
   }
-  const prototype: object = Object.getPrototypeOf(target);
-  let table = tables.get(prototype);
-  if (!table) {
-    const methods = buildTable(target, prototype);
-    tables.set(prototype, (table = { methods, names: Object.freeze(Object.keys(methods)) }));
-  }
+  // SAFETY: an RpcTarget instance has a prototype.
+  const methods = buildTable(target, prototype as object);
+  const table: MethodTable = { methods, names: Object.freeze(Object.keys(methods)) };
+  tables.set(prototype as object, table);
   return table;
 }
 

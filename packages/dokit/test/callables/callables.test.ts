@@ -302,6 +302,17 @@ describe("callables targets", () => {
 
   it("refuses a target that is not an RpcTarget", () => {
     expect(() => new Callables({ add: () => 1 })).toThrow(/extends RpcTarget/);
+    // Also after the method table of an RpcTarget class was built (the check runs before the lookup's miss).
+    new Callables(new TestCallables({ instance: "x", events: [] }));
+    for (const [label, target] of Object.entries({ null: null, undefined, number: 42, string: "text", bare: Object.create(null) })) {
+      let caught: unknown;
+      try {
+        new Callables(target as never);
+      } catch (error) {
+        caught = error;
+      }
+      expect(isDokitError(caught, "INVALID_TARGET"), label).toBe(true);
+    }
   });
 
   it("exposes exactly the prototype methods below RpcTarget", () => {
