@@ -8,7 +8,7 @@ export type CallableMethod = (...args: unknown[]) => unknown;
 
 /** Names a callables target may not declare: they would break awaiting the stub or the Cap'n Web pipe. */
 const FORBIDDEN = new Set(["then", CAPNWEB_PIPE]);
-/** A class's callable methods: the table, and its names in declaration order. */
+/** A class's callable methods: the table, and its names (nearest class first, each in declaration order). */
 export interface MethodTable {
   readonly methods: Readonly<Record<string, CallableMethod>>;
   /** The table's keys, listed once: reading them costs nothing on a wake. */
