@@ -31,8 +31,7 @@ const tables = new WeakMap<object, MethodTable>();
 export function collectCallableMethods(target: object): MethodTable {
   // A prototype with a table is an RpcTarget subclass's, checked when the table was built: a
   // wake (a later instance of the class) skips the instanceof check on the platform's class.
-  const prototype: object | null = target === null || target === undefined ? null : Object.getPrototypeOf(target);
-  const known = prototype && tables.get(prototype);
+  const known = target === null || target === undefined ? undefined : tables.get(Object.getPrototypeOf(target));
   if (known) return known;
   if (!(target instanceof RpcTarget)) {
     throw new DokitError(
@@ -40,10 +39,10 @@ export function collectCallableMethods(target: object): MethodTable {
       `callables must be an instance of a class that extends RpcTarget from cloudflare:workers; got ${describe(target)}`,
     );
   }
-  // SAFETY: an RpcTarget instance has a prototype.
-  const methods = buildTable(target, prototype as object);
+  const prototype: object = Object.getPrototypeOf(target);
+  const methods = buildTable(target, prototype);
   const table: MethodTable = { methods, names: Object.freeze(Object.keys(methods)) };
-  tables.set(prototype as object, table);
+  tables.set(prototype, table);
   return table;
 }
 
