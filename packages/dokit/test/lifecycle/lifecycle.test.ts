@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { type CallableSource, type Capability, claimAlarm, DokitError, getCurrentAgent, Lifecycle } from "../../src/lifecycle";
+import { type CallableSource, type Capability, claimAlarm, DokitError, type EntryPoint, getCurrentAgent, Lifecycle } from "../../src/lifecycle";
 import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../../src/protocol";
 import { matchAgentPath, routeAgentRequest } from "../../src/routing";
@@ -100,6 +100,35 @@ describe("Lifecycle.install", () => {
       };
     });
     expect(result).toEqual({ own: [], shared: true, answers: ["one", "two", "child"] });
+  });
+
+  it("checks a delegating class's entry points again when an instance names other delegates", async () => {
+    const result = await inObject(async (ctx) => {
+      class Mixed extends DurableObject {
+        readonly lifecycle: Lifecycle;
+        constructor(ctx: DurableObjectState, env: Env, delegates?: EntryPoint[]) {
+          super(ctx, env);
+          this.lifecycle = Lifecycle.install(this, { delegates });
+        }
+        override async fetch(request: Request): Promise<Response> {
+          return (await this.lifecycle.fetch(request)) ?? new Response(`mine: ${this.lifecycle.className}`);
+        }
+      }
+      const outcome = (delegates?: EntryPoint[]) => {
+        try {
+          return new Mixed(ctx, env, delegates);
+        } catch (error) {
+          return error instanceof DokitError ? error.code : String(error);
+        }
+      };
+      const first = outcome(["fetch"]);
+      const second = outcome(["fetch"]); // the class is known with these delegates
+      const without = outcome(); // other delegates: checked again, not taken from the first instance
+      const after = outcome(["fetch"]);
+      const answer = async (host: Mixed | string) => (typeof host === "string" ? host : (await host.fetch(new Request("http://do/x"))).text());
+      return [await answer(first), await answer(second), without, await answer(after)];
+    });
+    expect(result).toEqual(["mine: mixed", "mine: mixed", "HANDLER_CONFLICT", "mine: mixed"]);
   });
 
   it("refuses a second install on one object, and an instance of an installed class that did not install", async () => {
