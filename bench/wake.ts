@@ -1,11 +1,12 @@
 // Wake ablation: what each piece of dokit's wake path costs, over real sockets.
 //   node bench/wake.ts [--open=10] [--rounds=300] [--rooms=raw,dokit,min,lifecycle,constructed,attachment,context,snapshot]
-//                      [--broadcast] [--settle=<ms>]
+//                      [--broadcast] [--settle=<ms>] [--warm=<n>] [--windows=<file>]
 // Each room has `open` connections; every round asks the probe connection for the instance id,
 // evicts the object (as hibernation does), then times send → echo of the first message after
 // the wake. Rooms are interleaved and their order rotates each round. Prints each room's
 // median, its difference to raw, and the median of its per-round differences to raw.
 // See bench/README.md, "Wake ablation".
+import { writeFileSync } from "node:fs";
 import { closeAll, connect, evictRoom, fanOut, roomUrl, roundTrip, type Client } from "./lib/client.ts";
 import { median } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
@@ -22,6 +23,10 @@ const ROOMS = arg("rooms", "raw,dokit,min,lifecycle,constructed,attachment,conte
 const BROADCAST = process.argv.includes("--broadcast");
 /** `--settle=<ms>`: wait this long between the eviction and the timed message (a wake after idle, as after hibernation). */
 const SETTLE = Number(arg("settle", "0"));
+/** `--warm=<n>`: before the rounds, n echoes on each room's probe, so its message path is compiled (as after `pnpm bench`'s saturation). */
+const WARM = Number(arg("warm", "0"));
+/** `--windows=<file>`: writes each timed echo's [room, start, end] in seconds of CLOCK_MONOTONIC, for bench/perf-windows.ts. */
+const WINDOWS = arg("windows", "");
 /** Rooms without State send identity only on connect. */
 const FRAMES: Record<string, number> = { min: 1 };
 
@@ -37,8 +42,17 @@ try {
       clients[room].push(...(await Promise.all(batch)));
     }
   }
-  const evict = (room: string) => evictRoom(base, room, `wake-${run}`);
+  // An object idle for 10 s (a long --warm) hibernated by itself: there is nothing to evict, and its next message wakes it all the same.
+  const evict = (room: string) =>
+    evictRoom(base, room, `wake-${run}`).catch((error: Error) => {
+      if (!error.message.includes("not currently running")) throw error;
+    });
+  for (const room of ROOMS) {
+    const probe = clients[room]?.[0] as Client;
+    for (let i = 0; i < WARM; i++) await roundTrip(probe, `e:warm${i}`, (d) => d === `e:warm${i}`);
+  }
   const samples: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
+  const windows: [string, number, number][] = [];
   let stale = 0;
   for (let round = -5; round < ROUNDS; round++) {
     for (let k = 0; k < ROOMS.length; k++) {
@@ -52,7 +66,9 @@ try {
       await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((before = d)));
       await evict(room);
       if (SETTLE > 0) await new Promise((resolve) => setTimeout(resolve, SETTLE));
+      const start = process.hrtime.bigint();
       const ms = await roundTrip(probe, `e:${round}`, (d) => d === `e:${round}`);
+      if (round >= 0) windows.push([room, Number(start) / 1e9, Number(process.hrtime.bigint()) / 1e9]);
       let after = "";
       await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((after = d)));
       if (after === before) stale++;
@@ -60,6 +76,7 @@ try {
     }
   }
   if (stale > 0) throw new Error(`${stale} evictions did not produce a fresh instance`);
+  if (WINDOWS) writeFileSync(WINDOWS, JSON.stringify(windows));
   const raw = median(samples.raw ?? []);
   const settled = SETTLE > 0 ? `, ${SETTLE} ms after the eviction` : "";
   console.log(`\nWake → echo, ${OPEN} open${settled}, median of ${ROUNDS} rounds (difference to raw; median of the per-round differences)\n`);
