@@ -51,11 +51,11 @@ function record(tid: string, room: string, frames: string[]): void {
   let tally = rooms.get(room);
   if (!tally) rooms.set(room, (tally = { samples: 0, parts: new Map(), frames: new Map() }));
   tally.samples++;
-  const part = PARTS.find(([, pattern]) => frames.some((frame) => pattern.test(frame)))?.[0] ?? "other";
+  const [part, pattern] = PARTS.find(([, pattern]) => frames.some((frame) => pattern.test(frame))) ?? ["other"];
   bump(tally.parts, part);
-  if (part !== "constructor" && part !== "message") return;
-  // The innermost JavaScript frame: native frames below it (runtime calls, sends) count as its own.
-  const anchor = frames.findIndex((frame) => (PARTS.find(([name]) => name === part)?.[1] as RegExp).test(frame));
+  if (!pattern || part === "actor start") return;
+  // The innermost JavaScript frame above the part's own frame: native frames below it (runtime calls, sends) count as its own.
+  const anchor = frames.findIndex((frame) => pattern.test(frame));
   const js = frames.slice(0, anchor).find((frame) => frame.startsWith("JS:")) ?? "(native)";
   let byFrame = tally.frames.get(part);
   if (!byFrame) tally.frames.set(part, (byFrame = new Map()));
