@@ -92,11 +92,11 @@ function installedOn(host: Installed): Lifecycle {
 
 /**
  * Host classes an instance installed on, with their kebab-cased class names and the delegates that
- * instance named (joined; "" for none): a later instance (every wake builds one) naming the same
- * delegates skips the checks, the name's conversion and the entry-point loop, which that first
- * instance already made for the class. Other delegates take the whole path, checks included.
+ * instance named, as one string (`${options.delegates}`). A later instance (every wake builds one)
+ * naming the same delegates skips the checks, the name's conversion and the entry-point loop,
+ * which that first instance already made for the class. Other delegates take the whole path.
  */
-const installedClasses = new WeakMap<object, { className: string; delegates: string }>();
+const installedClasses = new WeakMap<object, [className: string, delegates: string]>();
 
 /**
  * Attaches a Durable Object's entry points and runs the capabilities used on it
@@ -130,9 +130,9 @@ export class Lifecycle<Host extends object = object> {
   private constructor(host: Host, options: LifecycleOptions) {
     // SAFETY: `ctx` is the platform's protected field on every DurableObject instance.
     const ctx = (host as { ctx?: DurableObjectState }).ctx;
-    const delegates = options.delegates ? options.delegates.join() : "";
+    const delegates = `${options.delegates}`;
     const installed = installedClasses.get(host.constructor);
-    const known = installed?.delegates === delegates && ctx !== undefined ? installed : undefined;
+    const known = ctx && installed?.[1] === delegates;
     // `in` checks for the member without calling its getter.
     if (!known && (!(host instanceof DurableObject) || !ctx || !("storage" in ctx))) {
       throw new DokitError(
@@ -140,7 +140,7 @@ export class Lifecycle<Host extends object = object> {
         "Lifecycle.install(this) needs an instance of a class that extends DurableObject from cloudflare:workers",
       );
     }
-    const className = known?.className ?? kebab(host.constructor.name);
+    const className = (known && installed?.[0]) || kebab(host.constructor.name);
     this.host = host;
     // SAFETY: checked above, or by this class's first instance.
     this.ctx = ctx as DurableObjectState;
@@ -148,7 +148,7 @@ export class Lifecycle<Host extends object = object> {
     claimHost(host as Installed, this);
     if (known) return;
     this.#installEntryPoints(options.delegates ?? []);
-    installedClasses.set(host.constructor, { className, delegates });
+    installedClasses.set(host.constructor, [className, delegates]);
   }
 
   #installEntryPoints(delegates: readonly EntryPoint[]): void {
