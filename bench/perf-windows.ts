@@ -85,10 +85,8 @@ for await (const line of createInterface({ input: createReadStream(textPath), cr
 }
 if (room) record(tid, room, frames);
 
+const total = (rooms: Map<string, Tally>) => [...rooms.values()].reduce((sum, tally) => sum + tally.samples, 0);
 const main = [...tallies].sort((a, b) => total(b[1]) - total(a[1]))[0];
-function total(rooms: Map<string, Tally>): number {
-  return [...rooms.values()].reduce((sum, tally) => sum + tally.samples, 0);
-}
 if (!main) throw new Error("no samples fell inside the windows: record with `perf record -k CLOCK_MONOTONIC`");
 const rounds = new Map<string, number>();
 const wall = new Map<string, number>();
