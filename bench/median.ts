@@ -16,9 +16,10 @@ console.log(`|---|---|---|---|---|---|---|---|`);
 for (const [i, figure] of runs[0].figures.entries()) {
   const same = runs.map((run) => run.figures.find((f) => f.measure === figure.measure && f.stat === figure.stat) ?? run.figures[i]);
   const med = (impl: string) => median(same.map((f) => f.values[impl]).filter((v) => v !== undefined && !Number.isNaN(v)));
-  // A figure with paired ratios (taken round by round) is judged by the median of its runs' ratios.
+  // Each run's ratio compares rooms measured side by side (paired round by round where the figure says so);
+  // the median of those ratios, not the ratio of the columns' medians, which would set one run's raw against another's dokit.
   const perRun = same.map((f) => f.paired?.["dokit/raw"] ?? ratio(f.values.dokit, f.values.raw));
-  const m = figure.paired ? median(perRun.filter((v) => v !== undefined)) : ratio(med("dokit"), med("raw"));
+  const m = median(perRun.filter((v) => v !== undefined && !Number.isNaN(v)));
   const target = figure.target === undefined ? "" : `${figure.higherIsBetter ? "≥" : "≤"} ${figure.target.toFixed(2)}×`;
   const miss = figure.target !== undefined && m !== undefined && (figure.higherIsBetter ? m < figure.target : m > figure.target);
   console.log(`| ${figure.measure} | ${figure.stat} (${figure.unit}) | ${fmt(med("raw"))} | ${fmt(med("dokit"))} | ${fmt(med("ref"))} | **${x(m)}**${miss ? " missed" : ""} | ${perRun.map(x).join(" / ")} | ${target} |`);
