@@ -1,8 +1,9 @@
 // Saturation ablation: what each piece of dokit's message path costs in workerd CPU per message.
-//   node bench/saturation.ts [echo|rpc] [--rounds=15] [--rooms=raw,dokit,async,context,snapshot,await,contextawait]
+//   node bench/saturation.ts [echo|rpc] [--rounds=15] [--rooms=raw,dokit,async,context,snapshot,await,contextawait] [--windows=<file>]
 // The rooms of bench/worker-wake (see bench/README.md): 100 clients each, closed loop, 1 s windows,
 // interleaved rounds whose order rotates, workerd pinned to its own CPU as in `pnpm bench`.
 // Prints each room's median CPU per message and its paired ratio to raw (median of the rounds).
+import { writeFileSync } from "node:fs";
 import { closeAll, connectMany, roomUrl, type Client } from "./lib/client.ts";
 import { closedLoop, pinWorkerd, workerdPids } from "./lib/load.ts";
 import { median, pairedRatio } from "./lib/stats.ts";
@@ -16,6 +17,8 @@ const arg = (name: string, fallback: string) => process.argv.find((a) => a.start
 const KIND = process.argv[2] === "rpc" ? "rpc" : "echo";
 const ROUNDS = Number(arg("rounds", "15"));
 const ROOMS = arg("rooms", "raw,dokit,async,context,snapshot,await,contextawait").split(",");
+/** `--windows=<file>`: writes each timed window's [room, start, end, replies] (seconds of CLOCK_MONOTONIC), for bench/perf-windows.ts. */
+const WINDOWS = arg("windows", "");
 const frame = (n: number) => (KIND === "rpc" ? `{"type":"rpc","id":"${n}","method":"echo","args":[${n}]}` : `e:${n}`);
 
 const worker = await startBenchWorker(new URL("./worker-wake/wrangler.jsonc", import.meta.url).pathname);
@@ -27,17 +30,22 @@ try {
   const pids = workerdPids();
   const placement = pinWorkerd(pids);
   const cpu: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
+  const windows: [string, number, number, number][] = [];
   try {
     for (let round = -1; round < ROUNDS; round++) {
       for (let k = 0; k < ROOMS.length; k++) {
         const room = ROOMS[(Math.max(round, 0) + k) % ROOMS.length] as string;
+        const start = Number(process.hrtime.bigint()) / 1e9;
         const window = await closedLoop(clients[room] as Client[], frame, 1_000, pids);
-        if (round >= 0) cpu[room]?.push(window.cpuPerMessageUs);
+        if (round < 0) continue;
+        cpu[room]?.push(window.cpuPerMessageUs);
+        windows.push([room, start, Number(process.hrtime.bigint()) / 1e9, window.replies]);
       }
     }
   } finally {
     placement.unpin();
   }
+  if (WINDOWS) writeFileSync(WINDOWS, JSON.stringify(windows));
   console.log(`\nSaturation, ${KIND}: workerd CPU per message, median of ${ROUNDS} rounds; ${placement.pinned}\n`);
   for (const room of ROOMS) {
     const paired = pairedRatio(cpu[room] ?? [], cpu.raw ?? []);

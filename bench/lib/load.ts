@@ -119,6 +119,8 @@ export interface LoadWindow {
   perSecond: number;
   /** workerd CPU time per reply, in µs (NaN without /proc). */
   cpuPerMessageUs: number;
+  /** Replies received in all, those after the window's end (while the loop drained) included. */
+  replies: number;
 }
 
 /**
@@ -128,6 +130,7 @@ export interface LoadWindow {
  */
 export async function closedLoop(clients: readonly Client[], frame: (n: number) => string, ms: number, pids: readonly number[]): Promise<LoadWindow> {
   let answered = 0;
+  let drainedReplies = 0;
   let open = true;
   let n = 0;
   const drained = clients.map(
@@ -136,6 +139,7 @@ export async function closedLoop(clients: readonly Client[], frame: (n: number) 
         client.onMessage = () => {
           if (!open) {
             client.onMessage = () => {};
+            drainedReplies++;
             return resolve();
           }
           answered++;
@@ -153,7 +157,7 @@ export async function closedLoop(clients: readonly Client[], frame: (n: number) 
   const count = answered;
   await Promise.race([Promise.all(drained), sleep(5_000)]);
   for (const client of clients) client.onMessage = () => {};
-  return { perSecond: (count / elapsed) * 1000, cpuPerMessageUs: (cpu * 1000) / count };
+  return { perSecond: (count / elapsed) * 1000, cpuPerMessageUs: (cpu * 1000) / count, replies: answered + drainedReplies };
 }
 
 export { sleep };
