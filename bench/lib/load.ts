@@ -129,20 +129,19 @@ export interface LoadWindow {
  * window closes no new frame is sent, and the outstanding replies are drained (bounded).
  */
 export async function closedLoop(clients: readonly Client[], frame: (n: number) => string, ms: number, pids: readonly number[]): Promise<LoadWindow> {
-  let answered = 0;
-  let drainedReplies = 0;
+  /** Every reply, those drained after the window included. */
+  let replies = 0;
   let open = true;
   let n = 0;
   const drained = clients.map(
     (client) =>
       new Promise<void>((resolve) => {
         client.onMessage = () => {
+          replies++;
           if (!open) {
             client.onMessage = () => {};
-            drainedReplies++;
             return resolve();
           }
-          answered++;
           client.ws.send(frame(n++));
         };
       }),
@@ -154,10 +153,10 @@ export async function closedLoop(clients: readonly Client[], frame: (n: number) 
   open = false;
   const elapsed = performance.now() - start;
   const cpu = cpuMs(pids) - cpuBefore;
-  const count = answered;
+  const count = replies;
   await Promise.race([Promise.all(drained), sleep(5_000)]);
   for (const client of clients) client.onMessage = () => {};
-  return { perSecond: (count / elapsed) * 1000, cpuPerMessageUs: (cpu * 1000) / count, replies: answered + drainedReplies };
+  return { perSecond: (count / elapsed) * 1000, cpuPerMessageUs: (cpu * 1000) / count, replies };
 }
 
 export { sleep };
