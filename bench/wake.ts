@@ -1,13 +1,16 @@
 // Wake ablation: what each piece of dokit's wake path costs, over real sockets.
 //   node bench/wake.ts [--open=10] [--rounds=300] [--rooms=raw,dokit,min,lifecycle,constructed,attachment,context,snapshot]
 //                      [--broadcast] [--settle=<ms>] [--warm=<n>] [--windows=<file>]
+// (the rooms: worker-wake/worker.ts; `floor` is the hand-written floor of a wake, see the README)
 // Each room has `open` connections; every round asks the probe connection for the instance id,
 // evicts the object (as hibernation does), then times send → echo of the first message after
 // the wake. Rooms are interleaved and their order rotates each round. Prints each room's
-// median, its difference to raw, and the median of its per-round differences to raw.
+// median, its difference to raw, and the median of its per-round differences to raw, for the
+// wall-clock time and for workerd's CPU time over the same interval.
 // See bench/README.md, "Wake ablation".
 import { writeFileSync } from "node:fs";
 import { closeAll, connect, evictRoom, fanOut, roomUrl, roundTrip, type Client } from "./lib/client.ts";
+import { cpuMs, workerdPids } from "./lib/load.ts";
 import { median } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
@@ -52,6 +55,9 @@ try {
     for (let i = 0; i < WARM; i++) await roundTrip(probe, `e:warm${i}`, (d) => d === `e:warm${i}`);
   }
   const samples: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
+  // workerd's CPU time over each timed wake (every thread's schedstat: bench/lib/load.ts).
+  const pids = workerdPids();
+  const cpu: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
   const windows: [string, number, number][] = [];
   let stale = 0;
   for (let round = -5; round < ROUNDS; round++) {
@@ -66,9 +72,12 @@ try {
       await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((before = d)));
       await evict(room);
       if (SETTLE > 0) await new Promise((resolve) => setTimeout(resolve, SETTLE));
+      const cpuBefore = cpuMs(pids);
       const start = process.hrtime.bigint();
       const ms = await roundTrip(probe, `e:${round}`, (d) => d === `e:${round}`);
-      if (round >= 0) windows.push([room, Number(start) / 1e9, Number(process.hrtime.bigint()) / 1e9]);
+      const end = process.hrtime.bigint();
+      if (round >= 0) cpu[room]?.push(cpuMs(pids) - cpuBefore);
+      if (round >= 0) windows.push([room, Number(start) / 1e9, Number(end) / 1e9]);
       let after = "";
       await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((after = d)));
       if (after === before) stale++;
@@ -77,18 +86,25 @@ try {
   }
   if (stale > 0) throw new Error(`${stale} evictions did not produce a fresh instance`);
   if (WINDOWS) writeFileSync(WINDOWS, JSON.stringify(windows));
-  const raw = median(samples.raw ?? []);
   const settled = SETTLE > 0 ? `, ${SETTLE} ms after the eviction` : "";
-  console.log(`\nWake → echo, ${OPEN} open${settled}, median of ${ROUNDS} rounds (difference to raw; median of the per-round differences)\n`);
+  console.log(`\nWake → echo, ${OPEN} open${settled}, median of ${ROUNDS} rounds (difference to raw; median of the per-round differences)`);
+  report("send → echo (wall clock)", samples);
+  if (pids.length > 0) report("workerd CPU over the same interval (all its threads)", cpu);
+  for (const room of ROOMS) await closeAll(clients[room] ?? []);
+} finally {
+  await worker.dispose();
+}
+
+/** Prints each room's median (ms), its difference to raw's, and the median of its per-round differences to raw. */
+function report(title: string, byRoom: Record<string, number[]>): void {
+  console.log(`\n${title}\n`);
+  const raw = median(byRoom.raw ?? []);
   for (const room of ROOMS) {
-    const value = median(samples[room] ?? []);
+    const value = median(byRoom[room] ?? []);
     // The rooms of one round ran back to back, so a round's difference cancels drift between rounds.
-    const paired = median((samples[room] ?? []).map((ms, i) => ms - (samples.raw?.[i] ?? Number.NaN)));
+    const paired = median((byRoom[room] ?? []).map((ms, i) => ms - (byRoom.raw?.[i] ?? Number.NaN)));
     console.log(
       `${room.padEnd(12)} ${value.toFixed(3)} ms  ${((value - raw) * 1000).toFixed(0).padStart(5)} µs  ${(value / raw).toFixed(3)}×  paired ${(paired * 1000).toFixed(0).padStart(5)} µs`,
     );
   }
-  for (const room of ROOMS) await closeAll(clients[room] ?? []);
-} finally {
-  await worker.dispose();
 }

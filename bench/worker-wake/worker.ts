@@ -1,6 +1,6 @@
 // Rooms for attributing what dokit's wake costs (bench/wake.ts). Every room answers the bench
-// protocol's `e:` (echo) and `i:` (instance id); all but `dokit` and `min` answer with the raw
-// room's own code and add exactly one piece of what dokit does on a wake.
+// protocol's `e:` (echo) and `i:` (instance id); all but `dokit`, `min` and `floor` answer with the
+// raw room's own code and add exactly one piece of what dokit does on a wake.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle } from "../../packages/dokit/src/lifecycle";
@@ -107,6 +107,72 @@ export class ContextAwaits extends RawRoom {
   }
 }
 
+/** The prefix of dokit's compact attachment (websockets/attachment.ts), which the floor room writes as dokit does. */
+const COMPACT = "\u0000dokit\u0000";
+const FLOOR_ATTACHMENT = Symbol();
+const floorPrototypes = new WeakMap<object, object>();
+const floorMembers: PropertyDescriptorMap = {
+  id: {
+    get(this: { [FLOOR_ATTACHMENT]: string }) {
+      return (JSON.parse(this[FLOOR_ATTACHMENT].slice(COMPACT.length)) as { id: string }).id;
+    },
+    configurable: true,
+  },
+  setState: { value() {}, configurable: true },
+};
+type Handler = (connection: WebSocket, message: string | ArrayBuffer) => void;
+const callHandler = (handlers: { onMessage: Handler }, connection: WebSocket, message: string | ArrayBuffer) => handlers.onMessage(connection, message);
+
+/**
+ * The floor of a wake as issue 19 defines dokit's (bench/README.md, "The floor of a wake"): no
+ * Lifecycle, no capabilities, written by hand, doing only what dokit's first message after a
+ * wake must: read the socket's attachment (dokit's compact string, written on accept), make the
+ * socket a Connection (a prototype with its members), and call the room's handler, an arrow
+ * function as users write it, inside an `AsyncLocalStorage` run (the context `getCurrentAgent()` reads).
+ */
+export class FloorRoom extends DurableObject {
+  readonly #instance = crypto.randomUUID();
+  readonly handlers = {
+    onMessage: (connection: WebSocket, message: string | ArrayBuffer) => {
+      const kind = classify(message);
+      if (kind === "echo") connection.send(message);
+      else if (kind === "broadcast") for (const other of this.ctx.getWebSockets()) other.send(message);
+      else if (kind === "instance") connection.send(`i:${this.#instance}`);
+    },
+  };
+
+  async fetch(request: Request): Promise<Response> {
+    const id = new URL(request.url).searchParams.get("_pk") || crypto.randomUUID();
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server, [id]);
+    server.serializeAttachment(COMPACT + JSON.stringify({ id, tags: [id], uri: request.url, readonly: false, protocol: true }));
+    server.send(JSON.stringify({ type: "cf_agent_identity", name: this.ctx.id.toString(), agent: "floor-room", stateFollows: true }));
+    server.send(JSON.stringify({ type: "cf_agent_state", state: { count: 0 } }));
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
+    const socket = ws as unknown as { [FLOOR_ATTACHMENT]?: string };
+    if (!("setState" in ws)) {
+      const attachment: unknown = ws.deserializeAttachment();
+      if (typeof attachment !== "string" || !attachment.startsWith(COMPACT)) return;
+      socket[FLOOR_ATTACHMENT] = attachment;
+      const base: object = Object.getPrototypeOf(ws);
+      let prototype = floorPrototypes.get(base);
+      if (!prototype) floorPrototypes.set(base, (prototype = Object.create(base, floorMembers) as object));
+      Object.setPrototypeOf(ws, prototype);
+    }
+    storage.run(Object.freeze({ agent: this, connection: ws, request: undefined, props: undefined }), callHandler, this.handlers, ws, message);
+  }
+
+  webSocketClose(ws: WebSocket, code: number, reason: string): void {
+    try {
+      if (code === 1005 || code === 1006 || code === 1015) ws.close();
+      else ws.close(code, reason);
+    } catch {}
+  }
+}
+
 type Unsafe = { evict(stub: DurableObjectStub, options: { webSockets: "hibernate" | "close" }): Promise<void> };
 const UNSAFE = ["workerd", "unsafe"].join(":");
 
@@ -122,6 +188,7 @@ const BINDINGS: Record<string, string> = {
   async: "ASYNC",
   await: "AWAIT",
   contextawait: "CONTEXTAWAIT",
+  floor: "FLOOR",
 };
 
 export default {
