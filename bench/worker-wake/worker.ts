@@ -120,6 +120,15 @@ const floorMembers: PropertyDescriptorMap = {
   },
   setState: { value() {}, configurable: true },
 };
+/** @returns whether the socket carries the floor's (dokit's) attachment, read once per wake and kept on the socket, as dokit's `isDokitSocket` */
+function isFloorSocket(ws: WebSocket): boolean {
+  const socket = ws as unknown as { [FLOOR_ATTACHMENT]?: string };
+  if (socket[FLOOR_ATTACHMENT] !== undefined) return true;
+  const attachment: unknown = ws.deserializeAttachment();
+  if (typeof attachment !== "string" || !attachment.startsWith(COMPACT)) return false;
+  socket[FLOOR_ATTACHMENT] = attachment;
+  return true;
+}
 type Handler = (connection: WebSocket, message: string | ArrayBuffer) => void;
 const callHandler = (handlers: { onMessage: Handler }, connection: WebSocket, message: string | ArrayBuffer) => handlers.onMessage(connection, message);
 
@@ -128,7 +137,8 @@ const callHandler = (handlers: { onMessage: Handler }, connection: WebSocket, me
  * Lifecycle, no capabilities, written by hand, doing only what dokit's first message after a
  * wake must: read the socket's attachment (dokit's compact string, written on accept), make the
  * socket a Connection (a prototype with its members), and call the room's handler, an arrow
- * function as users write it, inside an `AsyncLocalStorage` run (the context `getCurrentAgent()` reads).
+ * function as users write it, inside an `AsyncLocalStorage` run (the context `getCurrentAgent()`
+ * reads). Its broadcast, like dokit's, sends only to sockets carrying that attachment.
  */
 export class FloorRoom extends DurableObject {
   readonly #instance = crypto.randomUUID();
@@ -136,8 +146,10 @@ export class FloorRoom extends DurableObject {
     onMessage: (connection: WebSocket, message: string | ArrayBuffer) => {
       const kind = classify(message);
       if (kind === "echo") connection.send(message);
-      else if (kind === "broadcast") for (const other of this.ctx.getWebSockets()) other.send(message);
-      else if (kind === "instance") connection.send(`i:${this.#instance}`);
+      // A broadcast skips sockets that are not the room's, as dokit's does (each attachment read once per wake).
+      else if (kind === "broadcast") {
+        for (const other of this.ctx.getWebSockets()) if (isFloorSocket(other)) other.send(message);
+      } else if (kind === "instance") connection.send(`i:${this.#instance}`);
     },
   };
 
@@ -152,11 +164,8 @@ export class FloorRoom extends DurableObject {
   }
 
   webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
-    const socket = ws as unknown as { [FLOOR_ATTACHMENT]?: string };
     if (!("setState" in ws)) {
-      const attachment: unknown = ws.deserializeAttachment();
-      if (typeof attachment !== "string" || !attachment.startsWith(COMPACT)) return;
-      socket[FLOOR_ATTACHMENT] = attachment;
+      if (!isFloorSocket(ws)) return;
       const base: object = Object.getPrototypeOf(ws);
       let prototype = floorPrototypes.get(base);
       if (!prototype) floorPrototypes.set(base, (prototype = Object.create(base, floorMembers) as object));
