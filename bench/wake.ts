@@ -76,8 +76,10 @@ try {
       const start = process.hrtime.bigint();
       const ms = await roundTrip(probe, `e:${round}`, (d) => d === `e:${round}`);
       const end = process.hrtime.bigint();
-      if (round >= 0) cpu[room]?.push(cpuMs(pids) - cpuBefore);
-      if (round >= 0) windows.push([room, Number(start) / 1e9, Number(end) / 1e9]);
+      if (round >= 0) {
+        cpu[room]?.push(cpuMs(pids) - cpuBefore);
+        windows.push([room, Number(start) / 1e9, Number(end) / 1e9]);
+      }
       let after = "";
       await roundTrip(probe, "i:", (d) => d.startsWith("i:") && Boolean((after = d)));
       if (after === before) stale++;

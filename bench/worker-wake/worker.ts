@@ -6,7 +6,7 @@ import { DurableObject } from "cloudflare:workers";
 import { Lifecycle } from "../../packages/dokit/src/lifecycle";
 import { WebSockets } from "../../packages/dokit/src/websockets";
 import { classify } from "../worker/app";
-import { RawRoom } from "../worker/raw";
+import { RawRoom, reciprocateClose } from "../worker/raw";
 import { objectNamed } from "../worker/address";
 
 export { RawRoom } from "../worker/raw";
@@ -175,10 +175,7 @@ export class FloorRoom extends DurableObject {
   }
 
   webSocketClose(ws: WebSocket, code: number, reason: string): void {
-    try {
-      if (code === 1005 || code === 1006 || code === 1015) ws.close();
-      else ws.close(code, reason);
-    } catch {}
+    reciprocateClose(ws, code, reason);
   }
 }
 

@@ -50,10 +50,7 @@ export class RawRoom extends DurableObject {
   }
 
   webSocketClose(ws: WebSocket, code: number, reason: string): void {
-    try {
-      if (code === 1005 || code === 1006 || code === 1015) ws.close();
-      else ws.close(code, reason);
-    } catch {}
+    reciprocateClose(ws, code, reason);
   }
 
   #getState(): unknown {
@@ -73,4 +70,12 @@ export class RawRoom extends DurableObject {
     this.ctx.storage.sql.exec("INSERT OR REPLACE INTO raw_state (id, value) VALUES ('state', ?)", JSON.stringify(value));
     this.#state = value;
   }
+}
+
+/** Answers a client's close with the same code (codes that may not be sent, with none). */
+export function reciprocateClose(ws: WebSocket, code: number, reason: string): void {
+  try {
+    if (code === 1005 || code === 1006 || code === 1015) ws.close();
+    else ws.close(code, reason);
+  } catch {}
 }
