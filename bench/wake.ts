@@ -1,6 +1,6 @@
 // Wake ablation: what each piece of dokit's wake path costs, over real sockets.
 //   node bench/wake.ts [--open=10] [--rounds=300] [--rooms=raw,dokit,min,lifecycle,constructed,attachment,context,snapshot]
-//                      [--broadcast] [--settle=<ms>] [--warm=<n>] [--windows=<file>]
+//                      [--broadcast] [--settle=<ms>] [--warm=<n>] [--warm-wakes=<n>] [--windows=<file>]
 // (the rooms: worker-wake/worker.ts; `floor` is the hand-written floor of a wake, see the README)
 // Each room has `open` connections; every round asks the probe connection for the instance id,
 // evicts the object (as hibernation does), then times send → echo of the first message after
@@ -28,6 +28,8 @@ const BROADCAST = process.argv.includes("--broadcast");
 const SETTLE = Number(arg("settle", "0"));
 /** `--warm=<n>`: before the rounds, n echoes on each room's probe, so its message path is compiled (as after `pnpm bench`'s saturation). */
 const WARM = Number(arg("warm", "0"));
+/** `--warm-wakes=<n>`: before the rounds, n wakes of another object of each room (one connection), so the code a wake runs is compiled (see the README). */
+const WARM_WAKES = Number(arg("warm-wakes", "0"));
 /** `--windows=<file>`: writes each timed echo's [room, start, end] in seconds of CLOCK_MONOTONIC, for bench/perf-windows.ts. */
 const WINDOWS = arg("windows", "");
 /** Rooms without State send identity only on connect. */
@@ -53,6 +55,17 @@ try {
   for (const room of ROOMS) {
     const probe = clients[room]?.[0] as Client;
     for (let i = 0; i < WARM; i++) await roundTrip(probe, `e:warm${i}`, (d) => d === `e:warm${i}`);
+  }
+  // JavaScript run once per wake is compiled as V8 sees fit; this lets each class's wake code settle first.
+  if (WARM_WAKES > 0) {
+    for (const room of ROOMS) {
+      const warm = await connect(roomUrl(base, room, `warmup-${run}`, "w0"), FRAMES[room] ?? 2);
+      for (let i = 0; i < WARM_WAKES; i++) {
+        await evictRoom(base, room, `warmup-${run}`);
+        await roundTrip(warm, `e:w${i}`, (d) => d === `e:w${i}`);
+      }
+      await closeAll([warm]);
+    }
   }
   const samples: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
   // workerd's CPU time over each timed wake (every thread's schedstat: bench/lib/load.ts).
