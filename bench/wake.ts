@@ -49,8 +49,8 @@ try {
     }
   }
   // An object idle for 10 s (a long --warm) hibernated by itself: there is nothing to evict, and its next message wakes it all the same.
-  const evict = (room: string) =>
-    evictRoom(base, room, `wake-${run}`).catch((error: Error) => {
+  const evict = (room: string, name = `wake-${run}`) =>
+    evictRoom(base, room, name).catch((error: Error) => {
       if (!error.message.includes("not currently running")) throw error;
     });
   for (const room of ROOMS) {
@@ -62,7 +62,7 @@ try {
     for (const room of ROOMS) {
       const warm = await connect(roomUrl(base, room, `warmup-${run}`, "w0"), FRAMES[room] ?? 2);
       for (let i = 0; i < WARM_WAKES; i++) {
-        await evictRoom(base, room, `warmup-${run}`);
+        await evict(room, `warmup-${run}`);
         await roundTrip(warm, `e:w${i}`, (d) => d === `e:w${i}`);
       }
       await closeAll([warm]);
