@@ -10,7 +10,9 @@ import { RawRoom, reciprocateClose } from "../worker/raw";
 import { objectNamed } from "../worker/address";
 
 export { RawRoom } from "../worker/raw";
-export { DokitRoom } from "../worker/dokit";
+import { DokitRoom } from "../worker/dokit";
+
+export { DokitRoom };
 
 /** Lifecycle + WebSockets with an echo handler: no State, no callables. */
 export class MinimalRoom extends DurableObject {
@@ -143,6 +145,14 @@ function acceptFloorSocket(ctx: DurableObjectState, request: Request, agent: str
   return new Response(null, { status: 101, webSocket: client });
 }
 
+/** Reads (and on the first connect stores) the floor room's state in SQLite, as the raw room does on connect, so its object has a database to open on a wake as theirs do. */
+function storeFloorState(ctx: DurableObjectState): void {
+  const sql = ctx.storage.sql;
+  sql.exec("CREATE TABLE IF NOT EXISTS floor_state (id TEXT PRIMARY KEY, value TEXT)");
+  if (sql.exec("SELECT value FROM floor_state WHERE id = 'state'").toArray().length > 0) return;
+  sql.exec("INSERT INTO floor_state (id, value) VALUES ('state', ?)", JSON.stringify({ count: 0 }));
+}
+
 /** Makes a floor socket a Connection (the prototype with its members) on its first event in a wake. @returns false for a socket that is not the room's */
 function asFloorConnection(ws: WebSocket): boolean {
   if ("setState" in ws) return true;
@@ -176,6 +186,7 @@ export class FloorRoom extends DurableObject {
   };
 
   fetch(request: Request): Response {
+    storeFloorState(this.ctx); // the object holds a state table, as the raw, lean and dokit rooms' objects do
     return acceptFloorSocket(this.ctx, request, "floor-room");
   }
 
@@ -232,15 +243,30 @@ class LeanLifecycle {
   }
 }
 
+/** Keeps its value in SQLite as the raw room does (a table made on the first connect), so `lean`'s objects hold a table as raw's and dokit's do. */
 class LeanState implements LeanCapability, LeanFrameClaim {
   #value: unknown;
-  constructor(readonly options: { initialState: unknown; onChanged(state: unknown, source: unknown): void }) {
-    this.#value = options.initialState;
-  }
+  #loaded = false;
+  #ctx: DurableObjectState | undefined;
+  constructor(readonly options: { initialState: unknown; onChanged(state: unknown, source: unknown): void }) {}
   attach(lifecycle: LeanLifecycle): void {
+    this.#ctx = lifecycle.ctx;
     lifecycle.frames.cf_agent_state = this;
   }
+  get(): unknown {
+    if (!this.#loaded) {
+      const sql = (this.#ctx as DurableObjectState).storage.sql;
+      sql.exec("CREATE TABLE IF NOT EXISTS lean_state (id TEXT PRIMARY KEY, value TEXT)");
+      const row = sql.exec("SELECT value FROM lean_state WHERE id = 'state'").toArray()[0];
+      this.#value = row ? JSON.parse(row.value as string) : this.options.initialState;
+      if (!row) sql.exec("INSERT INTO lean_state (id, value) VALUES ('state', ?)", JSON.stringify(this.#value));
+      this.#loaded = true;
+    }
+    return this.#value;
+  }
   frame(connection: WebSocket, frame: Record<string, unknown>): void {
+    this.get();
+    (this.#ctx as DurableObjectState).storage.sql.exec("INSERT OR REPLACE INTO lean_state (id, value) VALUES ('state', ?)", JSON.stringify(frame.state));
     this.#value = frame.state;
     this.options.onChanged(this.#value, connection);
   }
@@ -307,6 +333,7 @@ export class LeanRoom extends DurableObject {
   readonly lifecycle = LeanLifecycle.install(this).use(this.state).use(this.webSockets);
 
   fetch(request: Request): Response {
+    this.state.get(); // reads (and first stores) its state on connect, as the raw and dokit rooms do
     return acceptFloorSocket(this.ctx, request, "lean-room");
   }
 }
@@ -320,6 +347,58 @@ Object.defineProperties(LeanRoom.prototype, {
   },
   webSocketClose: { value: (ws: WebSocket, code: number, reason: string) => reciprocateClose(ws, code, reason) },
 });
+
+// ---------------------------------------------------------------- construct: a wake's JavaScript alone
+
+/** The rooms `bench/construct.ts` builds, by the names the bench uses (a function: `LeanRoom` is declared further down). */
+type RoomEnv = ConstructorParameters<typeof RawRoom>[1];
+const constructedRoom = (kind: string): (new (ctx: DurableObjectState, env: RoomEnv) => object) | undefined =>
+  ({ raw: RawRoom, floor: FloorRoom, lean: LeanRoom, min: MinimalRoom, dokit: DokitRoom })[kind];
+
+/**
+ * `bench/construct.ts`: the JavaScript a wake runs, without the runtime around it. `run` builds a
+ * room's object `count` times on this object's state, and hands each one message (`x:`, which
+ * every room ignores) on one socket, inside one call. Before each object the socket loses what a
+ * room left on it (symbol-keyed properties, a changed prototype), as a fresh wrapper after a wake
+ * has none of it. The rooms' classes are built directly, not through the wrapper wrangler's local
+ * dev adds around exported classes (bench/worker/address.ts).
+ */
+export class ConstructProbe extends DurableObject {
+  #socket: WebSocket | undefined;
+  /** The socket's own prototype, before any room changed it. */
+  #base: object | undefined;
+  /** The client end, kept so the pair stays open. */
+  #keep: WebSocket | undefined;
+
+  run(kind: string, count: number): number {
+    const Room = constructedRoom(kind);
+    if (!Room) throw new Error(`no room ${kind}`);
+    const ws = this.#probeSocket();
+    const base = this.#base as object;
+    let built = 0;
+    for (let i = 0; i < count; i++) {
+      const socket = ws as unknown as Record<symbol, unknown>;
+      for (const key of Object.getOwnPropertySymbols(socket)) delete socket[key];
+      if (Object.getPrototypeOf(ws) !== base) Object.setPrototypeOf(ws, base);
+      const room = new Room(this.ctx, this.env as RoomEnv) as { webSocketMessage(ws: WebSocket, message: string): unknown };
+      room.webSocketMessage(ws, "x:");
+      built++;
+    }
+    return built;
+  }
+
+  /** One socket, accepted here with dokit's compact attachment (as the floor and lean rooms write it). */
+  #probeSocket(): WebSocket {
+    if (this.#socket) return this.#socket;
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server, ["probe"]);
+    client.accept();
+    server.serializeAttachment(COMPACT + JSON.stringify({ id: "probe", tags: ["probe"], uri: null, readonly: false, protocol: true }));
+    this.#base = Object.getPrototypeOf(server) as object;
+    this.#keep = client;
+    return (this.#socket = server);
+  }
+}
 
 type Unsafe = { evict(stub: DurableObjectStub, options: { webSockets: "hibernate" | "close" }): Promise<void> };
 const UNSAFE = ["workerd", "unsafe"].join(":");
@@ -344,6 +423,11 @@ export default {
   // /room/{kind}/{name}: forwarded to the object; /evict/{kind}/{name}: evicted as hibernation does.
   async fetch(request: Request, env: Record<string, DurableObjectNamespace>): Promise<Response> {
     const [, action, kind, name] = new URL(request.url).pathname.split("/");
+    // /construct/{kind}/{count}: bench/construct.ts
+    if (action === "construct") {
+      const probe = objectNamed(env.PROBE as DurableObjectNamespace<ConstructProbe>, "construct");
+      return new Response(String(await probe.run(kind ?? "", Number(name))));
+    }
     const binding = BINDINGS[kind ?? ""];
     if (!binding || !name) return new Response("no route", { status: 404 });
     const stub = objectNamed(env[binding] as DurableObjectNamespace, name);

@@ -1,0 +1,58 @@
+// A wake's JavaScript alone: how long each room takes to build its object and handle one
+// message, without the runtime's own work around a wake (opening the object, the socket event).
+//   node bench/construct.ts [--count=20000] [--rounds=5] [--rooms=raw,floor,lean,min,dokit] [--interpreted]
+// Each round asks the worker's ConstructProbe (worker-wake/worker.ts) to build each room's object
+// `count` times in one call, and subtracts a call that builds none. Prints each room's median µs
+// per object and its difference to raw. `--interpreted` starts workerd with V8's `--jitless`: every
+// function runs in V8's interpreter, as code run once per wake does until V8 compiles it.
+// See bench/README.md, "A wake's JavaScript alone".
+import { median } from "./lib/stats.ts";
+import { startBenchWorker } from "./lib/worker.ts";
+
+process.env.WRANGLER_LOG ??= "none";
+process.env.WRANGLER_SEND_METRICS ??= "false";
+process.env.X_LOCAL_OBSERVABILITY ??= "false";
+
+const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const COUNT = Number(arg("count", "20000"));
+const ROUNDS = Number(arg("rounds", "5"));
+const ROOMS = arg("rooms", "raw,floor,lean,min,dokit").split(",");
+const INTERPRETED = process.argv.includes("--interpreted");
+if (INTERPRETED) process.env.MINIFLARE_WORKERD_V8_FLAGS = `${process.env.MINIFLARE_WORKERD_V8_FLAGS ?? ""} --jitless`.trim();
+
+const worker = await startBenchWorker(new URL("./worker-wake/wrangler.jsonc", import.meta.url).pathname);
+try {
+  /** @returns the call's wall-clock time in ms */
+  const build = async (room: string, count: number): Promise<number> => {
+    const began = performance.now();
+    const response = await fetch(new URL(`/construct/${room}/${count}`, worker.direct));
+    const text = await response.text();
+    if (!response.ok || Number(text) !== count) throw new Error(`construct ${room}: ${response.status} ${text.slice(0, 200)}`);
+    return performance.now() - began;
+  };
+  // Once untimed, so every room's code has run before the rounds.
+  for (const room of ROOMS) await build(room, Math.min(COUNT, 1000));
+  const perObject: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < ROOMS.length; k++) {
+      const room = ROOMS[(round + k) % ROOMS.length] as string;
+      const empty = await build(room, 0);
+      const full = await build(room, COUNT);
+      perObject[room]?.push(((full - empty) * 1000) / COUNT);
+    }
+  }
+  const raw = median(perObject.raw ?? []);
+  console.log(
+    `A wake's JavaScript alone: build the room's object + one message, ${COUNT} per call, median of ${ROUNDS} rounds` +
+      (INTERPRETED ? " (V8 --jitless: interpreted)" : "") +
+      "\n",
+  );
+  for (const room of ROOMS) {
+    const value = median(perObject[room] ?? []);
+    const cells = [room.padEnd(8), `${value.toFixed(2)} µs`.padStart(11)];
+    if (perObject.raw && room !== "raw") cells.push(`${(value - raw >= 0 ? "+" : "") + (value - raw).toFixed(2)} µs over raw`.padStart(20));
+    console.log(cells.join(" "));
+  }
+} finally {
+  await worker.dispose();
+}
