@@ -22,12 +22,27 @@ export async function startBenchWorker(config: string): Promise<StartedWorker> {
   const direct = new Promise<Address>((resolve) =>
     devEnv.on("reloadComplete", (event: { proxyData: { userWorkerUrl: Address } }) => resolve(event.proxyData.userWorkerUrl)),
   );
-  const worker = await devEnv.startWorker({
-    config,
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
-  });
-  const proxied = await worker.url;
-  const address = await direct;
+  // A worker that fails to start (a build error, an exception while its module loads) is reported
+  // as an error event, and neither address would ever arrive: fail instead of waiting forever.
+  const failed = new Promise<never>((_, reject) =>
+    devEnv.on("error", (event: Error | { reason: string; cause?: unknown }) =>
+      reject(event instanceof Error ? event : new Error(`${config}: ${event.reason}`, { cause: event.cause })),
+    ),
+  );
+  const worker = await Promise.race([
+    devEnv.startWorker({
+      config,
+      dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
+    }),
+    failed,
+  ]);
+  let proxied: URL, address: Address;
+  try {
+    [proxied, address] = await Promise.race([Promise.all([worker.url, direct]), failed]);
+  } catch (error) {
+    await worker.dispose();
+    throw error;
+  }
   return {
     direct: new URL(`${address.protocol}//${address.hostname}:${address.port}/`),
     proxied,
