@@ -1,10 +1,12 @@
 // A wake's JavaScript alone: how long each room takes to build its object and handle one
 // message, without the runtime's own work around a wake (opening the object, the socket event).
-//   node bench/construct.ts [--count=20000] [--rounds=5] [--rooms=raw,floor,lean,min,dokit] [--interpreted]
+//   node bench/construct.ts [--count=20000] [--rounds=5] [--rooms=raw,floor,lean,min,dokit] [--interpreted] [--flush=<bytes>]
 // Each round asks the worker's ConstructProbe (worker-wake/worker.ts) to build each room's object
-// `count` times in one call, and subtracts a call that builds none. Prints each room's median µs
-// per object and its difference to raw. `--interpreted` starts workerd with V8's `--jitless`: every
-// function runs in V8's interpreter, as code run once per wake does until V8 compiles it.
+// `count` times in one call, and subtracts the same loop building nothing. Prints each room's median
+// µs per object and its difference to raw. `--interpreted` starts workerd with V8's `--jitless`:
+// every function runs in V8's interpreter, as code run once per wake does until V8 compiles it.
+// `--flush=<bytes>` reads a buffer that large before each object, so the room's code and data meet
+// caches other work has filled, as on a wake.
 // See bench/README.md, "A wake's JavaScript alone".
 import { median } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
@@ -18,25 +20,27 @@ const COUNT = Number(arg("count", "20000"));
 const ROUNDS = Number(arg("rounds", "5"));
 const ROOMS = arg("rooms", "raw,floor,lean,min,dokit").split(",");
 const INTERPRETED = process.argv.includes("--interpreted");
+const FLUSH = Number(arg("flush", "0"));
 if (INTERPRETED) process.env.MINIFLARE_WORKERD_V8_FLAGS = `${process.env.MINIFLARE_WORKERD_V8_FLAGS ?? ""} --jitless`.trim();
 
 const worker = await startBenchWorker(new URL("./worker-wake/wrangler.jsonc", import.meta.url).pathname);
 try {
   /** @returns the call's wall-clock time in ms */
-  const build = async (room: string, count: number): Promise<number> => {
+  const call = async (room: string, count: number, build: boolean): Promise<number> => {
     const began = performance.now();
-    const response = await fetch(new URL(`/construct/${room}/${count}`, worker.direct));
+    const response = await fetch(new URL(`/construct/${room}/${count}?flush=${FLUSH}&build=${build ? 1 : 0}`, worker.direct));
     const text = await response.text();
     if (!response.ok || Number(text) !== count) throw new Error(`construct ${room}: ${response.status} ${text.slice(0, 200)}`);
     return performance.now() - began;
   };
+  const build = (room: string, count: number) => call(room, count, true);
   // Once untimed, so every room's code has run before the rounds.
   for (const room of ROOMS) await build(room, Math.min(COUNT, 1000));
   const perObject: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (let k = 0; k < ROOMS.length; k++) {
       const room = ROOMS[(round + k) % ROOMS.length] as string;
-      const empty = await build(room, 0);
+      const empty = await call(room, COUNT, false);
       const full = await build(room, COUNT);
       perObject[room]?.push(((full - empty) * 1000) / COUNT);
     }

@@ -358,7 +358,8 @@ const constructedRoom = (kind: string): (new (ctx: DurableObjectState, env: Room
 /**
  * `bench/construct.ts`: the JavaScript a wake runs, without the runtime around it. `run` builds a
  * room's object `count` times on this object's state, and hands each one message (`x:`, which
- * every room ignores) on one socket, inside one call. Before each object the socket loses what a
+ * every room ignores) on one socket, inside one call (or makes the same passes building nothing,
+ * the baseline the bench subtracts). Before each object the socket loses what a
  * room left on it (symbol-keyed properties, a changed prototype), as a fresh wrapper after a wake
  * has none of it. The rooms' classes are built directly, not through the wrapper wrangler's local
  * dev adds around exported classes (bench/worker/address.ts).
@@ -369,22 +370,38 @@ export class ConstructProbe extends DurableObject {
   #base: object | undefined;
   /** The client end, kept so the pair stays open. */
   #keep: WebSocket | undefined;
+  #flushBuffer: Uint8Array | undefined;
+  #flushed = 0;
 
-  run(kind: string, count: number): number {
+  /**
+   * @param build - false: the same loop without building or messaging (the baseline a timing subtracts)
+   * @param flush - bytes of a buffer read (one byte per 64) before each object, so that it meets
+   *   caches filled by other work, as a wake does (0: none)
+   * @returns the number of objects built (or of passes made)
+   */
+  run(kind: string, count: number, build: boolean, flush: number): number {
     const Room = constructedRoom(kind);
     if (!Room) throw new Error(`no room ${kind}`);
     const ws = this.#probeSocket();
     const base = this.#base as object;
-    let built = 0;
+    // Filled, so its pages are its own (untouched pages of zeros can all map one shared page).
+    if (flush > 0 && this.#flushBuffer?.length !== flush) this.#flushBuffer = new Uint8Array(flush).fill(1);
+    const buffer = flush > 0 ? this.#flushBuffer : undefined;
+    let passes = 0;
+    let sum = 0;
     for (let i = 0; i < count; i++) {
+      if (buffer) for (let k = 0; k < buffer.length; k += 64) sum += buffer[k] as number;
       const socket = ws as unknown as Record<symbol, unknown>;
       for (const key of Object.getOwnPropertySymbols(socket)) delete socket[key];
       if (Object.getPrototypeOf(ws) !== base) Object.setPrototypeOf(ws, base);
-      const room = new Room(this.ctx, this.env as RoomEnv) as { webSocketMessage(ws: WebSocket, message: string): unknown };
-      room.webSocketMessage(ws, "x:");
-      built++;
+      if (build) {
+        const room = new Room(this.ctx, this.env as RoomEnv) as { webSocketMessage(ws: WebSocket, message: string): unknown };
+        room.webSocketMessage(ws, "x:");
+      }
+      passes++;
     }
-    return built;
+    this.#flushed = sum; // kept, so the reads are not dropped
+    return passes;
   }
 
   /** One socket, accepted here with dokit's compact attachment (as the floor and lean rooms write it). */
@@ -426,7 +443,8 @@ export default {
     // /construct/{kind}/{count}: bench/construct.ts
     if (action === "construct") {
       const probe = objectNamed(env.PROBE as DurableObjectNamespace<ConstructProbe>, "construct");
-      return new Response(String(await probe.run(kind ?? "", Number(name))));
+      const query = new URL(request.url).searchParams;
+      return new Response(String(await probe.run(kind ?? "", Number(name), query.get("build") !== "0", Number(query.get("flush") ?? 0))));
     }
     const binding = BINDINGS[kind ?? ""];
     if (!binding || !name) return new Response("no route", { status: 404 });
