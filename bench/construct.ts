@@ -9,13 +9,11 @@
 // caches other work has filled, as on a wake.
 // See bench/README.md, "A wake's JavaScript alone".
 import { median } from "./lib/stats.ts";
+import { arg, quietWrangler } from "./lib/cli.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
-process.env.WRANGLER_LOG ??= "none";
-process.env.WRANGLER_SEND_METRICS ??= "false";
-process.env.X_LOCAL_OBSERVABILITY ??= "false";
+quietWrangler();
 
-const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const COUNT = Number(arg("count", "20000"));
 const ROUNDS = Number(arg("rounds", "5"));
 const ROOMS = arg("rooms", "raw,floor,lean,min,dokit").split(",");

@@ -8,10 +8,10 @@
 // printed with `perf script -F comm,tid,time,ip,sym --comm workerd`.
 import { createReadStream, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
+import { arg } from "./lib/cli.ts";
 
 const [textPath, windowsPath] = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 if (!textPath || !windowsPath) throw new Error("usage: node bench/perf-windows.ts <perf script output> <windows.json> [--hz=10000] [--top=15]");
-const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const US_PER_SAMPLE = 1e6 / Number(arg("hz", "10000"));
 const TOP = Number(arg("top", "15"));
 

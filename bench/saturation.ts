@@ -7,13 +7,11 @@ import { writeFileSync } from "node:fs";
 import { closeAll, connectMany, roomUrl, type Client } from "./lib/client.ts";
 import { closedLoop, pinWorkerd, workerdPids } from "./lib/load.ts";
 import { median, pairedRatio } from "./lib/stats.ts";
+import { arg, quietWrangler } from "./lib/cli.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
-process.env.WRANGLER_LOG ??= "none";
-process.env.WRANGLER_SEND_METRICS ??= "false";
-process.env.X_LOCAL_OBSERVABILITY ??= "false";
+quietWrangler();
 
-const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const KIND = process.argv[2] === "rpc" ? "rpc" : "echo";
 const ROUNDS = Number(arg("rounds", "15"));
 const ROOMS = arg("rooms", "raw,dokit,async,context,snapshot,await,contextawait").split(",");

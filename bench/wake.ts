@@ -13,13 +13,11 @@ import { writeFileSync } from "node:fs";
 import { closeAll, connect, evictRoom, fanOut, roomUrl, roundTrip, type Client } from "./lib/client.ts";
 import { cpuMs, workerdPids } from "./lib/load.ts";
 import { median } from "./lib/stats.ts";
+import { arg, quietWrangler } from "./lib/cli.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
-process.env.WRANGLER_LOG ??= "none";
-process.env.WRANGLER_SEND_METRICS ??= "false";
-process.env.X_LOCAL_OBSERVABILITY ??= "false";
+quietWrangler();
 
-const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const OPEN = Number(arg("open", "10"));
 const ROUNDS = Number(arg("rounds", "300"));
 const ROOMS = arg("rooms", "raw,dokit,min,lifecycle,constructed,attachment,context,snapshot").split(",");

@@ -145,12 +145,19 @@ function acceptFloorSocket(ctx: DurableObjectState, request: Request, agent: str
   return new Response(null, { status: 101, webSocket: client });
 }
 
-/** Reads (and on the first connect stores) the floor room's state in SQLite, as the raw room does on connect, so its object has a database to open on a wake as theirs do. */
-function storeFloorState(ctx: DurableObjectState): void {
+/**
+ * Reads a room's state row from SQLite, first making its table and storing `initial` there, as the
+ * raw room does on connect (`#getState` in bench/worker/raw.ts): the floor and lean rooms keep their
+ * state so, so that their objects have a database to open on a wake as raw's and dokit's do.
+ * @returns the stored value
+ */
+function loadStateRow(ctx: DurableObjectState, table: string, initial: unknown): unknown {
   const sql = ctx.storage.sql;
-  sql.exec("CREATE TABLE IF NOT EXISTS floor_state (id TEXT PRIMARY KEY, value TEXT)");
-  if (sql.exec("SELECT value FROM floor_state WHERE id = 'state'").toArray().length > 0) return;
-  sql.exec("INSERT INTO floor_state (id, value) VALUES ('state', ?)", JSON.stringify({ count: 0 }));
+  sql.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, value TEXT)`);
+  const row = sql.exec(`SELECT value FROM ${table} WHERE id = 'state'`).toArray()[0];
+  if (row) return JSON.parse(row.value as string);
+  sql.exec(`INSERT INTO ${table} (id, value) VALUES ('state', ?)`, JSON.stringify(initial));
+  return initial;
 }
 
 /** Makes a floor socket a Connection (the prototype with its members) on its first event in a wake. @returns false for a socket that is not the room's */
@@ -186,7 +193,7 @@ export class FloorRoom extends DurableObject {
   };
 
   fetch(request: Request): Response {
-    storeFloorState(this.ctx); // the object holds a state table, as the raw, lean and dokit rooms' objects do
+    loadStateRow(this.ctx, "floor_state", INITIAL_STATE); // the object holds a state table, as the raw, lean and dokit rooms' objects do
     return acceptFloorSocket(this.ctx, request, "floor-room");
   }
 
@@ -255,11 +262,7 @@ class LeanState implements LeanCapability, LeanFrameClaim {
   }
   get(): unknown {
     if (!this.#loaded) {
-      const sql = (this.#ctx as DurableObjectState).storage.sql;
-      sql.exec("CREATE TABLE IF NOT EXISTS lean_state (id TEXT PRIMARY KEY, value TEXT)");
-      const row = sql.exec("SELECT value FROM lean_state WHERE id = 'state'").toArray()[0];
-      this.#value = row ? JSON.parse(row.value as string) : this.options.initialState;
-      if (!row) sql.exec("INSERT INTO lean_state (id, value) VALUES ('state', ?)", JSON.stringify(this.#value));
+      this.#value = loadStateRow(this.#ctx as DurableObjectState, "lean_state", this.options.initialState);
       this.#loaded = true;
     }
     return this.#value;
@@ -350,10 +353,15 @@ Object.defineProperties(LeanRoom.prototype, {
 
 // ---------------------------------------------------------------- construct: a wake's JavaScript alone
 
-/** The rooms `bench/construct.ts` builds, by the names the bench uses (a function: `LeanRoom` is declared further down). */
 type RoomEnv = ConstructorParameters<typeof RawRoom>[1];
-const constructedRoom = (kind: string): (new (ctx: DurableObjectState, env: RoomEnv) => object) | undefined =>
-  ({ raw: RawRoom, floor: FloorRoom, lean: LeanRoom, min: MinimalRoom, dokit: DokitRoom })[kind];
+/** The rooms `bench/construct.ts` builds, by the names the bench uses. */
+const CONSTRUCTED_ROOMS: Record<string, new (ctx: DurableObjectState, env: RoomEnv) => object> = {
+  raw: RawRoom,
+  floor: FloorRoom,
+  lean: LeanRoom,
+  min: MinimalRoom,
+  dokit: DokitRoom,
+};
 
 /**
  * `bench/construct.ts`: the JavaScript a wake runs, without the runtime around it. `run` builds a
@@ -380,7 +388,7 @@ export class ConstructProbe extends DurableObject {
    * @returns the number of objects built (or of passes made)
    */
   run(kind: string, count: number, build: boolean, flush: number): number {
-    const Room = constructedRoom(kind);
+    const Room = CONSTRUCTED_ROOMS[kind];
     if (!Room) throw new Error(`no room ${kind}`);
     const ws = this.#probeSocket();
     const base = this.#base as object;
@@ -439,11 +447,12 @@ const BINDINGS: Record<string, string> = {
 export default {
   // /room/{kind}/{name}: forwarded to the object; /evict/{kind}/{name}: evicted as hibernation does.
   async fetch(request: Request, env: Record<string, DurableObjectNamespace>): Promise<Response> {
-    const [, action, kind, name] = new URL(request.url).pathname.split("/");
-    // /construct/{kind}/{count}: bench/construct.ts
+    const url = new URL(request.url);
+    const [, action, kind, name] = url.pathname.split("/");
+    // /construct/{kind}/{count}?build=0|1&flush=<bytes>: bench/construct.ts
     if (action === "construct") {
       const probe = objectNamed(env.PROBE as DurableObjectNamespace<ConstructProbe>, "construct");
-      const query = new URL(request.url).searchParams;
+      const { searchParams: query } = url;
       return new Response(String(await probe.run(kind ?? "", Number(name), query.get("build") !== "0", Number(query.get("flush") ?? 0))));
     }
     const binding = BINDINGS[kind ?? ""];
