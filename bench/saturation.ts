@@ -1,5 +1,6 @@
 // Saturation ablation: what each piece of dokit's message path costs in workerd CPU per message.
 //   node bench/saturation.ts [echo|rpc] [--rounds=15] [--rooms=raw,dokit,async,context,snapshot,await,contextawait] [--windows=<file>]
+// (more rooms: resource, bound, true, floor, lean; see bench/README.md)
 // The rooms of bench/worker-wake (see bench/README.md): 100 clients each, closed loop, 1 s windows,
 // interleaved rounds whose order rotates, workerd pinned to its own CPU as in `pnpm bench`.
 // Prints each room's median CPU per message and its paired ratio to raw (median of the rounds).

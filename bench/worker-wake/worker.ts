@@ -1,7 +1,7 @@
 // Rooms for attributing what dokit's wake costs (bench/wake.ts). Every room answers the bench
 // protocol's `e:` (echo) and `i:` (instance id); all but `dokit`, `min`, `floor` and `lean` answer with the
 // raw room's own code and add exactly one piece of what dokit does on a wake.
-import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncLocalStorage, AsyncResource } from "node:async_hooks";
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle } from "../../packages/dokit/src/lifecycle";
 import { WebSockets } from "../../packages/dokit/src/websockets";
@@ -79,6 +79,29 @@ export class ContextSnapshot extends RawRoom {
     return run((m) => super.webSocketMessage(ws, m), message);
   }
 }
+
+const RESOURCE = Symbol();
+/** The raw room, handling each message through an `AsyncResource` made in the socket's context on its first message (`runInAsyncScope`). */
+export class ContextResource extends RawRoom {
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
+    const socket = ws as unknown as Record<symbol, AsyncResource>;
+    const resource = (socket[RESOURCE] ??= storage.run(Object.freeze({ agent: this, connection: ws }), () => new AsyncResource("dokit")));
+    resource.runInAsyncScope(RawRoom.prototype.webSocketMessage, this, ws, message);
+  }
+}
+
+const BOUND = Symbol();
+/** `AsyncLocalStorage.bind`, which the declaration dokit ships (src/node-async-hooks.d.ts) leaves out. */
+type Bind = { bind<F>(fn: F): F };
+/** The raw room, handling each message through a function bound to the socket's context on its first message (`AsyncLocalStorage.bind`). */
+export class ContextBound extends RawRoom {
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
+    const socket = ws as unknown as Record<symbol, (room: RawRoom, ws: WebSocket, message: string | ArrayBuffer) => void>;
+    const bound = (socket[BOUND] ??= storage.run(Object.freeze({ agent: this, connection: ws }), () => (AsyncLocalStorage as unknown as Bind).bind(callRaw)));
+    bound(this, ws, message);
+  }
+}
+const callRaw = (room: RawRoom, ws: WebSocket, message: string | ArrayBuffer) => RawRoom.prototype.webSocketMessage.call(room, ws, message);
 
 /** The raw room with an async `webSocketMessage`: returns a promise already settled (bench/saturation.ts). */
 export class AsyncReturn extends RawRoom {
@@ -204,6 +227,14 @@ export class FloorRoom extends DurableObject {
 
   webSocketClose(ws: WebSocket, code: number, reason: string): void {
     reciprocateClose(ws, code, reason);
+  }
+}
+
+/** The raw room, returning `true` from `webSocketMessage` as dokit's entry point does (bench/saturation.ts). */
+export class ReturnsTrue extends RawRoom {
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): true {
+    super.webSocketMessage(ws, message);
+    return true;
   }
 }
 
@@ -361,6 +392,10 @@ const CONSTRUCTED_ROOMS: Record<string, new (ctx: DurableObjectState, env: RoomE
   lean: LeanRoom,
   min: MinimalRoom,
   dokit: DokitRoom,
+  context: ContextRun,
+  snapshot: ContextSnapshot,
+  resource: ContextResource,
+  bound: ContextBound,
 };
 
 /**
@@ -412,6 +447,27 @@ export class ConstructProbe extends DurableObject {
     return passes;
   }
 
+  /**
+   * `bench/construct.ts --messages`: one room's object, built once, handed `count` messages on
+   * the probe socket in one call (or, with `build` false, the same loop handing none).
+   * @returns the number of messages handed (or of passes made)
+   */
+  messages(kind: string, count: number, message: string, build: boolean): number {
+    const Room = CONSTRUCTED_ROOMS[kind];
+    if (!Room) throw new Error(`no room ${kind}`);
+    const ws = this.#probeSocket();
+    const socket = ws as unknown as Record<symbol, unknown>;
+    for (const key of Object.getOwnPropertySymbols(socket)) delete socket[key];
+    if (Object.getPrototypeOf(ws) !== this.#base) Object.setPrototypeOf(ws, this.#base as object);
+    const room = new Room(this.ctx, this.env as RoomEnv) as { webSocketMessage(ws: WebSocket, message: string): unknown };
+    let passes = 0;
+    for (let i = 0; i < count; i++) {
+      if (build) room.webSocketMessage(ws, message);
+      passes++;
+    }
+    return passes;
+  }
+
   /** One socket, accepted here with dokit's compact attachment (as the floor and lean rooms write it). */
   #probeSocket(): WebSocket {
     if (this.#socket) return this.#socket;
@@ -442,6 +498,9 @@ const BINDINGS: Record<string, string> = {
   contextawait: "CONTEXTAWAIT",
   floor: "FLOOR",
   lean: "LEAN",
+  true: "TRUE",
+  resource: "RESOURCE",
+  bound: "BOUND",
 };
 
 export default {
@@ -453,6 +512,7 @@ export default {
     if (action === "construct") {
       const probe = objectNamed(env.PROBE as DurableObjectNamespace<ConstructProbe>, "construct");
       const { searchParams: query } = url;
+      if (query.has("message")) return new Response(String(await probe.messages(kind ?? "", Number(name), query.get("message") ?? "", query.get("build") !== "0")));
       return new Response(String(await probe.run(kind ?? "", Number(name), query.get("build") !== "0", Number(query.get("flush") ?? 0))));
     }
     const binding = BINDINGS[kind ?? ""];
