@@ -40,22 +40,23 @@ try {
   const build = (room: string, count: number) => call(room, count, true);
   // Once untimed, so every room's code has run before the rounds.
   for (const room of ROOMS) await build(room, Math.min(COUNT, 1000));
-  const perObject: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
+  /** µs per object (per message with `--messages`), by room. */
+  const perPass: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (let k = 0; k < ROOMS.length; k++) {
       const room = ROOMS[(round + k) % ROOMS.length] as string;
       const empty = await call(room, COUNT, false);
       const full = await build(room, COUNT);
-      perObject[room]?.push(((full - empty) * 1000) / COUNT);
+      perPass[room]?.push(((full - empty) * 1000) / COUNT);
     }
   }
-  const raw = median(perObject.raw ?? []);
+  const raw = median(perPass.raw ?? []);
   const what = MESSAGES ? `A message's JavaScript alone: ${JSON.stringify(MESSAGES)}, ${COUNT} to one object per call` : `A wake's JavaScript alone: build the room's object + one message, ${COUNT} per call`;
   console.log(`${what}, median of ${ROUNDS} rounds${INTERPRETED ? " (V8 --jitless: interpreted)" : ""}\n`);
   for (const room of ROOMS) {
-    const value = median(perObject[room] ?? []);
+    const value = median(perPass[room] ?? []);
     const cells = [room.padEnd(8), `${value.toFixed(2)} µs`.padStart(11)];
-    if (perObject.raw && room !== "raw") cells.push(`${(value - raw >= 0 ? "+" : "") + (value - raw).toFixed(2)} µs over raw`.padStart(20));
+    if (perPass.raw && room !== "raw") cells.push(`${(value - raw >= 0 ? "+" : "") + (value - raw).toFixed(2)} µs over raw`.padStart(20));
     console.log(cells.join(" "));
   }
 } finally {

@@ -398,6 +398,13 @@ const CONSTRUCTED_ROOMS: Record<string, new (ctx: DurableObjectState, env: RoomE
   bound: ContextBound,
 };
 
+/** @returns the class `bench/construct.ts` names `kind` */
+function constructedRoom(kind: string): (typeof CONSTRUCTED_ROOMS)[string] {
+  const Room = CONSTRUCTED_ROOMS[kind];
+  if (!Room) throw new Error(`no room ${kind}`);
+  return Room;
+}
+
 /**
  * `bench/construct.ts`: the JavaScript a wake runs, without the runtime around it. `run` builds a
  * room's object `count` times on this object's state, and hands each one message (`x:`, which
@@ -423,10 +430,7 @@ export class ConstructProbe extends DurableObject {
    * @returns the number of objects built (or of passes made)
    */
   run(kind: string, count: number, build: boolean, flush: number): number {
-    const Room = CONSTRUCTED_ROOMS[kind];
-    if (!Room) throw new Error(`no room ${kind}`);
-    const ws = this.#probeSocket();
-    const base = this.#base as object;
+    const Room = constructedRoom(kind);
     // Filled, so its pages are its own (untouched pages of zeros can all map one shared page).
     if (flush > 0 && this.#flushBuffer?.length !== flush) this.#flushBuffer = new Uint8Array(flush).fill(1);
     const buffer = flush > 0 ? this.#flushBuffer : undefined;
@@ -434,9 +438,7 @@ export class ConstructProbe extends DurableObject {
     let sum = 0;
     for (let i = 0; i < count; i++) {
       if (buffer) for (let k = 0; k < buffer.length; k += 64) sum += buffer[k] as number;
-      const socket = ws as unknown as Record<symbol, unknown>;
-      for (const key of Object.getOwnPropertySymbols(socket)) delete socket[key];
-      if (Object.getPrototypeOf(ws) !== base) Object.setPrototypeOf(ws, base);
+      const ws = this.#freshSocket();
       if (build) {
         const room = new Room(this.ctx, this.env as RoomEnv) as { webSocketMessage(ws: WebSocket, message: string): unknown };
         room.webSocketMessage(ws, "x:");
@@ -453,12 +455,8 @@ export class ConstructProbe extends DurableObject {
    * @returns the number of messages handed (or of passes made)
    */
   messages(kind: string, count: number, message: string, build: boolean): number {
-    const Room = CONSTRUCTED_ROOMS[kind];
-    if (!Room) throw new Error(`no room ${kind}`);
-    const ws = this.#probeSocket();
-    const socket = ws as unknown as Record<symbol, unknown>;
-    for (const key of Object.getOwnPropertySymbols(socket)) delete socket[key];
-    if (Object.getPrototypeOf(ws) !== this.#base) Object.setPrototypeOf(ws, this.#base as object);
+    const Room = constructedRoom(kind);
+    const ws = this.#freshSocket();
     const room = new Room(this.ctx, this.env as RoomEnv) as { webSocketMessage(ws: WebSocket, message: string): unknown };
     let passes = 0;
     for (let i = 0; i < count; i++) {
@@ -466,6 +464,15 @@ export class ConstructProbe extends DurableObject {
       passes++;
     }
     return passes;
+  }
+
+  /** @returns the probe socket without what a room left on it (symbol-keyed properties, a changed prototype), as a fresh wrapper after a wake */
+  #freshSocket(): WebSocket {
+    const ws = this.#probeSocket();
+    const socket = ws as unknown as Record<symbol, unknown>;
+    for (const key of Object.getOwnPropertySymbols(socket)) delete socket[key];
+    if (Object.getPrototypeOf(ws) !== this.#base) Object.setPrototypeOf(ws, this.#base as object);
+    return ws;
   }
 
   /** One socket, accepted here with dokit's compact attachment (as the floor and lean rooms write it). */
