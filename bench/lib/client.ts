@@ -1,5 +1,14 @@
-// Thin WebSocket clients on Node's global WebSocket, built for timing: one
-// message callback per socket, no buffering beyond what a measure asks for.
+// Thin WebSocket clients built for timing: one message callback per socket, no buffering
+// beyond what a measure asks for.
+import { WebSocket as PlainWebSocket } from "ws";
+
+/**
+ * `--deflate`: the clients are Node's global WebSocket, which always offers permessage-deflate (as
+ * browsers do), and every frame is compressed both ways. By default they are `ws` clients that
+ * offer no extension, as issue 19 measured: compression adds the same cost to every room and
+ * dilutes the ratios (bench/README.md, "Compression").
+ */
+export const DEFLATE = process.argv.includes("--deflate");
 
 /** A connected socket with a replaceable message callback. */
 export interface Client {
@@ -30,7 +39,8 @@ export async function evictRoom(base: URL, impl: string, room: string): Promise<
  */
 export function connect(url: string, frames = 2, timeoutMs = 30_000): Promise<Client> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
+    // SAFETY: `ws`'s client implements the WHATWG WebSocket members the bench uses (send, close, readyState, extensions, on*, addEventListener).
+    const ws = DEFLATE ? new WebSocket(url) : (new PlainWebSocket(url, { perMessageDeflate: false }) as unknown as WebSocket);
     let seen = 0;
     const client: Client = { ws, onMessage: () => {}, firstFrameAt: Number.NaN };
     const timer = setTimeout(() => reject(new Error(`connect timed out: ${url}`)), timeoutMs);
@@ -42,6 +52,14 @@ export function connect(url: string, frames = 2, timeoutMs = 30_000): Promise<Cl
         resolve(client);
       }
     };
+    ws.addEventListener("open", () => {
+      // The measures' conditions: a compressed socket would carry its cost into every figure.
+      if ((ws.extensions ?? "").includes("permessage-deflate") !== DEFLATE) {
+        clearTimeout(timer);
+        ws.close();
+        reject(new Error(`connect: extensions "${ws.extensions}" (expected ${DEFLATE ? "permessage-deflate" : "none"}): ${url}`));
+      }
+    });
     ws.onerror = () => {
       clearTimeout(timer);
       reject(new Error(`connect failed: ${url}`));
