@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import { bundleReport } from "./bundle.ts";
-import { type Client, closeAll, connect, connectMany, DEFLATE, evictRoom, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
+import { type Client, closeAll, COMPRESSION, connect, connectMany, DEFLATE, evictRoom, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
 import { closedLoop, pinWorkerd, rssKb, sleep, workerdPids } from "./lib/load.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
@@ -359,7 +359,7 @@ function versions(): Record<string, string> {
 async function main(): Promise<void> {
   const machine = { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? "?", platform: `${os.platform()} ${os.release()}`, ...versions() };
   console.log(
-    `dokit bench · ${machine.cores} cores (${machine.cpu}) · node ${machine.node} · workerd ${machine.workerd} · wrangler ${machine.wrangler} · agents ${machine.agents} · local observability ${process.env.X_LOCAL_OBSERVABILITY === "false" ? "off" : "on"} · ${DEFLATE ? "permessage-deflate on (--deflate)" : "no permessage-deflate"}${QUICK ? " · QUICK" : ""}`,
+    `dokit bench · ${machine.cores} cores (${machine.cpu}) · node ${machine.node} · workerd ${machine.workerd} · wrangler ${machine.wrangler} · agents ${machine.agents} · local observability ${process.env.X_LOCAL_OBSERVABILITY === "false" ? "off" : "on"} · ${COMPRESSION}${QUICK ? " · QUICK" : ""}`,
   );
 
   // Clients connect to the user worker directly (see lib/worker.ts); --via-proxy uses wrangler's proxy worker.

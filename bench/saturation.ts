@@ -5,7 +5,7 @@
 // interleaved rounds whose order rotates, workerd pinned to its own CPU as in `pnpm bench`.
 // Prints each room's median CPU per message and its paired ratio to raw (median of the rounds).
 import { writeFileSync } from "node:fs";
-import { closeAll, connectMany, DEFLATE, roomUrl, type Client } from "./lib/client.ts";
+import { closeAll, COMPRESSION, connectMany, roomUrl, type Client } from "./lib/client.ts";
 import { closedLoop, pinWorkerd, workerdPids } from "./lib/load.ts";
 import { median, pairedRatio } from "./lib/stats.ts";
 import { arg, quietWrangler } from "./lib/cli.ts";
@@ -45,7 +45,7 @@ try {
     placement.unpin();
   }
   if (WINDOWS) writeFileSync(WINDOWS, JSON.stringify(windows));
-  console.log(`\nSaturation, ${KIND}: workerd CPU per message, median of ${ROUNDS} rounds; ${placement.pinned}; ${DEFLATE ? "permessage-deflate on" : "no permessage-deflate"}\n`);
+  console.log(`\nSaturation, ${KIND}: workerd CPU per message, median of ${ROUNDS} rounds; ${placement.pinned}; ${COMPRESSION}\n`);
   for (const room of ROOMS) {
     const paired = pairedRatio(cpu[room] ?? [], cpu.raw ?? []);
     console.log(`${room.padEnd(13)} ${median(cpu[room] ?? []).toFixed(1).padStart(6)} µs  ${paired === undefined ? "-" : `${paired.toFixed(3)}×`} (paired)`);

@@ -10,7 +10,7 @@
 // wall-clock time and for workerd's CPU time over the same interval.
 // See bench/README.md, "Wake ablation".
 import { writeFileSync } from "node:fs";
-import { closeAll, connect, DEFLATE, evictRoom, fanOut, roomUrl, roundTrip, type Client } from "./lib/client.ts";
+import { closeAll, COMPRESSION, connect, evictRoom, fanOut, roomUrl, roundTrip, type Client } from "./lib/client.ts";
 import { cpuMs, workerdPids } from "./lib/load.ts";
 import { median } from "./lib/stats.ts";
 import { arg, quietWrangler } from "./lib/cli.ts";
@@ -101,7 +101,7 @@ try {
   if (stale > 0) throw new Error(`${stale} evictions did not produce a fresh instance`);
   if (WINDOWS) writeFileSync(WINDOWS, JSON.stringify(windows));
   const settled = SETTLE > 0 ? `, ${SETTLE} ms after the eviction` : "";
-  console.log(`\nWake → echo, ${OPEN} open${settled}, median of ${ROUNDS} rounds (difference to raw; median of the per-round differences); ${DEFLATE ? "permessage-deflate on" : "no permessage-deflate"}`);
+  console.log(`\nWake → echo, ${OPEN} open${settled}, median of ${ROUNDS} rounds (difference to raw; median of the per-round differences); ${COMPRESSION}`);
   report("send → echo (wall clock)", samples);
   if (pids.length > 0) report("workerd CPU over the same interval (all its threads)", cpu);
   for (const room of ROOMS) await closeAll(clients[room] ?? []);

@@ -9,6 +9,8 @@ import { WebSocket as PlainWebSocket } from "ws";
  * dilutes the ratios (bench/README.md, "Compression").
  */
 export const DEFLATE = process.argv.includes("--deflate");
+/** What the clients negotiate, as the measures' headers print it. */
+export const COMPRESSION = DEFLATE ? "permessage-deflate on" : "no permessage-deflate";
 
 /** A connected socket with a replaceable message callback. */
 export interface Client {
