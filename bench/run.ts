@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import { bundleReport } from "./bundle.ts";
-import { type Client, closeAll, COMPRESSION, connect, connectMany, DEFLATE, evictRoom, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
+import { type Client, closeAll, COMPRESSION, connect, connectMany, evictRoom, EXTENSION, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
 import { closedLoop, pinWorkerd, rssKb, sleep, workerdPids } from "./lib/load.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
@@ -439,7 +439,7 @@ async function main(): Promise<void> {
     machine,
     quick: QUICK,
     transport: VIA_PROXY ? "wrangler proxy worker" : "direct to the user worker",
-    compression: DEFLATE ? "permessage-deflate" : "none",
+    compression: EXTENSION,
     pinned,
     seconds,
     figures: figures.map((f) => ({

@@ -5,10 +5,12 @@ import { WebSocket as PlainWebSocket } from "ws";
 /**
  * `--deflate`: the clients are Node's global WebSocket, which always offers permessage-deflate (as
  * browsers do), and every frame is compressed both ways. By default they are `ws` clients that
- * offer no extension, as issue 19 measured: compression adds the same cost to every room and
- * dilutes the ratios (bench/README.md, "Compression").
+ * offer no extension, as issue 19 measured: compression adds a cost that does not depend on the
+ * room, which dilutes the ratios (bench/README.md, "Compression").
  */
 export const DEFLATE = process.argv.includes("--deflate");
+/** The extension every client must have negotiated (`latest.json`'s `compression`). */
+export const EXTENSION = DEFLATE ? "permessage-deflate" : "none";
 /** What the clients negotiate, as the measures' headers print it. */
 export const COMPRESSION = DEFLATE ? "permessage-deflate on" : "no permessage-deflate";
 
@@ -59,7 +61,7 @@ export function connect(url: string, frames = 2, timeoutMs = 30_000): Promise<Cl
       if ((ws.extensions ?? "").includes("permessage-deflate") !== DEFLATE) {
         clearTimeout(timer);
         ws.close();
-        reject(new Error(`connect: extensions "${ws.extensions}" (expected ${DEFLATE ? "permessage-deflate" : "none"}): ${url}`));
+        reject(new Error(`connect: extensions "${ws.extensions}" (expected ${EXTENSION}): ${url}`));
       }
     });
     ws.onerror = () => {

@@ -519,8 +519,9 @@ export default {
     if (action === "construct") {
       const probe = objectNamed(env.PROBE as DurableObjectNamespace<ConstructProbe>, "construct");
       const { searchParams: query } = url;
-      if (query.has("message")) return new Response(String(await probe.messages(kind ?? "", Number(name), query.get("message") ?? "", query.get("build") !== "0")));
-      return new Response(String(await probe.run(kind ?? "", Number(name), query.get("build") !== "0", Number(query.get("flush") ?? 0))));
+      const build = query.get("build") !== "0";
+      if (query.has("message")) return new Response(String(await probe.messages(kind ?? "", Number(name), query.get("message") ?? "", build)));
+      return new Response(String(await probe.run(kind ?? "", Number(name), build, Number(query.get("flush") ?? 0))));
     }
     const binding = BINDINGS[kind ?? ""];
     if (!binding || !name) return new Response("no route", { status: 404 });
