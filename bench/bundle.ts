@@ -76,6 +76,17 @@ export class Room extends DurableObject {
 ${WORKER}`,
   },
   {
+    name: "lifecycle + websockets + getCurrentAgent",
+    needs: ["lifecycle", "websockets"],
+    source: `${DO}import { getCurrentAgent, Lifecycle } from "dokit/lifecycle";
+import { WebSockets } from "dokit/websockets";
+export class Room extends DurableObject {
+  webSockets = new WebSockets({ handlers: { onMessage: (c, m) => c.send(getCurrentAgent().connection === c ? m : "") } });
+  lifecycle = Lifecycle.install(this).use(this.webSockets);
+}
+${WORKER}`,
+  },
+  {
     name: "lifecycle + websockets, callables short form",
     needs: ["lifecycle", "websockets"],
     source: `${DO}import { RpcTarget } from "cloudflare:workers";
@@ -315,6 +326,11 @@ export const FORBIDDEN = {
   dokitMcpClient: "dokit_mcp_servers",
   /** The Inspector's close reason (src/inspector/inspector.ts). */
   dokitInspector: "Closed from the dokit inspector",
+  /**
+   * The storage behind getCurrentAgent() (src/lifecycle/current.ts), the one module of dokit that
+   * imports node:async_hooks: a bundle that never imports getCurrentAgent() leaves it out.
+   */
+  dokitContext: "node:async_hooks",
   /** croner's own error text (the cron library behind dokit/schedule). */
   croner: "CronPattern: invalid configuration format",
 } as const;

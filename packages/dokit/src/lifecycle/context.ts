@@ -1,8 +1,6 @@
-/// <reference path="../node-async-hooks.d.ts" />
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Connection } from "./connection";
 
-/** What {@link getCurrentAgent} returns. Fields are `undefined` outside their scope. */
+/** What `getCurrentAgent()` returns. Fields are `undefined` outside their scope. */
 export interface CurrentAgent<Agent = unknown> {
   /** The Durable Object whose work is running. */
   agent: Agent | undefined;
@@ -14,26 +12,8 @@ export interface CurrentAgent<Agent = unknown> {
   props: Record<string, unknown> | undefined;
 }
 
-// `node:async_hooks` needs `nodejs_compat` (or `nodejs_als`) before compatibility_date
-// 2026-08-04; from that date the runtime provides it without a flag (docs/lifecycle.md).
-const storage = new AsyncLocalStorage<CurrentAgent>();
-const none: CurrentAgent = Object.freeze({ agent: undefined, connection: undefined, request: undefined, props: undefined });
-
-/**
- * The object, connection and request of the work that is running now: inside host
- * hooks, WebSocket handlers, callables and MCP tools.
- * @returns the current context; every field is `undefined` outside dokit work
- */
-export function getCurrentAgent<Agent = unknown>(): CurrentAgent<Agent> {
-  // SAFETY: the caller names the agent type it installed; the store holds that object.
-  return (storage.getStore() ?? none) as CurrentAgent<Agent>;
-}
-
-/** Runs `fn` with `scope` added to the current context (internal). */
-export function runInContext<R>(scope: Partial<CurrentAgent>, fn: () => R): R {
-  const parent = storage.getStore();
-  return storage.run({ ...none, ...parent, ...scope }, fn);
-}
+/** The context outside dokit work. */
+export const NO_AGENT: CurrentAgent = Object.freeze({ agent: undefined, connection: undefined, request: undefined, props: undefined });
 
 /**
  * Runs `fn(...args)` inside one fixed context: an `AsyncLocalStorage` snapshot. Entering it again
@@ -42,6 +22,46 @@ export function runInContext<R>(scope: Partial<CurrentAgent>, fn: () => R): R {
  * what the next event sees.
  */
 type ContextRunner = <R, A extends unknown[]>(fn: (...args: A) => R, ...args: A) => R;
+
+/** The `AsyncLocalStorage` that `getCurrentAgent()` reads, and its class's `snapshot`. */
+export interface ContextStorage {
+  getStore(): CurrentAgent | undefined;
+  run<R, A extends unknown[]>(store: CurrentAgent, fn: (...args: A) => R, ...args: A): R;
+}
+
+/**
+ * The storage behind `getCurrentAgent()`, set by `lifecycle/current.ts` when that module loads.
+ * Nothing else reads the context, so until some module that can call `getCurrentAgent()` is
+ * loaded no context is entered: a Worker whose bundle leaves it out (dokit's package is
+ * `sideEffects: false`, so a bundler drops a module none of whose exports are used) pays
+ * nothing for it per event. docs/lifecycle.md, "getCurrentAgent()".
+ */
+let storage: ContextStorage | undefined;
+let snapshot: (() => ContextRunner) | undefined;
+/** Whether work ran without a context: a storage provided after that comes too late for it. */
+let ranWithout = false;
+
+/** Connects the storage `getCurrentAgent()` reads (lifecycle/current.ts, once, as it loads). */
+export function provideContext(store: ContextStorage, takeSnapshot: () => ContextRunner): void {
+  if (ranWithout) {
+    console.warn(
+      "dokit: getCurrentAgent() was loaded after dokit had begun handling events without it (a dynamic import?); " +
+        "work that began before sees no context. Import it statically (import { getCurrentAgent } from \"dokit/lifecycle\").",
+    );
+  }
+  storage = store;
+  snapshot = takeSnapshot;
+}
+
+/** Runs `fn` with `scope` added to the current context (internal). */
+export function runInContext<R>(scope: Partial<CurrentAgent>, fn: () => R): R {
+  if (!storage) {
+    ranWithout = true;
+    return fn();
+  }
+  const parent = storage.getStore();
+  return storage.run({ ...NO_AGENT, ...parent, ...scope }, fn);
+}
 
 /** A connection's context runner, kept on the connection (a symbol-keyed property: see attachment.ts). */
 const RUNNER = Symbol();
@@ -58,8 +78,12 @@ type WithRunner = { [RUNNER]?: ContextRunner | typeof FIRST };
 export function inConnectionContext<R, A, B, C>(agent: unknown, connection: Connection, fn: (a: A, b: B, c: C) => R, a: A, b: B, c: C): R {
   const runner = (connection as WithRunner)[RUNNER];
   if (typeof runner === "function") return runner(fn, a, b, c);
+  if (!storage || !snapshot) {
+    ranWithout = true;
+    return fn(a, b, c);
+  }
   const scope: CurrentAgent = Object.freeze({ agent, connection, request: undefined, props: undefined });
-  if (runner === FIRST) return ((connection as WithRunner)[RUNNER] = storage.run(scope, AsyncLocalStorage.snapshot))(fn, a, b, c);
+  if (runner === FIRST) return ((connection as WithRunner)[RUNNER] = storage.run(scope, snapshot))(fn, a, b, c);
   (connection as WithRunner)[RUNNER] = FIRST;
   return storage.run(scope, fn, a, b, c);
 }

@@ -18,7 +18,7 @@ export type {
   UpgradeHandler,
 } from "./capability";
 export type { Connection, ConnectionContext } from "./connection";
-export { getCurrentAgent } from "./context";
+export { getCurrentAgent } from "./current";
 export type { CurrentAgent } from "./context";
 export { DokitError, isDokitError, Refusal } from "./errors";
 export type { DokitErrorCode } from "./errors";

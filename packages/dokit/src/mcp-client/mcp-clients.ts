@@ -1,6 +1,6 @@
 import { type CallToolResult, type Client, type GetPromptResult, type Prompt, ProtocolError, type ReadResourceResult, type Resource, type Tool } from "@modelcontextprotocol/client";
 import type { Capability, Claims } from "../lifecycle/capability";
-import { getCurrentAgent } from "../lifecycle/context";
+import { getCurrentAgent } from "../lifecycle/current";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import { BASE_HEADER } from "../lifecycle/headers";
 import { MCP_SERVERS, type MCPServersState } from "../protocol/frames";

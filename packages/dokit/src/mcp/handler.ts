@@ -9,7 +9,7 @@ import {
   type Server,
 } from "@modelcontextprotocol/server";
 import type { Capability, Claims } from "../lifecycle/capability";
-import { getCurrentAgent } from "../lifecycle/context";
+import { getCurrentAgent } from "../lifecycle/current";
 import { DokitError } from "../lifecycle/errors";
 import { preflight, rejectForeign, withCors } from "./guard";
 import { checkBody, INTERNAL_ERROR, jsonRpcError, type RawMessage, readBody, SERVER_ERROR } from "./jsonrpc";

@@ -22,7 +22,18 @@ interface BundleLib {
   DOKIT_CASES: BundleCase[];
   COMPARISON_CASES: BundleCase[];
   FORBIDDEN: Record<
-    "capnweb" | "mcpSdk" | "mcpClientSdk" | "dokitMcpClient" | "zod" | "dokitState" | "dokitCallables" | "dokitScheduler" | "dokitQueue" | "croner" | "dokitInspector",
+    | "capnweb"
+    | "mcpSdk"
+    | "mcpClientSdk"
+    | "dokitMcpClient"
+    | "zod"
+    | "dokitState"
+    | "dokitCallables"
+    | "dokitScheduler"
+    | "dokitQueue"
+    | "croner"
+    | "dokitInspector"
+    | "dokitContext",
     string
   >;
   buildCase(c: BundleCase | { name: string; needs: string[]; source: string }): Promise<BundleResult>;
@@ -297,6 +308,26 @@ describe("bundle guard", () => {
       it(`${name} carries no inspector code`, async () => {
         const { code } = await build(name);
         expect(code.includes(FORBIDDEN.dokitInspector)).toBe(false);
+      });
+    }
+  });
+
+  // getCurrentAgent()'s storage: a Worker that never imports it enters no context per event
+  // (docs/lifecycle.md), so its bundle must not carry it. Only the MCP server and client read it.
+  describe("the context stays with the bundles that can read it", () => {
+    const READING = "lifecycle + websockets + getCurrentAgent";
+    const readers = new Set([READING, MCP_CASE, "lifecycle + mcp-client"]);
+    it("importing getCurrentAgent() brings its storage", async () => {
+      const { code } = await build(READING);
+      expect(code, "the marker must be real").toContain(FORBIDDEN.dokitContext);
+    });
+    it("the MCP server, which reads it, brings it", async () => {
+      expect((await build(MCP_CASE)).code).toContain(FORBIDDEN.dokitContext);
+    });
+    for (const name of Object.keys(GUARDS).filter((name) => !readers.has(name))) {
+      it(`${name} carries none of it`, async () => {
+        const { code } = await build(name);
+        expect(code.includes(FORBIDDEN.dokitContext), `${name} contains ${JSON.stringify(FORBIDDEN.dokitContext)}`).toBe(false);
       });
     }
   });
