@@ -2,7 +2,7 @@
 //   node bench/wake.ts [--open=10] [--rounds=300] [--rooms=raw,dokit,min,lifecycle,constructed,attachment,context,snapshot]
 //                      [--broadcast] [--settle=<ms>] [--warm=<n>] [--warm-wakes=<n>] [--windows=<file>]
 // (the rooms: worker-wake/worker.ts; `floor` is the hand-written floor of a wake, `lean` the dokit room's
-// code on a hand-written lean composition; see the README)
+// code on a hand-written lean composition, `rawtwin` raw's code as a class of its own; see the README)
 // Each room has `open` connections; every round asks the probe connection for the instance id,
 // evicts the object (as hibernation does), then times send → echo of the first message after
 // the wake. Rooms are interleaved and their order rotates each round. Prints each room's

@@ -30,6 +30,10 @@ export class MinimalRoom extends DurableObject {
   readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
 }
 
+// The raw room's code again as a class of its own (twin.ts): what the wake measure reads for
+// identical code, the noise floor of a room's difference to raw (bench/README.md).
+export { RawTwin } from "./twin";
+
 /** The raw room with a Lifecycle installed (its alarm and webSocketError entry points); the raw code keeps the socket events. */
 export class LifecycleOnly extends RawRoom {
   readonly lifecycle = Lifecycle.install(this, { delegates: ["fetch", "webSocketMessage", "webSocketClose"] });
@@ -493,6 +497,7 @@ const UNSAFE = ["workerd", "unsafe"].join(":");
 
 const BINDINGS: Record<string, string> = {
   raw: "RAW",
+  rawtwin: "RAWTWIN",
   dokit: "DOKIT",
   min: "MIN",
   lifecycle: "LIFECYCLE",
