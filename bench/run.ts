@@ -194,9 +194,9 @@ const rpcFrame = (n: number) => `{"type":"rpc","id":"${n}","method":"echo","args
 /**
  * Saturation: `size` clients per implementation, each sending its next frame as soon as the
  * previous one is answered (closed loop), `windowMs` per round. Answered frames per second
- * and workerd CPU time per answered frame; median over the rounds.
+ * and workerd CPU time per answered frame; median over the rounds. `loaded`: the worker's bundle
+ * includes `getCurrentAgent()`, so dokit enters a context per event (rows without a target).
  */
-/** `loaded`: the worker's bundle includes `getCurrentAgent()`, so dokit enters a context per event (rows without a target). */
 async function saturation(base: URL, name: string, frame: (n: number) => string, size: number, rounds: number, windowMs: number, loaded = false): Promise<void> {
   const pids = workerdPids();
   const all = await rooms(base, `sat-${name}`, size);

@@ -23,7 +23,7 @@ export const NO_AGENT: CurrentAgent = Object.freeze({ agent: undefined, connecti
  */
 type ContextRunner = <R, A extends unknown[]>(fn: (...args: A) => R, ...args: A) => R;
 
-/** The `AsyncLocalStorage` that `getCurrentAgent()` reads, and its class's `snapshot`. */
+/** What dokit uses of the `AsyncLocalStorage` that `getCurrentAgent()` reads. */
 export interface ContextStorage {
   getStore(): CurrentAgent | undefined;
   run<R, A extends unknown[]>(store: CurrentAgent, fn: (...args: A) => R, ...args: A): R;

@@ -1,7 +1,8 @@
 /// <reference path="../node-async-hooks.d.ts" />
 // `getCurrentAgent()` and the storage it reads. Kept apart from context.ts, which enters the
 // context: loading this module is what turns the context on (see `provideContext`), so a Worker
-// whose bundle never includes it enters none.
+// whose bundle never includes it enters none. That is dokit's one effect at import time, on
+// purpose, and it writes only context.ts's own variables, never a global.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { type CurrentAgent, NO_AGENT, provideContext } from "./context";
 
