@@ -377,7 +377,7 @@ async function startWorker(config: string): Promise<{ worker: Awaited<ReturnType
 
 /** The worker with the MCP pair: its bundle loads getCurrentAgent(), so the saturation rows again, then MCP. */
 async function secondWorker(): Promise<void> {
-  if (!mcpExported() && !FORCE_MCP) return log("mcp skipped: dokit/mcp is not in packages/dokit/entries.json yet");
+  if (!mcpExported() && !FORCE_MCP) return log("the MCP worker skipped (mcp, saturation with getCurrentAgent() loaded): dokit/mcp is not in packages/dokit/entries.json yet");
   const { worker, base } = await startWorker("./worker/wrangler.mcp.jsonc");
   try {
     if (enabled("saturation")) {

@@ -21,8 +21,10 @@ afterAll(async () => {
 let serial = 0;
 
 /** A WebSocket to `/agents/<kebab>/<room>` (a fresh room by default) that keeps its frames; `next(match)` waits for one. */
-async function socket(base: string, kebab: string, room = `room-${serial + 1}-${Date.now()}`) {
-  const url = new URL(`/agents/${kebab}/${room}?_pk=client-${++serial}`, base);
+async function socket(base: string, kebab: string, name?: string) {
+  const n = ++serial;
+  const room = name ?? `room-${n}-${Date.now()}`;
+  const url = new URL(`/agents/${kebab}/${room}?_pk=client-${n}`, base);
   url.protocol = "ws:";
   const ws = new WebSocket(url.href);
   const frames: string[] = [];
@@ -58,7 +60,7 @@ async function socket(base: string, kebab: string, room = `room-${serial + 1}-${
     ws.send(message);
     return next(match, from);
   };
-  return { ws, frames, next, ask, id: `client-${serial}`, room };
+  return { ws, frames, next, ask, id: `client-${n}`, room };
 }
 
 const rpc = (id: string, method: string, args: unknown[]) => JSON.stringify({ type: "rpc", id, method, args });

@@ -76,12 +76,12 @@ type WithRunner = { [RUNNER]?: ContextRunner | typeof FIRST };
  * one plain run, so a connection that sends once per wake never builds one).
  */
 export function inConnectionContext<R, A, B, C>(agent: unknown, connection: Connection, fn: (a: A, b: B, c: C) => R, a: A, b: B, c: C): R {
-  const runner = (connection as WithRunner)[RUNNER];
-  if (typeof runner === "function") return runner(fn, a, b, c);
   if (!storage || !snapshot) {
     ranWithout = true;
     return fn(a, b, c);
   }
+  const runner = (connection as WithRunner)[RUNNER];
+  if (typeof runner === "function") return runner(fn, a, b, c);
   const scope: CurrentAgent = Object.freeze({ agent, connection, request: undefined, props: undefined });
   if (runner === FIRST) return ((connection as WithRunner)[RUNNER] = storage.run(scope, snapshot))(fn, a, b, c);
   (connection as WithRunner)[RUNNER] = FIRST;
