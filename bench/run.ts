@@ -5,6 +5,7 @@
 //
 //   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate]
 //                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,mcp,events,bundle]
+//                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -30,7 +31,19 @@ const NO_PIN = args.includes("--no-pin");
 /** How the processes were placed on CPUs for the saturation measures (see pinWorkerd). */
 let pinned = "not pinned";
 const FORCE_MCP = args.includes("--mcp"); // serve and measure MCP even before dokit/mcp is exported
-const ONLY = args.find((a) => a.startsWith("--only="))?.slice(7).split(",");
+/**
+ * `--dokit-room=lean|floor`: the dokit column is served by one of the wake's lower bounds
+ * (worker-wake/lean.ts) instead of the dokit room, so the measures show what dokit's wiring costs
+ * over them in the same conditions. Those rooms answer only `e:`, `b:` and `i:`, so only the
+ * measures below run (`open` unless `--only` names others), and the results go to their own file.
+ */
+const DOKIT_ROOM = args.find((a) => a.startsWith("--dokit-room="))?.slice(13);
+const LOWER_BOUND_MEASURES = ["echo", "open", "wake", "fanout", "scale"];
+if (DOKIT_ROOM !== undefined && DOKIT_ROOM !== "lean" && DOKIT_ROOM !== "floor") throw new Error(`--dokit-room=${DOKIT_ROOM}: lean or floor`);
+const ONLY = args.find((a) => a.startsWith("--only="))?.slice(7).split(",") ?? (DOKIT_ROOM ? ["open"] : undefined);
+if (DOKIT_ROOM && ONLY?.some((name) => !LOWER_BOUND_MEASURES.includes(name))) {
+  throw new Error(`--dokit-room runs only ${LOWER_BOUND_MEASURES.join(", ")}`);
+}
 const enabled = (name: string) => !ONLY || ONLY.includes(name);
 
 const IMPLS = ["raw", "dokit", "ref"] as const;
@@ -44,6 +57,9 @@ async function interleave(rounds: number, body: (impl: Impl, round: number) => P
     for (let k = 0; k < impls.length; k++) await body(impls[(round + k) % impls.length], round);
   }
 }
+
+/** The path segment of an implementation's room (the dokit column's may be a lower bound's). */
+const roomOf = (impl: Impl): string => (impl === "dokit" && DOKIT_ROOM) || impl;
 
 const byImpl = <T>(make: () => T): Record<Impl, T> => ({ raw: make(), dokit: make(), ref: make() });
 const values = (f: (impl: Impl) => number) => Object.fromEntries(IMPLS.map((i) => [i, f(i)]));
@@ -66,7 +82,7 @@ function log(message: string): void {
 /** Sequential request/reply over one connection per implementation. */
 async function sequential(base: URL, name: string, total: number, frame: (n: number) => string, match: (n: number) => (d: string) => boolean, target: number): Promise<void> {
   const clients = {} as Record<Impl, Client>;
-  for (const impl of IMPLS) clients[impl] = await connect(roomUrl(base, impl, `${name}-${RUN}`));
+  for (const impl of IMPLS) clients[impl] = await connect(roomUrl(base, roomOf(impl), `${name}-${RUN}`));
   const samples = byImpl<number[]>(() => []);
   // Small blocks, so the implementations alternate often and load bursts hit all three alike.
   const block = 10;
@@ -100,7 +116,7 @@ async function rpc(base: URL): Promise<void> {
 /** Opens `size` connections per implementation (one room each). */
 async function rooms(base: URL, name: string, size: number): Promise<Record<Impl, Client[]>> {
   const out = {} as Record<Impl, Client[]>;
-  for (const impl of IMPLS) out[impl] = await connectMany((i) => roomUrl(base, impl, `${name}-${RUN}`, `c${i}`), size);
+  for (const impl of IMPLS) out[impl] = await connectMany((i) => roomUrl(base, roomOf(impl), `${name}-${RUN}`, `c${i}`), size);
   return out;
 }
 
@@ -148,7 +164,7 @@ async function connectBurst(base: URL, size: number, rounds: number): Promise<vo
     const clients = await Promise.all(
       Array.from({ length: size }, async (_, i) => {
         const opened = performance.now();
-        const client = await connect(roomUrl(base, impl, room, `c${i}`));
+        const client = await connect(roomUrl(base, roomOf(impl), room, `c${i}`));
         return { client, ms: client.firstFrameAt - opened };
       }),
     );
@@ -167,7 +183,7 @@ async function connectBurst(base: URL, size: number, rounds: number): Promise<vo
 /** Evicts the object (workerd:unsafe evict, WebSockets kept open), then times the first message. */
 async function wake(base: URL, rounds: number): Promise<void> {
   const clients = {} as Record<Impl, Client>;
-  for (const impl of IMPLS) clients[impl] = await connect(roomUrl(base, impl, `wake-${RUN}`));
+  for (const impl of IMPLS) clients[impl] = await connect(roomUrl(base, roomOf(impl), `wake-${RUN}`));
   const samples = byImpl<number[]>(() => []);
   const instanceOf = async (impl: Impl) => {
     let id = "";
@@ -177,7 +193,7 @@ async function wake(base: URL, rounds: number): Promise<void> {
   let fresh = 0;
   await interleave(rounds + 1, async (impl, round) => {
     const before = await instanceOf(impl);
-    await evictRoom(base, impl, `wake-${RUN}`);
+    await evictRoom(base, roomOf(impl), `wake-${RUN}`);
     const ms = await roundTrip(clients[impl], `e:wake${round}`, (d) => d === `e:wake${round}`);
     if ((await instanceOf(impl)) !== before) fresh++;
     if (round > 0) samples[impl].push(ms);
@@ -238,7 +254,7 @@ async function saturationRounds(
 /** Evicts a room and times its first message; `probe` is one of its connections. @returns ms, and whether a fresh instance answered */
 async function evictThenTime(base: URL, impl: Impl, room: string, probe: () => Promise<number>, instance: () => Promise<string>): Promise<{ ms: number; fresh: boolean }> {
   const before = await instance();
-  await evictRoom(base, impl, room);
+  await evictRoom(base, roomOf(impl), room);
   const ms = await probe();
   return { ms, fresh: (await instance()) !== before };
 }
@@ -304,7 +320,7 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
   // grows, and its code warms, for whichever room opens thousands of sockets first; with one
   // warm-up room in all, the first measured room paid for it and ratios swung by 30-40 %.
   for (const impl of IMPLS) {
-    await closeAll(await connectMany((i) => roomUrl(base, impl, `scale-warm-${RUN}`, `c${i}`), size));
+    await closeAll(await connectMany((i) => roomUrl(base, roomOf(impl), `scale-warm-${RUN}`, `c${i}`), size));
     await sleep(300);
   }
   // Then `rounds` rounds of a fresh room per implementation, one room at a time; the order rotates each round.
@@ -314,7 +330,7 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
     await sleep(200);
     const before = rssKb(pids);
     const start = performance.now();
-    const clients = await connectMany((i) => roomUrl(base, impl, room, `c${i}`), size);
+    const clients = await connectMany((i) => roomUrl(base, roomOf(impl), room, `c${i}`), size);
     open[impl].push((performance.now() - start) / size);
     await sleep(500);
     memory[impl].push((rssKb(pids) - before) / size);
@@ -340,7 +356,7 @@ async function startup(base: URL, rounds: number): Promise<void> {
     await (await fetch(new URL(`/room/${impl}/cold-get-${RUN}-${round}`, base))).text();
     if (round > 0) get[impl].push(performance.now() - start);
     start = performance.now();
-    const client = await connect(roomUrl(base, impl, `cold-ws-${RUN}-${round}`));
+    const client = await connect(roomUrl(base, roomOf(impl), `cold-ws-${RUN}-${round}`));
     if (round > 0) ws[impl].push(client.firstFrameAt - start);
     await closeAll([client]);
   });
@@ -398,7 +414,7 @@ async function secondWorker(): Promise<void> {
 async function main(): Promise<void> {
   const machine = { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? "?", platform: `${os.platform()} ${os.release()}`, ...versions() };
   console.log(
-    `dokit bench · ${machine.cores} cores (${machine.cpu}) · node ${machine.node} · workerd ${machine.workerd} · wrangler ${machine.wrangler} · agents ${machine.agents} · local observability ${process.env.X_LOCAL_OBSERVABILITY === "false" ? "off" : "on"} · ${COMPRESSION}${QUICK ? " · QUICK" : ""}`,
+    `dokit bench · ${machine.cores} cores (${machine.cpu}) · node ${machine.node} · workerd ${machine.workerd} · wrangler ${machine.wrangler} · agents ${machine.agents} · local observability ${process.env.X_LOCAL_OBSERVABILITY === "false" ? "off" : "on"} · ${COMPRESSION}${QUICK ? " · QUICK" : ""}${DOKIT_ROOM ? ` · THE DOKIT COLUMN IS THE ${DOKIT_ROOM.toUpperCase()} ROOM` : ""}`,
   );
 
   // Clients connect to the user worker directly (see lib/worker.ts); --via-proxy uses wrangler's proxy worker.
@@ -441,7 +457,7 @@ async function main(): Promise<void> {
   } finally {
     await worker.dispose();
   }
-  if (enabled("mcp") || enabled("saturation")) await secondWorker();
+  if (!DOKIT_ROOM && (enabled("mcp") || enabled("saturation"))) await secondWorker();
 
   let bundle: Awaited<ReturnType<typeof bundleReport>> | undefined;
   if (enabled("bundle")) {
@@ -472,6 +488,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     machine,
     quick: QUICK,
+    dokitRoom: DOKIT_ROOM ?? "dokit",
     transport: VIA_PROXY ? "wrangler proxy worker" : "direct to the user worker",
     compression: EXTENSION,
     pinned,
@@ -489,8 +506,9 @@ async function main(): Promise<void> {
   };
   const out = new URL("./results/", import.meta.url);
   mkdirSync(out, { recursive: true });
-  writeFileSync(new URL("latest.json", out), `${JSON.stringify(json, null, 2)}\n`);
-  console.log(`results: ${new URL("latest.json", out).pathname}`);
+  const file = new URL(DOKIT_ROOM ? `latest-${DOKIT_ROOM}.json` : "latest.json", out);
+  writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
+  console.log(`results: ${file.pathname}`);
 }
 
 await main();

@@ -1,7 +1,8 @@
 // Worker entry of the bench: identical routing for every implementation, so
 // the figures differ only by what happens inside the Durable Object.
 //   /room/{raw|dokit|ref}/{name}        WebSocket upgrade or plain request, forwarded to the object
-//                                       (/room/observed/…: the dokit room with dokit/observability, bench/observability.ts)
+//                                       (/room/observed/…: the dokit room with dokit/observability, bench/observability.ts;
+//                                       /room/lean/…, /room/floor/…: the wake's lower bounds, worker-wake/lean.ts)
 //   /evict/{raw|dokit|ref}/{name}       test-only: evicts the object the way hibernation does
 //                                       (instance torn down, WebSockets kept open)
 
@@ -11,12 +12,16 @@ export { RawRoom } from "./raw";
 export { DokitRoom } from "./dokit";
 export { RefRoom } from "./ref";
 export { ObservedRoom } from "./observed";
+// The wake's lower bounds, for `node bench/run.ts --dokit-room=lean|floor` (bench/README.md).
+export { FloorRoom, LeanRoom } from "../worker-wake/lean";
 
 interface Env {
   RAW: DurableObjectNamespace;
   DOKIT: DurableObjectNamespace;
   REF: DurableObjectNamespace;
   OBSERVED: DurableObjectNamespace;
+  LEAN: DurableObjectNamespace;
+  FLOOR: DurableObjectNamespace;
 }
 
 // `workerd:unsafe` (compat flag unsafe_module) is loaded at run time: wrangler's
@@ -30,7 +35,7 @@ export async function evict(stub: DurableObjectStub): Promise<void> {
   await (await unsafe()).evict(stub, { webSockets: "hibernate" });
 }
 
-const BINDINGS = { raw: "RAW", dokit: "DOKIT", ref: "REF", observed: "OBSERVED" } as const;
+const BINDINGS = { raw: "RAW", dokit: "DOKIT", ref: "REF", observed: "OBSERVED", lean: "LEAN", floor: "FLOOR" } as const;
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
