@@ -1,7 +1,7 @@
 // The two lower bounds of a wake (bench/README.md, "The floor of a wake" and "The same API, built
 // lean"): `floor`, what dokit's first message after a wake must do, written by hand; `lean`, the
 // dokit room's code on a hand-written lean composition. The wake worker (worker.ts here) measures
-// them beside raw and dokit; the bench's worker serves them for `pnpm bench --dokit-room=lean|floor`.
+// them beside raw and dokit; the bench's worker serves them for `node bench/run.ts --dokit-room=lean|floor`.
 import { DurableObject } from "cloudflare:workers";
 import { BenchCallables, classify, INITIAL_STATE } from "../worker/app";
 import { reciprocateClose } from "../worker/raw";
@@ -72,7 +72,7 @@ function asFloorConnection(ws: WebSocket): boolean {
  * wake must: read the socket's attachment (dokit's compact string, written on accept), make the
  * socket a Connection (a prototype with its members), and call the room's handler, an arrow
  * function as users write it. It enters no context: dokit enters the one `getCurrentAgent()` reads
- * only in a Worker whose bundle can read it, and neither this Worker nor the bench's does
+ * only in a Worker whose bundle can read it, and neither the wake worker nor the bench's does
  * (bench/README.md, "The context only where it can be read"). Its broadcast, like dokit's, sends
  * only to sockets carrying that attachment.
  */
