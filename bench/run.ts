@@ -34,8 +34,8 @@ const FORCE_MCP = args.includes("--mcp"); // serve and measure MCP even before d
 /**
  * `--dokit-room=lean|floor`: the dokit column is served by one of the wake's lower bounds
  * (worker-wake/lean.ts) instead of the dokit room, so the measures show what dokit's wiring costs
- * over them in the same conditions. Those rooms answer only `e:`, `b:` and `i:`, so only the
- * measures below run (`open` unless `--only` names others), and the results go to their own file.
+ * over them in the same conditions. Those rooms answer only `e:`, `b:`, `i:` and a plain GET, so only
+ * the measures below run (`open` unless `--only` names others), and the results go to their own file.
  */
 const DOKIT_ROOM = args.find((a) => a.startsWith("--dokit-room="))?.slice(13);
 const LOWER_BOUND_MEASURES = ["echo", "open", "wake", "fanout", "scale"];
@@ -60,6 +60,10 @@ async function interleave(rounds: number, body: (impl: Impl, round: number) => P
 
 /** The path segment of an implementation's room (the dokit column's may be a lower bound's). */
 const roomOf = (impl: Impl): string => (impl === "dokit" && DOKIT_ROOM) || impl;
+/** The WebSocket URL of an implementation's room (`roomUrl` with {@link roomOf}). */
+const urlOf = (base: URL, impl: Impl, room: string, pk?: string): string => roomUrl(base, roomOf(impl), room, pk);
+/** Evicts an implementation's room (`evictRoom` with {@link roomOf}). */
+const evict = (base: URL, impl: Impl, room: string): Promise<void> => evictRoom(base, roomOf(impl), room);
 
 const byImpl = <T>(make: () => T): Record<Impl, T> => ({ raw: make(), dokit: make(), ref: make() });
 const values = (f: (impl: Impl) => number) => Object.fromEntries(IMPLS.map((i) => [i, f(i)]));
@@ -82,7 +86,7 @@ function log(message: string): void {
 /** Sequential request/reply over one connection per implementation. */
 async function sequential(base: URL, name: string, total: number, frame: (n: number) => string, match: (n: number) => (d: string) => boolean, target: number): Promise<void> {
   const clients = {} as Record<Impl, Client>;
-  for (const impl of IMPLS) clients[impl] = await connect(roomUrl(base, roomOf(impl), `${name}-${RUN}`));
+  for (const impl of IMPLS) clients[impl] = await connect(urlOf(base, impl, `${name}-${RUN}`));
   const samples = byImpl<number[]>(() => []);
   // Small blocks, so the implementations alternate often and load bursts hit all three alike.
   const block = 10;
@@ -116,7 +120,7 @@ async function rpc(base: URL): Promise<void> {
 /** Opens `size` connections per implementation (one room each). */
 async function rooms(base: URL, name: string, size: number): Promise<Record<Impl, Client[]>> {
   const out = {} as Record<Impl, Client[]>;
-  for (const impl of IMPLS) out[impl] = await connectMany((i) => roomUrl(base, roomOf(impl), `${name}-${RUN}`, `c${i}`), size);
+  for (const impl of IMPLS) out[impl] = await connectMany((i) => urlOf(base, impl, `${name}-${RUN}`, `c${i}`), size);
   return out;
 }
 
@@ -159,12 +163,12 @@ async function connectBurst(base: URL, size: number, rounds: number): Promise<vo
   const all = byImpl<number[]>(() => []);
   await interleave(rounds + 1, async (impl, round) => {
     const room = `connect-${RUN}-${round}`;
-    await (await fetch(new URL(`/room/${impl}/${room}`, base))).text(); // start the object first
+    await (await fetch(new URL(`/room/${roomOf(impl)}/${room}`, base))).text(); // start the object first
     const start = performance.now();
     const clients = await Promise.all(
       Array.from({ length: size }, async (_, i) => {
         const opened = performance.now();
-        const client = await connect(roomUrl(base, roomOf(impl), room, `c${i}`));
+        const client = await connect(urlOf(base, impl, room, `c${i}`));
         return { client, ms: client.firstFrameAt - opened };
       }),
     );
@@ -183,7 +187,7 @@ async function connectBurst(base: URL, size: number, rounds: number): Promise<vo
 /** Evicts the object (workerd:unsafe evict, WebSockets kept open), then times the first message. */
 async function wake(base: URL, rounds: number): Promise<void> {
   const clients = {} as Record<Impl, Client>;
-  for (const impl of IMPLS) clients[impl] = await connect(roomUrl(base, roomOf(impl), `wake-${RUN}`));
+  for (const impl of IMPLS) clients[impl] = await connect(urlOf(base, impl, `wake-${RUN}`));
   const samples = byImpl<number[]>(() => []);
   const instanceOf = async (impl: Impl) => {
     let id = "";
@@ -193,7 +197,7 @@ async function wake(base: URL, rounds: number): Promise<void> {
   let fresh = 0;
   await interleave(rounds + 1, async (impl, round) => {
     const before = await instanceOf(impl);
-    await evictRoom(base, roomOf(impl), `wake-${RUN}`);
+    await evict(base, impl, `wake-${RUN}`);
     const ms = await roundTrip(clients[impl], `e:wake${round}`, (d) => d === `e:wake${round}`);
     if ((await instanceOf(impl)) !== before) fresh++;
     if (round > 0) samples[impl].push(ms);
@@ -254,7 +258,7 @@ async function saturationRounds(
 /** Evicts a room and times its first message; `probe` is one of its connections. @returns ms, and whether a fresh instance answered */
 async function evictThenTime(base: URL, impl: Impl, room: string, probe: () => Promise<number>, instance: () => Promise<string>): Promise<{ ms: number; fresh: boolean }> {
   const before = await instance();
-  await evictRoom(base, roomOf(impl), room);
+  await evict(base, impl, room);
   const ms = await probe();
   return { ms, fresh: (await instance()) !== before };
 }
@@ -320,17 +324,17 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
   // grows, and its code warms, for whichever room opens thousands of sockets first; with one
   // warm-up room in all, the first measured room paid for it and ratios swung by 30-40 %.
   for (const impl of IMPLS) {
-    await closeAll(await connectMany((i) => roomUrl(base, roomOf(impl), `scale-warm-${RUN}`, `c${i}`), size));
+    await closeAll(await connectMany((i) => urlOf(base, impl, `scale-warm-${RUN}`, `c${i}`), size));
     await sleep(300);
   }
   // Then `rounds` rounds of a fresh room per implementation, one room at a time; the order rotates each round.
   await interleave(rounds, async (impl, round) => {
     const room = `scale${size}-${RUN}-${round}`;
-    await (await fetch(new URL(`/room/${impl}/${room}`, base))).text(); // start the object first
+    await (await fetch(new URL(`/room/${roomOf(impl)}/${room}`, base))).text(); // start the object first
     await sleep(200);
     const before = rssKb(pids);
     const start = performance.now();
-    const clients = await connectMany((i) => roomUrl(base, roomOf(impl), room, `c${i}`), size);
+    const clients = await connectMany((i) => urlOf(base, impl, room, `c${i}`), size);
     open[impl].push((performance.now() - start) / size);
     await sleep(500);
     memory[impl].push((rssKb(pids) - before) / size);
@@ -353,10 +357,10 @@ async function startup(base: URL, rounds: number): Promise<void> {
   const ws = byImpl<number[]>(() => []);
   await interleave(rounds + 1, async (impl, round) => {
     let start = performance.now();
-    await (await fetch(new URL(`/room/${impl}/cold-get-${RUN}-${round}`, base))).text();
+    await (await fetch(new URL(`/room/${roomOf(impl)}/cold-get-${RUN}-${round}`, base))).text();
     if (round > 0) get[impl].push(performance.now() - start);
     start = performance.now();
-    const client = await connect(roomUrl(base, roomOf(impl), `cold-ws-${RUN}-${round}`));
+    const client = await connect(urlOf(base, impl, `cold-ws-${RUN}-${round}`));
     if (round > 0) ws[impl].push(client.firstFrameAt - start);
     await closeAll([client]);
   });

@@ -29,8 +29,9 @@ function isFloorSocket(ws: WebSocket): boolean {
   return true;
 }
 
-/** Accepts a socket as the floor and lean rooms do: dokit's compact attachment, then its two connect frames. */
+/** Accepts a socket as the floor and lean rooms do: dokit's compact attachment, then its two connect frames. A plain GET answers `ok`, as in every bench room. */
 function acceptFloorSocket(ctx: DurableObjectState, request: Request, agent: string): Response {
+  if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return new Response("ok");
   const id = new URL(request.url).searchParams.get("_pk") || crypto.randomUUID();
   const { 0: client, 1: server } = new WebSocketPair();
   ctx.acceptWebSocket(server, [id]);
