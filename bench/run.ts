@@ -264,46 +264,58 @@ async function evictThenTime(base: URL, impl: Impl, room: string, probe: () => P
 }
 
 /**
- * With `size` connections open on one object (one of them the probe, the rest idle): the warm
+ * Objects each open-connections measure spreads its rounds over, one after another: where a
+ * room's object and its sockets land in memory moves its wake by 15–25 µs either way at 1,000
+ * open (bench/README.md, "How noisy each figure is"), so one object per room makes the figure a
+ * draw of that placement. Three objects per room average it.
+ */
+const OPEN_OBJECTS = 3;
+
+/**
+ * With `size` connections open on an object (one of them the probe, the rest idle): the warm
  * echo round trip, the first message after an eviction (→ echo), and the first broadcast after
- * an eviction (→ received by all `size`).
+ * an eviction (→ received by all `size`). The rounds are spread over {@link OPEN_OBJECTS}
+ * objects per room, each opened, measured and closed in turn; the samples are pooled.
  */
 async function openConnections(base: URL, size: number, trips: number, wakeRounds: number): Promise<void> {
-  const all = await rooms(base, `open${size}`, size);
-  const room = `open${size}-${RUN}`;
   const warm = byImpl<number[]>(() => []);
-  let n = 0;
-  await interleave(3, async (impl) => {
-    for (let i = 0; i < 10; i++, n++) await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n));
-  });
-  await interleave(Math.ceil(trips / 10), async (impl) => {
-    for (let i = 0; i < 10; i++, n++) warm[impl].push(await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n)));
-  });
-  const instance = (impl: Impl) => async () => {
-    let id = "";
-    await roundTrip(all[impl][0], "i:", (d) => d.startsWith("i:") && Boolean((id = d)));
-    return id;
-  };
   const wakeEcho = byImpl<number[]>(() => []);
   const wakeBroadcast = byImpl<number[]>(() => []);
   let stale = 0;
-  await interleave(wakeRounds + 1, async (impl, round) => {
-    const tag = `w${round}`;
-    const echoed = await evictThenTime(base, impl, room, () => roundTrip(all[impl][0], `e:${tag}`, (d) => d === `e:${tag}`), instance(impl));
-    const broadcast = await evictThenTime(
-      base,
-      impl,
-      room,
-      () => fanOut(all[impl], () => all[impl][0].ws.send(`b:${tag}`), (d) => d === `b:${tag}`),
-      instance(impl),
-    );
-    if (!echoed.fresh || !broadcast.fresh) stale++;
-    if (round > 0) {
-      wakeEcho[impl].push(echoed.ms);
-      wakeBroadcast[impl].push(broadcast.ms);
-    }
-  });
-  await closeRooms(all);
+  let n = 0;
+  for (let object = 0; object < OPEN_OBJECTS; object++) {
+    const all = await rooms(base, `open${size}o${object}`, size);
+    const room = `open${size}o${object}-${RUN}`;
+    await interleave(3, async (impl) => {
+      for (let i = 0; i < 10; i++, n++) await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n));
+    });
+    await interleave(Math.ceil(trips / 10 / OPEN_OBJECTS), async (impl) => {
+      for (let i = 0; i < 10; i++, n++) warm[impl].push(await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n)));
+    });
+    const instance = (impl: Impl) => async () => {
+      let id = "";
+      await roundTrip(all[impl][0], "i:", (d) => d.startsWith("i:") && Boolean((id = d)));
+      return id;
+    };
+    // Each object's first round is not counted (its first wakes after the connections opened).
+    await interleave(Math.ceil(wakeRounds / OPEN_OBJECTS) + 1, async (impl, round) => {
+      const tag = `w${object}-${round}`;
+      const echoed = await evictThenTime(base, impl, room, () => roundTrip(all[impl][0], `e:${tag}`, (d) => d === `e:${tag}`), instance(impl));
+      const broadcast = await evictThenTime(
+        base,
+        impl,
+        room,
+        () => fanOut(all[impl], () => all[impl][0].ws.send(`b:${tag}`), (d) => d === `b:${tag}`),
+        instance(impl),
+      );
+      if (!echoed.fresh || !broadcast.fresh) stale++;
+      if (round > 0) {
+        wakeEcho[impl].push(echoed.ms);
+        wakeBroadcast[impl].push(broadcast.ms);
+      }
+    });
+    await closeRooms(all);
+  }
   if (stale > 0) throw new Error(`${stale} evictions with ${size} open did not produce a fresh instance`);
   percentiles(`echo round trip, ${size} open`, warm, 1.05);
   medianOf(`wake → echo, ${size} open`, wakeEcho, 1.05);

@@ -269,6 +269,8 @@ const BINDINGS: Record<string, string> = {
   contextawait: "CONTEXTAWAIT",
   floor: "FLOOR",
   lean: "LEAN",
+  raw2: "RAW",
+  dokit2: "DOKIT",
   true: "TRUE",
   resource: "RESOURCE",
   bound: "BOUND",
@@ -289,7 +291,9 @@ export default {
     }
     const binding = BINDINGS[kind ?? ""];
     if (!binding || !name) return new Response("no route", { status: 404 });
-    const stub = objectNamed(env[binding] as DurableObjectNamespace, name);
+    // A kind ending in "2" (raw2, dokit2) is its room's class on a second object: the spread between
+    // two objects of one class is the placement noise of the wake figures (bench/README.md).
+    const stub = objectNamed(env[binding] as DurableObjectNamespace, kind?.endsWith("2") ? `${name}#2` : name);
     if (action === "evict") {
       await ((await import(UNSAFE)) as { default: Unsafe }).default.evict(stub, { webSockets: "hibernate" });
       return new Response("evicted");
