@@ -276,6 +276,12 @@ const BINDINGS: Record<string, string> = {
   bound: "BOUND",
 };
 
+/**
+ * Kinds that address their room's class on a second object (`raw2`, `dokit2` in BINDINGS): what two
+ * objects of one class read apart is the placement noise of the wake figures (bench/README.md).
+ */
+const SECOND_OBJECT = new Set(["raw2", "dokit2"]);
+
 export default {
   // /room/{kind}/{name}: forwarded to the object; /evict/{kind}/{name}: evicted as hibernation does.
   async fetch(request: Request, env: Record<string, DurableObjectNamespace>): Promise<Response> {
@@ -291,9 +297,7 @@ export default {
     }
     const binding = BINDINGS[kind ?? ""];
     if (!binding || !name) return new Response("no route", { status: 404 });
-    // A kind ending in "2" (raw2, dokit2) is its room's class on a second object: the spread between
-    // two objects of one class is the placement noise of the wake figures (bench/README.md).
-    const stub = objectNamed(env[binding] as DurableObjectNamespace, kind?.endsWith("2") ? `${name}#2` : name);
+    const stub = objectNamed(env[binding] as DurableObjectNamespace, SECOND_OBJECT.has(kind ?? "") ? `${name}#2` : name);
     if (action === "evict") {
       await ((await import(UNSAFE)) as { default: Unsafe }).default.evict(stub, { webSockets: "hibernate" });
       return new Response("evicted");
