@@ -184,22 +184,24 @@ async function connectBurst(base: URL, size: number, rounds: number): Promise<vo
   medianOf(`connect → first frame (${size} at once, all)`, all, 1.1);
 }
 
+/** @returns the id of the instance answering `client` (the rooms' `i:`; a fresh one after each eviction) */
+async function instanceId(client: Client): Promise<string> {
+  let id = "";
+  await roundTrip(client, "i:", (d) => d.startsWith("i:") && Boolean((id = d)));
+  return id;
+}
+
 /** Evicts the object (workerd:unsafe evict, WebSockets kept open), then times the first message. */
 async function wake(base: URL, rounds: number): Promise<void> {
   const clients = {} as Record<Impl, Client>;
   for (const impl of IMPLS) clients[impl] = await connect(urlOf(base, impl, `wake-${RUN}`));
   const samples = byImpl<number[]>(() => []);
-  const instanceOf = async (impl: Impl) => {
-    let id = "";
-    await roundTrip(clients[impl], "i:", (d) => d.startsWith("i:") && Boolean((id = d)));
-    return id;
-  };
   let fresh = 0;
   await interleave(rounds + 1, async (impl, round) => {
-    const before = await instanceOf(impl);
+    const before = await instanceId(clients[impl]);
     await evict(base, impl, `wake-${RUN}`);
     const ms = await roundTrip(clients[impl], `e:wake${round}`, (d) => d === `e:wake${round}`);
-    if ((await instanceOf(impl)) !== before) fresh++;
+    if ((await instanceId(clients[impl])) !== before) fresh++;
     if (round > 0) samples[impl].push(ms);
   });
   await closeAll(Object.values(clients));
@@ -255,12 +257,12 @@ async function saturationRounds(
   figures.push({ measure, stat: "workerd CPU/msg", unit: "µs", values: values((i) => median(cpu[i])), samples: counts(cpu), target: cpuTarget, paired: paired(cpu) });
 }
 
-/** Evicts a room and times its first message; `probe` is one of its connections. @returns ms, and whether a fresh instance answered */
-async function evictThenTime(base: URL, impl: Impl, room: string, probe: () => Promise<number>, instance: () => Promise<string>): Promise<{ ms: number; fresh: boolean }> {
-  const before = await instance();
+/** Evicts a room and times `probe`, its first message; `client` is one of its connections. @returns ms, and whether a fresh instance answered */
+async function evictThenTime(base: URL, impl: Impl, room: string, client: Client, probe: () => Promise<number>): Promise<{ ms: number; fresh: boolean }> {
+  const before = await instanceId(client);
   await evict(base, impl, room);
   const ms = await probe();
-  return { ms, fresh: (await instance()) !== before };
+  return { ms, fresh: (await instanceId(client)) !== before };
 }
 
 /**
@@ -284,30 +286,21 @@ async function openConnections(base: URL, size: number, trips: number, wakeRound
   let stale = 0;
   let n = 0;
   for (let object = 0; object < OPEN_OBJECTS; object++) {
-    const all = await rooms(base, `open${size}o${object}`, size);
-    const room = `open${size}o${object}-${RUN}`;
+    const name = `open${size}o${object}`;
+    const all = await rooms(base, name, size);
+    const room = `${name}-${RUN}`;
     await interleave(3, async (impl) => {
       for (let i = 0; i < 10; i++, n++) await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n));
     });
     await interleave(Math.ceil(trips / 10 / OPEN_OBJECTS), async (impl) => {
       for (let i = 0; i < 10; i++, n++) warm[impl].push(await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n)));
     });
-    const instance = (impl: Impl) => async () => {
-      let id = "";
-      await roundTrip(all[impl][0], "i:", (d) => d.startsWith("i:") && Boolean((id = d)));
-      return id;
-    };
     // Each object's first round is not counted (its first wakes after the connections opened).
     await interleave(Math.ceil(wakeRounds / OPEN_OBJECTS) + 1, async (impl, round) => {
       const tag = `w${object}-${round}`;
-      const echoed = await evictThenTime(base, impl, room, () => roundTrip(all[impl][0], `e:${tag}`, (d) => d === `e:${tag}`), instance(impl));
-      const broadcast = await evictThenTime(
-        base,
-        impl,
-        room,
-        () => fanOut(all[impl], () => all[impl][0].ws.send(`b:${tag}`), (d) => d === `b:${tag}`),
-        instance(impl),
-      );
+      const probe = all[impl][0] as Client; // connectMany opened `size` (at least 10)
+      const echoed = await evictThenTime(base, impl, room, probe, () => roundTrip(probe, `e:${tag}`, (d) => d === `e:${tag}`));
+      const broadcast = await evictThenTime(base, impl, room, probe, () => fanOut(all[impl], () => probe.ws.send(`b:${tag}`), (d) => d === `b:${tag}`));
       if (!echoed.fresh || !broadcast.fresh) stale++;
       if (round > 0) {
         wakeEcho[impl].push(echoed.ms);

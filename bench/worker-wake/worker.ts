@@ -269,18 +269,16 @@ const BINDINGS: Record<string, string> = {
   contextawait: "CONTEXTAWAIT",
   floor: "FLOOR",
   lean: "LEAN",
-  raw2: "RAW",
-  dokit2: "DOKIT",
   true: "TRUE",
   resource: "RESOURCE",
   bound: "BOUND",
 };
 
 /**
- * Kinds that address their room's class on a second object (`raw2`, `dokit2` in BINDINGS): what two
- * objects of one class read apart is the placement noise of the wake figures (bench/README.md).
+ * Kinds that address a room's class on a second object: what two objects of one class read apart
+ * is the placement noise of the wake figures (bench/README.md).
  */
-const SECOND_OBJECT = new Set(["raw2", "dokit2"]);
+const SECOND_OBJECT: Record<string, string> = { raw2: "RAW", dokit2: "DOKIT" };
 
 export default {
   // /room/{kind}/{name}: forwarded to the object; /evict/{kind}/{name}: evicted as hibernation does.
@@ -295,9 +293,10 @@ export default {
       if (query.has("message")) return new Response(String(await probe.messages(kind ?? "", Number(name), query.get("message") ?? "", build)));
       return new Response(String(await probe.run(kind ?? "", Number(name), build, Number(query.get("flush") ?? 0))));
     }
-    const binding = BINDINGS[kind ?? ""];
+    const second = SECOND_OBJECT[kind ?? ""];
+    const binding = second ?? BINDINGS[kind ?? ""];
     if (!binding || !name) return new Response("no route", { status: 404 });
-    const stub = objectNamed(env[binding] as DurableObjectNamespace, SECOND_OBJECT.has(kind ?? "") ? `${name}#2` : name);
+    const stub = objectNamed(env[binding] as DurableObjectNamespace, second ? `${name}#2` : name);
     if (action === "evict") {
       await ((await import(UNSAFE)) as { default: Unsafe }).default.evict(stub, { webSockets: "hibernate" });
       return new Response("evicted");
