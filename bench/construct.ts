@@ -13,6 +13,7 @@
 // See bench/README.md, "A wake's JavaScript alone".
 import { median } from "./lib/stats.ts";
 import { arg, quietWrangler } from "./lib/cli.ts";
+import { roundOrder } from "./lib/order.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
 quietWrangler();
@@ -20,6 +21,8 @@ quietWrangler();
 const COUNT = Number(arg("count", "20000"));
 const ROUNDS = Number(arg("rounds", "5"));
 const ROOMS = arg("rooms", "raw,floor,lean,min,dokit").split(",");
+/** The rooms' order in each round (lib/order.ts): every room in every position, and after every other room, equally often. */
+const orderOf = roundOrder(ROOMS);
 const INTERPRETED = process.argv.includes("--interpreted");
 const FLUSH = Number(arg("flush", "0"));
 /** `--messages=<text>`: build each room's object once and time `count` messages of this text instead (per message, not per object). */
@@ -43,8 +46,7 @@ try {
   /** µs per object (per message with `--messages`), by room. */
   const perPass: Record<string, number[]> = Object.fromEntries(ROOMS.map((room) => [room, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (let k = 0; k < ROOMS.length; k++) {
-      const room = ROOMS[(round + k) % ROOMS.length] as string;
+    for (const room of orderOf(round)) {
       const empty = await call(room, COUNT, false);
       const full = await build(room, COUNT);
       perPass[room]?.push(((full - empty) * 1000) / COUNT);

@@ -9,6 +9,7 @@
 // subscribed room and off ("s:0") right after it. `dokit` against earlier runs (bench/median.ts)
 // is the zero-subscriber check; `installed` / `dokit` and `subscribed` / `dokit` are printed here.
 import { type Client, closeAll, connect, connectMany, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
+import { roundOrder } from "./lib/order.ts";
 import { median, quantile } from "./lib/stats.ts";
 
 const VARIANTS = ["dokit", "installed", "subscribed"] as const;
@@ -31,11 +32,13 @@ async function setSubscriber(client: Client, on: boolean): Promise<void> {
   await roundTrip(client, on ? "s:1" : "s:0", (d) => d.startsWith("s=") && Boolean((received = Number(d.slice(2))) >= 0));
 }
 
-/** Runs `body` for each variant, `rounds` times, rotating the order; the subscriber is on only around `subscribed`. */
+/** The variants' order in each round (lib/order.ts): every variant in every position, and after every other one, equally often. */
+const orderOf = roundOrder(VARIANTS);
+
+/** Runs `body` for each variant, `rounds` times, in the round's order; the subscriber is on only around `subscribed`. */
 async function interleave(rounds: number, control: Client, body: (variant: Variant, round: number) => Promise<void>): Promise<void> {
   for (let round = 0; round < rounds; round++) {
-    for (let k = 0; k < VARIANTS.length; k++) {
-      const variant = VARIANTS[(round + k) % VARIANTS.length] as Variant;
+    for (const variant of orderOf(round)) {
       if (variant === "subscribed") await setSubscriber(control, true);
       try {
         await body(variant, round);
@@ -69,7 +72,7 @@ export async function observabilityBench(base: URL, run: string, scale: (n: numb
       }
     };
     await interleave(10, control, (variant) => block(variant, false));
-    await interleave(Math.ceil(scale(2_000) / 10), control, (variant) => block(variant, true));
+    await interleave(Math.ceil(scale(2_040) / 10), control, (variant) => block(variant, true));
     await closeAll(Object.values(rpcClients));
     figures.push({ measure: "rpc round trip", stat: "p50", values: map((v) => quantile(samples[v], 0.5)) });
     figures.push({ measure: "rpc round trip", stat: "p99", values: map((v) => quantile(samples[v], 0.99)) });

@@ -1,7 +1,7 @@
 // `pnpm bench`: starts the bench worker on loopback and measures the raw
 // hibernation-API room, the dokit room and the reference (npm agents) room in
-// ONE run, interleaved round by round (the order rotates every round) so
-// machine drift cancels. Then the bundle sizes. Writes bench/results/latest.json.
+// ONE run, interleaved round by round (every order of the three in turn, lib/order.ts) so
+// machine drift and the rooms' effect on each other cancel. Then the bundle sizes. Writes bench/results/latest.json.
 //
 //   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate]
 //                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,mcp,events,bundle]
@@ -12,6 +12,7 @@ import os from "node:os";
 import { bundleReport } from "./bundle.ts";
 import { type Client, closeAll, COMPRESSION, connect, connectMany, evictRoom, EXTENSION, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
 import { closedLoop, pinWorkerd, rssKb, sleep, workerdPids } from "./lib/load.ts";
+import { roundOrder } from "./lib/order.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
 import { type Figure, median, pairedRatio, quantile, ratio, table } from "./lib/stats.ts";
@@ -51,10 +52,17 @@ type Impl = (typeof IMPLS)[number];
 const RUN = Date.now().toString(36);
 const scale = (n: number) => (QUICK ? Math.max(3, Math.ceil(n / 5)) : n);
 
-/** Runs `body` for every implementation, `rounds` times; the order rotates each round. */
-async function interleave(rounds: number, body: (impl: Impl, round: number) => Promise<void>, impls: readonly Impl[] = IMPLS): Promise<void> {
+/** The implementations' order in each round: all six orders in turn (lib/order.ts). */
+const orderOf = roundOrder(IMPLS);
+
+/**
+ * Runs `body` for every implementation, `rounds` times, in the round's order (each of the six in
+ * turn): over six rounds each implementation runs twice in each position and right after each
+ * other one equally often. Measures take their counted rounds in multiples of six.
+ */
+async function interleave(rounds: number, body: (impl: Impl, round: number) => Promise<void>): Promise<void> {
   for (let round = 0; round < rounds; round++) {
-    for (let k = 0; k < impls.length; k++) await body(impls[(round + k) % impls.length], round);
+    for (const impl of orderOf(round)) await body(impl, round);
   }
 }
 
@@ -103,14 +111,14 @@ async function sequential(base: URL, name: string, total: number, frame: (n: num
 }
 
 async function echo(base: URL): Promise<void> {
-  await sequential(base, "echo", scale(2_000), (n) => `e:${n}`, (n) => (d) => d === `e:${n}`, 1.1);
+  await sequential(base, "echo", scale(2_040), (n) => `e:${n}`, (n) => (d) => d === `e:${n}`, 1.1);
 }
 
 async function rpc(base: URL): Promise<void> {
   await sequential(
     base,
     "rpc",
-    scale(2_000),
+    scale(2_040),
     (n) => `{"type":"rpc","id":"${n}","method":"echo","args":[${n}]}`,
     (n) => (d) => d.includes(`"id":"${n}"`),
     1.1,
@@ -316,7 +324,7 @@ async function openConnections(base: URL, size: number, trips: number, wakeRound
 }
 
 /**
- * Connection scale, one implementation at a time (order rotates): `size` connections opened
+ * Connection scale, one implementation at a time (in the round's order): `size` connections opened
  * 50 at a time to one fresh object; open time per connection, workerd memory per connection
  * (resident-set growth over the opening), then the fan-out of a broadcast to all of them.
  */
@@ -332,7 +340,7 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
     await closeAll(await connectMany((i) => urlOf(base, impl, `scale-warm-${RUN}`, `c${i}`), size));
     await sleep(300);
   }
-  // Then `rounds` rounds of a fresh room per implementation, one room at a time; the order rotates each round.
+  // Then `rounds` rounds of a fresh room per implementation, one room at a time, in the round's order.
   await interleave(rounds, async (impl, round) => {
     const room = `scale${size}-${RUN}-${round}`;
     await (await fetch(new URL(`/room/${roomOf(impl)}/${room}`, base))).text(); // start the object first
@@ -407,9 +415,9 @@ async function secondWorker(): Promise<void> {
   try {
     if (enabled("saturation")) {
       log("saturation: echo, getCurrentAgent() loaded");
-      await saturation(base, "echo", echoFrame, 100, scale(15), 1_000, true);
+      await saturation(base, "echo", echoFrame, 100, scale(18), 1_000, true);
       log("saturation: rpc, getCurrentAgent() loaded");
-      await saturation(base, "rpc", rpcFrame, 100, scale(15), 1_000, true);
+      await saturation(base, "rpc", rpcFrame, 100, scale(18), 1_000, true);
     }
     if (enabled("mcp")) {
       log("mcp");
@@ -438,17 +446,17 @@ async function main(): Promise<void> {
     if (enabled("rpc")) (log("rpc"), await rpc(base));
     if (enabled("saturation")) {
       log("saturation: echo");
-      await saturation(base, "echo", echoFrame, 100, scale(15), 1_000);
+      await saturation(base, "echo", echoFrame, 100, scale(18), 1_000);
       log("saturation: rpc");
-      await saturation(base, "rpc", rpcFrame, 100, scale(15), 1_000);
+      await saturation(base, "rpc", rpcFrame, 100, scale(18), 1_000);
     }
     if (enabled("open")) {
       for (const size of [10, 100, 1_000]) {
         log(`${size} open connections`);
-        await openConnections(base, size, scale(500), scale(45));
+        await openConnections(base, size, scale(540), scale(54));
       }
     }
-    if (enabled("scale")) (log("connection scale"), await connectionScale(base, QUICK ? 1_000 : 4_000, QUICK ? 1 : 7, QUICK ? 3 : 4));
+    if (enabled("scale")) (log("connection scale"), await connectionScale(base, QUICK ? 1_000 : 4_000, QUICK ? 1 : 12, QUICK ? 3 : 4));
     if (enabled("fanout")) {
       log("fan-out 200");
       await broadcast(base, 200, scale(30));
@@ -456,8 +464,8 @@ async function main(): Promise<void> {
       await broadcast(base, 1_000, scale(30));
     }
     if (enabled("state")) (log("state fan-out"), await stateFanOut(base, 200, scale(30)));
-    if (enabled("connect")) (log("connect 200"), await connectBurst(base, 200, scale(20)));
-    if (enabled("wake")) (log("wake"), await wake(base, scale(50)));
+    if (enabled("connect")) (log("connect 200"), await connectBurst(base, 200, scale(24)));
+    if (enabled("wake")) (log("wake"), await wake(base, scale(48)));
     if (enabled("startup")) (log("startup"), await startup(base, scale(30)));
     if (enabled("events")) {
       log("events (dokit/observability)");

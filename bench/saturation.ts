@@ -2,13 +2,14 @@
 //   node bench/saturation.ts [echo|rpc] [--rounds=15] [--rooms=raw,dokit,async,context,snapshot,await,contextawait] [--windows=<file>]
 // (more rooms: resource, bound, true, floor, lean; see bench/README.md)
 // The rooms of bench/worker-wake (see bench/README.md): 100 clients each, closed loop, 1 s windows,
-// interleaved rounds whose order rotates, workerd pinned to its own CPU as in `pnpm bench`.
+// interleaved rounds in balanced orders (lib/order.ts), workerd pinned to its own CPU as in `pnpm bench`.
 // Prints each room's median CPU per message and its paired ratio to raw (median of the rounds).
 import { writeFileSync } from "node:fs";
 import { closeAll, COMPRESSION, connectMany, roomUrl, type Client } from "./lib/client.ts";
 import { closedLoop, pinWorkerd, workerdPids } from "./lib/load.ts";
 import { median, pairedRatio } from "./lib/stats.ts";
 import { arg, quietWrangler } from "./lib/cli.ts";
+import { roundOrder } from "./lib/order.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
 quietWrangler();
@@ -16,6 +17,8 @@ quietWrangler();
 const KIND = process.argv[2] === "rpc" ? "rpc" : "echo";
 const ROUNDS = Number(arg("rounds", "15"));
 const ROOMS = arg("rooms", "raw,dokit,async,context,snapshot,await,contextawait").split(",");
+/** The rooms' order in each round (lib/order.ts): every room in every position, and after every other room, equally often. */
+const orderOf = roundOrder(ROOMS);
 /** `--windows=<file>`: writes each timed window's [room, start, end, replies] (seconds of CLOCK_MONOTONIC), for bench/perf-windows.ts. */
 const WINDOWS = arg("windows", "");
 const frame = (n: number) => (KIND === "rpc" ? `{"type":"rpc","id":"${n}","method":"echo","args":[${n}]}` : `e:${n}`);
@@ -32,8 +35,7 @@ try {
   const windows: [string, number, number, number][] = [];
   try {
     for (let round = -1; round < ROUNDS; round++) {
-      for (let k = 0; k < ROOMS.length; k++) {
-        const room = ROOMS[(Math.max(round, 0) + k) % ROOMS.length] as string;
+      for (const room of orderOf(round)) {
         const start = Number(process.hrtime.bigint()) / 1e9;
         const window = await closedLoop(clients[room] as Client[], frame, 1_000, pids);
         if (round < 0) continue;

@@ -5,7 +5,7 @@
 // code on a hand-written lean composition, `rawtwin` raw's code as a class of its own; see the README)
 // Each room has `open` connections; every round asks the probe connection for the instance id,
 // evicts the object (as hibernation does), then times send → echo of the first message after
-// the wake. Rooms are interleaved and their order rotates each round. Prints each room's
+// the wake. Rooms are interleaved, in balanced orders (lib/order.ts). Prints each room's
 // median, its difference to raw, and the median of its per-round differences to raw, for the
 // wall-clock time and for workerd's CPU time over the same interval.
 // See bench/README.md, "Wake ablation".
@@ -14,6 +14,7 @@ import { closeAll, COMPRESSION, connect, evictRoom, fanOut, roomUrl, roundTrip, 
 import { cpuMs, workerdPids } from "./lib/load.ts";
 import { median } from "./lib/stats.ts";
 import { arg, quietWrangler } from "./lib/cli.ts";
+import { roundOrder } from "./lib/order.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
 quietWrangler();
@@ -21,6 +22,8 @@ quietWrangler();
 const OPEN = Number(arg("open", "10"));
 const ROUNDS = Number(arg("rounds", "300"));
 const ROOMS = arg("rooms", "raw,dokit,min,lifecycle,constructed,attachment,context,snapshot").split(",");
+/** The rooms' order in each round (lib/order.ts): every room in every position, and after every other room, equally often. */
+const orderOf = roundOrder(ROOMS);
 /** `--broadcast`: before each echo wake, a wake that broadcasts to every open connection (as `pnpm bench`'s open measures do). */
 const BROADCAST = process.argv.includes("--broadcast");
 /** `--settle=<ms>`: wait this long between the eviction and the timed message (a wake after idle, as after hibernation). */
@@ -73,8 +76,7 @@ try {
   const windows: [string, number, number][] = [];
   let stale = 0;
   for (let round = -5; round < ROUNDS; round++) {
-    for (let k = 0; k < ROOMS.length; k++) {
-      const room = ROOMS[(Math.max(round, 0) + k) % ROOMS.length] as string;
+    for (const room of orderOf(round)) {
       const probe = clients[room]?.[0] as Client;
       if (BROADCAST) {
         await evict(room);
