@@ -21,7 +21,7 @@
  * @returns the orders, each a list of room indices
  */
 export function balancedOrders(n: number): number[][] {
-  if (n < 2) return [[0].slice(0, n)];
+  if (n < 2) return [n === 1 ? [0] : []];
   // First order 0, 1, n-1, 2, n-2, ...; the others add 1, 2, ... (mod n) to it.
   const first = [0];
   for (let low = 1, high = n - 1; first.length < n; ) first.push(first.length % 2 === 1 ? low++ : high--);
@@ -41,7 +41,7 @@ export function balancedOrders(n: number): number[][] {
  * @param rooms - the rooms, in their listed order
  * @returns a function from a round's number to that round's order of `rooms` (negative rounds, warm-ups, take the first order)
  */
-export function roundOrder<T>(rooms: readonly T[]): (round: number) => T[] {
-  const orders = balancedOrders(rooms.length);
-  return (round) => (orders[Math.max(round, 0) % orders.length] as number[]).map((index) => rooms[index] as T);
+export function roundOrder<T>(rooms: readonly T[]): (round: number) => readonly T[] {
+  const orders = balancedOrders(rooms.length).map((order) => order.map((index) => rooms[index] as T));
+  return (round) => orders[Math.max(round, 0) % orders.length] as T[];
 }
