@@ -32,7 +32,7 @@ const SETTLE = Number(arg("settle", "0"));
 const WARM = Number(arg("warm", "0"));
 /** `--warm-wakes=<n>`: before the rounds, n wakes of another object of each room (one connection), so the code a wake runs is compiled (see the README). */
 const WARM_WAKES = Number(arg("warm-wakes", "0"));
-/** `--windows=<file>`: writes each timed echo's [room, start, end] in seconds of CLOCK_MONOTONIC, for bench/perf-windows.ts. */
+/** `--windows=<file>`: writes each timed echo's [room, start, end] in seconds of CLOCK_MONOTONIC, for bench/perf-windows.ts and bench/perf-offcpu.ts. */
 const WINDOWS = arg("windows", "");
 /** Rooms without State send identity only on connect. */
 const FRAMES: Record<string, number> = { min: 1 };
