@@ -6,12 +6,12 @@
 // and print with `perf script -F comm,tid,time,event,trace`.
 import { readFileSync } from "node:fs";
 import { median } from "./lib/stats.ts";
+import { readWindows } from "./lib/windows.ts";
 
 const [textPath, windowsPath] = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 if (!textPath || !windowsPath) throw new Error("usage: node bench/perf-offcpu.ts <perf script output> <windows.json>");
 
-type Window = [room: string, start: number, end: number];
-const windows = (JSON.parse(readFileSync(windowsPath, "utf8")) as Window[]).sort((a, b) => a[1] - b[1]);
+const { list: windows, at: windowAt } = readWindows(windowsPath);
 
 /** One stretch off the CPU: from the switch away to the switch back, and why it left (R: preempted, S or D: waiting). */
 type Off = { from: number; to: number; state: string; by: string };
@@ -23,9 +23,8 @@ const switches = readFileSync(textPath, "utf8")
   .map((m) => ({ time: Number(m[1]), prevComm: m[2] as string, prev: m[3] as string, state: (m[4] as string)[0] as string, nextComm: m[5] as string, next: m[6] as string }));
 
 // workerd's main thread: the workerd thread that switches most often inside the windows.
-const inWindows = (time: number) => windows.some(([, start, end]) => time >= start && time <= end);
 const counts = new Map<string, number>();
-for (const s of switches) if (s.prevComm === "workerd" && inWindows(s.time)) counts.set(s.prev, (counts.get(s.prev) ?? 0) + 1);
+for (const s of switches) if (s.prevComm === "workerd" && windowAt(s.time)) counts.set(s.prev, (counts.get(s.prev) ?? 0) + 1);
 const main = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
 if (!main) throw new Error("no switch of a workerd thread fell inside the windows: record with `perf record -k CLOCK_MONOTONIC -e sched:sched_switch -a`");
 
@@ -42,11 +41,16 @@ for (const s of switches) {
 /** Per room, per round, in µs: the window, and its time off the CPU (before the message reaches workerd, waiting inside, after the reply leaves, preempted). */
 type Tally = { wall: number[]; before: number[]; inside: number[]; after: number[]; preempted: number[]; by: Map<string, number> };
 const rooms = new Map<string, Tally>();
+// The stretches and the windows are both in time order: each window starts its scan where the
+// stretches that ended before it stop.
+let first = 0;
 for (const [room, start, end] of windows) {
   let tally = rooms.get(room);
   if (!tally) rooms.set(room, (tally = { wall: [], before: [], inside: [], after: [], preempted: [], by: new Map() }));
   const round = { before: 0, inside: 0, after: 0, preempted: 0 };
-  for (const off of offs) {
+  while (first < offs.length && (offs[first] as Off).to <= start) first++;
+  for (let i = first; i < offs.length && (offs[i] as Off).from < end; i++) {
+    const off = offs[i] as Off;
     const from = Math.max(off.from, start);
     const to = Math.min(off.to, end);
     if (to <= from) continue;

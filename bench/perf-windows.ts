@@ -6,9 +6,10 @@
 // given per reply instead of per round.
 // The perf data must be recorded with `-k CLOCK_MONOTONIC` (the clock the windows use) and
 // printed with `perf script -F comm,tid,time,ip,sym --comm workerd`.
-import { createReadStream, readFileSync } from "node:fs";
+import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { arg } from "./lib/cli.ts";
+import { readWindows } from "./lib/windows.ts";
 
 const [textPath, windowsPath] = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 if (!textPath || !windowsPath) throw new Error("usage: node bench/perf-windows.ts <perf script output> <windows.json> [--hz=10000] [--top=15]");
@@ -22,26 +23,11 @@ const PARTS: [string, RegExp][] = [
   ["actor start", /worker_new_actor|Worker::Actor::Actor\b/], // workerd opening the object (its SQLite database)
 ];
 
-type Window = [room: string, start: number, end: number, replies?: number];
-const windows = (JSON.parse(readFileSync(windowsPath, "utf8")) as Window[]).sort((a, b) => a[1] - b[1]);
-const starts = windows.map((w) => w[1]);
+const { list: windows, at: windowAt } = readWindows(windowsPath);
 
 type Tally = { samples: number; javascript: number; parts: Map<string, number>; frames: Map<string, Map<string, number>> };
 /** Per thread, per room. The main thread is the one with the most samples in the windows. */
 const tallies = new Map<string, Map<string, Tally>>();
-
-/** @returns the window holding `time`, or undefined */
-function windowAt(time: number): Window | undefined {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if ((starts[mid] as number) <= time) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  const window = windows[hi];
-  return window && time <= window[2] ? window : undefined;
-}
 
 function bump<K>(map: Map<K, number>, key: K): void {
   map.set(key, (map.get(key) ?? 0) + 1);
