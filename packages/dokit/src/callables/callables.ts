@@ -3,6 +3,7 @@ import { DokitError, WireError } from "../lifecycle/errors";
 import type { CallableName } from "../shared/stub-types";
 import { describeIssues, isStandardSchema, type StandardSchema } from "../shared/schema";
 import { serveRpc, TargetCallables } from "../shared/serve-rpc";
+import { WAKE, type Wakeable } from "../lifecycle/wake";
 
 /**
  * Argument schemas for some methods: for each, the argument names in call
@@ -92,3 +93,6 @@ async function checkArguments(method: string, schemas: [string, StandardSchema][
   }
   return parsed;
 }
+
+// Works before it is attached (lifecycle/wake.ts): it claims rpc frames and methods alone.
+(Callables.prototype as Wakeable)[WAKE] = true;

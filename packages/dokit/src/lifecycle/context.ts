@@ -38,12 +38,16 @@ export interface ContextStorage {
  */
 let storage: ContextStorage | undefined;
 let snapshot: (() => ContextRunner) | undefined;
-/** Whether work ran without a context: a storage provided after that comes too late for it. */
-let ranWithout = false;
+/**
+ * Whether the storage is connected, and whether work ran without it (a storage provided after
+ * that comes too late for it). Exported for the one path that checks it inline: a message to the
+ * handlers with no context to enter (websockets.ts), which then runs them without this module's calls.
+ */
+export const contextUse = { loaded: false, ranWithout: false };
 
 /** Connects the storage `getCurrentAgent()` reads (lifecycle/current.ts, once, as it loads). */
 export function provideContext(store: ContextStorage, takeSnapshot: () => ContextRunner): void {
-  if (ranWithout) {
+  if (contextUse.ranWithout) {
     console.warn(
       "dokit: getCurrentAgent() was loaded after dokit had begun handling events without it (a dynamic import?); " +
         "work that began before sees no context. Import it statically (import { getCurrentAgent } from \"dokit/lifecycle\").",
@@ -51,12 +55,13 @@ export function provideContext(store: ContextStorage, takeSnapshot: () => Contex
   }
   storage = store;
   snapshot = takeSnapshot;
+  contextUse.loaded = true;
 }
 
 /** Runs `fn` with `scope` added to the current context (internal). */
 export function runInContext<R>(scope: Partial<CurrentAgent>, fn: () => R): R {
   if (!storage) {
-    ranWithout = true;
+    contextUse.ranWithout = true;
     return fn();
   }
   const parent = storage.getStore();
@@ -77,7 +82,7 @@ type WithRunner = { [RUNNER]?: ContextRunner | typeof FIRST };
  */
 export function inConnectionContext<R, A, B, C>(agent: unknown, connection: Connection, fn: (a: A, b: B, c: C) => R, a: A, b: B, c: C): R {
   if (!storage || !snapshot) {
-    ranWithout = true;
+    contextUse.ranWithout = true;
     return fn(a, b, c);
   }
   const runner = (connection as WithRunner)[RUNNER];

@@ -1,11 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../protocol/kebab";
 import { isUpgrade } from "../shared/wire";
-import type { Capability } from "./capability";
+import type { Capability, SocketOwner } from "./capability";
 import { runInContext } from "./context";
 import { DispatchTable } from "./dispatch";
 import { DokitError, errorMessage } from "./errors";
 import { readProps, subPath } from "./headers";
+import { BOUND, WAKE, type Wakeable, WIRE } from "./wake";
 
 /** The platform entry points `install` attaches to the object. */
 export type EntryPoint = "fetch" | "alarm" | "webSocketMessage" | "webSocketClose" | "webSocketError";
@@ -56,33 +57,27 @@ type Installed = { [INSTALLED]?: Lifecycle };
  * The entry points `install` puts on the host's class prototype, once per class: each finds
  * the instance's lifecycle and forwards. Shared by every class, so an object built on a wake
  * creates no functions and defines no properties for them (one symbol-keyed field instead).
- * The socket events go straight to the socket owner: a message handled synchronously
- * returns no promise for the runtime to wait on (see `Lifecycle.#socketEvent`).
+ * The socket events go straight to the socket owner (the Lifecycle class adds them, as they
+ * call its private `#socketEvent`): a message handled synchronously returns no promise for the
+ * runtime to wait on.
  */
+const ENTRY_POINT_METHODS: Record<EntryPoint, unknown> = {
+  fetch: async function (this: Installed, request: Request): Promise<Response> {
+    const lifecycle = installedOn(this);
+    return (await lifecycle.fetch(request)) ?? (isUpgrade(request) ? upgradeNotClaimed(lifecycle.className) : NOT_FOUND());
+  },
+  alarm: function (this: Installed, info?: AlarmInvocationInfo): Promise<void> {
+    return installedOn(this).alarm(info);
+  },
+  webSocketMessage: undefined,
+  webSocketClose: undefined,
+  webSocketError: undefined,
+};
 const SOCKET_EVENTS = { webSocketMessage: "message", webSocketClose: "close", webSocketError: "error" } as const;
-const ENTRY_POINT_METHODS = Object.fromEntries(
-  ENTRY_POINTS.map((name) => [
-    name,
-    name === "fetch"
-      ? async function (this: Installed, request: Request): Promise<Response> {
-          const lifecycle = installedOn(this);
-          return (await lifecycle.fetch(request)) ?? (isUpgrade(request) ? upgradeNotClaimed(lifecycle.className) : NOT_FOUND());
-        }
-      : name === "alarm"
-        ? function (this: Installed, info?: AlarmInvocationInfo): Promise<void> {
-            return installedOn(this).alarm(info);
-          }
-        : function (this: Installed, ws: WebSocket, a: unknown, b: unknown, c: unknown): SocketOutcome {
-            return socketEvent(installedOn(this), SOCKET_EVENTS[name], ws, a, b, c);
-          },
-  ]),
-) as Record<EntryPoint, unknown>;
 
 /** A socket event's outcome: `true` when a capability handled it; a promise while it is handled. */
 type SocketOutcome = true | undefined | Promise<true | undefined>;
 type SocketEventName = "message" | "close" | "error";
-/** Hands a socket event to a lifecycle's socket owner (set by the Lifecycle class, which keeps the method private). */
-let socketEvent: (lifecycle: Lifecycle, event: SocketEventName, ws: WebSocket, a?: unknown, b?: unknown, c?: unknown) => SocketOutcome;
 
 function installedOn(host: Installed): Lifecycle {
   const lifecycle = host[INSTALLED];
@@ -91,12 +86,28 @@ function installedOn(host: Installed): Lifecycle {
 }
 
 /**
- * Host classes an instance installed on, with their kebab-cased class names and the delegates that
- * instance named, as one string (`${options.delegates}`). A later instance (every wake builds one)
- * naming the same delegates skips the checks, the name's conversion and the entry-point loop,
- * which that first instance already made for the class. Other delegates take the whole path.
+ * What a class's first object showed about its wiring, when a later object of the class may wait
+ * to attach its capabilities until an event needs the dispatch table (see `use()`).
  */
-const installedClasses = new WeakMap<object, [className: string, delegates: string]>();
+interface WakePlan {
+  /** The classes of the capabilities the host used itself, in order (not those they used in turn). */
+  readonly types: readonly unknown[];
+  /** Where in that order the capability that takes the sockets is; -1 for none. */
+  readonly socketsAt: number;
+}
+
+/**
+ * Host classes an instance installed on, with their kebab-cased class names, the delegates that
+ * instance named, as one string (`${options.delegates}`), and its wiring: a plan, `null` when the
+ * class's objects are wired at once, `undefined` until its first object starts. A later instance
+ * (every wake builds one) naming the same delegates skips the checks, the name's conversion and
+ * the entry-point loop, which that first instance already made for the class. Other delegates
+ * take the whole path.
+ */
+type InstalledClass = [className: string, delegates: string, plan: WakePlan | null | undefined];
+const installedClasses = new WeakMap<object, InstalledClass>();
+/** The table of an object that waits to be wired: empty, never claimed into (`#wire` replaces it first). */
+const UNWIRED = new DispatchTable();
 
 /**
  * Attaches a Durable Object's entry points and runs the capabilities used on it
@@ -109,9 +120,15 @@ export class Lifecycle<Host extends object = object> {
   readonly ctx: DurableObjectState;
   /** The class name in kebab case, as sent in identity frames. */
   readonly className: string;
-  readonly #table = new DispatchTable();
+  #table: DispatchTable;
   /** The capabilities used, in order (a few: an array costs less to build on every wake than a Set). */
   readonly #used: Capability[] = [];
+  /** Set while the capabilities used wait to be attached (see `use()`). */
+  #plan: WakePlan | undefined;
+  /** The capabilities the host used itself, kept by the first object of a class to make its plan. */
+  #top: Capability[] | undefined;
+  /** How deep `use()` is inside `attach` calls. */
+  #depth = 0;
   #starting: Promise<void> | undefined;
   #started = false;
   #locked = false;
@@ -145,10 +162,18 @@ export class Lifecycle<Host extends object = object> {
     // SAFETY: checked above, or by this class's first instance.
     this.ctx = ctx as DurableObjectState;
     this.className = options.className ?? className;
-    claimHost(host as Installed, this);
-    if (known) return;
+    const plan = known ? installed?.[2] : undefined;
+    this.#plan = plan ?? undefined;
+    this.#table = plan ? UNWIRED : new DispatchTable();
+    if ((host as Installed)[INSTALLED]) throw new DokitError("HANDLER_CONFLICT", "Lifecycle.install(this) was called twice on one object");
+    (host as Installed)[INSTALLED] = this;
+    if (known) {
+      if (plan === undefined) this.#top = [];
+      return;
+    }
     this.#installEntryPoints(options.delegates ?? []);
-    installedClasses.set(host.constructor, [className, delegates]);
+    installedClasses.set(host.constructor, [className, delegates, undefined]);
+    this.#top = [];
   }
 
   #installEntryPoints(delegates: readonly EntryPoint[]): void {
@@ -181,16 +206,64 @@ export class Lifecycle<Host extends object = object> {
    * @returns this lifecycle
    */
   use(capability: Capability): this {
-    if (this.#used.includes(capability)) return this;
-    if (this.#locked) {
+    const used = this.#used;
+    if (used.includes(capability)) return this;
+    if (this.#locked && !this.#depth) {
       throw new DokitError(
         "LOCKED",
         `cannot use ${capability.capabilityName} after the object started: call use() in a field initializer or the constructor`,
       );
     }
-    this.#used.push(capability);
-    capability.attach(this.#table.claimsFor(this, capability.capabilityName));
+    // The class's first object used a capability of this class here, and all of its capabilities
+    // work unattached: wait, and attach when an event needs the table (#wire). A wake that needs
+    // no claim (a message no capability claims) then attaches nothing.
+    if (this.#plan?.types[used.length] === capability.constructor) {
+      used.push(capability);
+      // SAFETY: the static block below defines [WIRE] on every Lifecycle.
+      (capability as Wakeable)[BOUND] = this as unknown as Lifecycle & { [WIRE](): void };
+      return this;
+    }
+    this.#wire(); // not in the first object's order: wired at once from here, as that object was
+    if (!this.#depth) this.#top?.push(capability);
+    used.push(capability);
+    this.#attach(capability);
     return this;
+  }
+
+  #attach(capability: Capability): void {
+    this.#depth++;
+    try {
+      capability.attach(this.#table.claimsFor(this, capability.capabilityName));
+    } finally {
+      this.#depth--;
+    }
+  }
+
+  /** Attaches the capabilities that wait, in the order used, into a table of their own (once). */
+  #wire(): void {
+    if (!this.#plan) return;
+    this.#plan = undefined;
+    this.#table = new DispatchTable();
+    for (const capability of this.#used.slice()) this.#attach(capability);
+  }
+
+  /**
+   * Decides, when a class's first object starts, whether later objects of the class may wait to be
+   * wired: when every capability it used is marked so (lifecycle/wake.ts), none claimed a start
+   * hook or an observer, and the one that took the sockets (if any) was used by the host itself.
+   */
+  #planWakes(top: Capability[]): void {
+    this.#top = undefined;
+    const installed = installedClasses.get(this.host.constructor);
+    const table = this.#table;
+    const owner = table.slots.sockets?.value;
+    const socketsAt = top.findIndex((capability) => (capability as Wakeable)[WAKE] === owner);
+    if (installed && installed[2] === undefined) {
+      installed[2] =
+        this.#used.every((capability) => (capability as Wakeable)[WAKE]) && !table.starts[0] && !table.observer && (!owner || socketsAt >= 0)
+          ? { types: top.map((capability) => capability.constructor), socketsAt }
+          : null;
+    }
   }
 
   /**
@@ -202,6 +275,7 @@ export class Lifecycle<Host extends object = object> {
   start(props?: Record<string, unknown>): Promise<void> {
     if (this.#started) return done;
     this.#locked = true;
+    if (this.#top) this.#planWakes(this.#top);
     // Nothing to run (no start hook, no onStart, as on most wakes of a socket-only object):
     // started at once, without holding the object for an empty blockConcurrencyWhile turn.
     if (this.#table.starts[0] || (this.host as HostHooks).onStart) return (this.#starting ??= this.#runStart(props));
@@ -247,6 +321,7 @@ export class Lifecycle<Host extends object = object> {
   async fetch(request: Request): Promise<Response | undefined> {
     const props = readProps(request);
     try {
+      this.#wire();
       await this.start(props);
       return await runInContext({ agent: this.host, request, props }, () => this.#dispatch(request));
     } catch (error) {
@@ -278,6 +353,7 @@ export class Lifecycle<Host extends object = object> {
    * when its own alarm is due. With no alarm work claimed, the alarm is the host's.
    */
   async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    this.#wire();
     await this.start();
     const runHost = async () => {
       await (this.host as HostHooks).onAlarm?.(info);
@@ -306,7 +382,17 @@ export class Lifecycle<Host extends object = object> {
   }
 
   static {
-    socketEvent = (lifecycle, event, ws, a, b, c) => lifecycle.#socketEvent(event, ws, a, b, c);
+    Object.defineProperty(Lifecycle.prototype, WIRE, {
+      value(this: Lifecycle) {
+        this.#wire();
+      },
+    });
+    for (const name of ["webSocketMessage", "webSocketClose", "webSocketError"] as const) {
+      const event = SOCKET_EVENTS[name];
+      ENTRY_POINT_METHODS[name] = function (this: Installed, ws: WebSocket, a: unknown, b: unknown, c: unknown): SocketOutcome {
+        return (this[INSTALLED] ?? installedOn(this)).#socketEvent(event, ws, a, b, c);
+      };
+    }
   }
 
   /**
@@ -315,10 +401,19 @@ export class Lifecycle<Host extends object = object> {
    * (most messages) is answered without a promise, so the runtime has none to wait on.
    */
   #socketEvent(event: SocketEventName, ws: WebSocket, a?: unknown, b?: unknown, c?: unknown): SocketOutcome {
-    const owner = this.#table.slots.sockets?.value;
-    if (!owner) return undefined;
+    let owner: SocketOwner | undefined;
     try {
-      if (!this.#started) {
+      // Not wired yet: the capability that will take the sockets hands over its socket owner.
+      let plan = this.#plan;
+      if (plan && plan.types.length !== this.#used.length) {
+        this.#wire(); // the host used fewer capabilities than the class's first object
+        plan = undefined;
+      }
+      owner = plan ? ((this.#used[plan.socketsAt] as Wakeable | undefined)?.[WAKE] as SocketOwner | undefined) : this.#table.slots.sockets?.value;
+      if (!owner) return undefined;
+      // An object that waits to be wired has no start hook and no observer (its plan says so): started at once.
+      if (!this.#started && this.#plan && !(this.host as HostHooks).onStart) this.#started = this.#locked = true;
+      else if (!this.#started) {
         const starting = this.start();
         // Not started at once: a start hook or onStart runs first (inside blockConcurrencyWhile).
         if (!this.#started) return starting.then(() => this.#socketEvent(event, ws, a, b, c), (error: unknown) => this.#socketFailed(event, ws, error));
@@ -350,6 +445,7 @@ export class Lifecycle<Host extends object = object> {
    * (`ctx.abort`) shortly after returning: the next request meets a fresh object.
    */
   async destroy(): Promise<void> {
+    this.#wire();
     await this.start();
     const observer = this.#table.observer;
     observer?.lifecycle(this, "destroy");
@@ -369,12 +465,6 @@ export class Lifecycle<Host extends object = object> {
     // the clients would hang in CLOSING: reset once the close frames are written.
     setTimeout(() => this.ctx.abort("dokit: Durable Object destroyed"), RESET_AFTER_DESTROY_MS);
   }
-}
-
-/** Marks `host` as served by `lifecycle`, or throws when it already has one. */
-function claimHost(host: Installed, lifecycle: Lifecycle): void {
-  if (host[INSTALLED]) throw new DokitError("HANDLER_CONFLICT", "Lifecycle.install(this) was called twice on one object");
-  host[INSTALLED] = lifecycle;
 }
 
 /** @returns whether the host's class (below DurableObject) defines `name` */

@@ -3,6 +3,7 @@ import type { Capability, Claims, Dispatch } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
+import { BOUND, WAKE, type Wakeable } from "../lifecycle/wake";
 import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/frames";
 import { trySend } from "../shared/wire";
 import { serializeState } from "./serialize";
@@ -188,17 +189,21 @@ class StateCapability<T = unknown> implements Capability {
 
   /** The store, made on first use (a wake that never touches the state makes none). */
   #storeOf(): StateStore {
-    if (!this.#lifecycle) {
+    const lifecycle = this.#lifecycle ?? (this as Wakeable)[BOUND];
+    if (!lifecycle) {
       throw new DokitError("NOT_INSTALLED", "this State is not installed yet: Lifecycle.install(this).use(state)");
     }
-    return (this.#store ??= new StateStore(this.#lifecycle.ctx));
+    return (this.#store ??= new StateStore(lifecycle.ctx));
   }
 
   #name(): string {
-    const lifecycle = this.#lifecycle;
+    const lifecycle = this.#lifecycle ?? (this as Wakeable)[BOUND];
     return lifecycle ? `${lifecycle.className}/${lifecycle.name}` : "the object";
   }
 }
+
+// Works before it is attached (lifecycle/wake.ts): it claims the state frame alone.
+(StateCapability.prototype as Wakeable)[WAKE] = true;
 
 /** A durable, validated value synced to clients; see {@link StateConstructor} for how its type is found. */
 export type State<T = unknown> = StateCapability<T>;

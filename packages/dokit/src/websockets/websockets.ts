@@ -1,8 +1,9 @@
 import type { CallableSource, Capability, Claims, Dispatch, FrameNote, SocketOwner } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
-import { type CurrentAgent, inConnectionContext, runInContext } from "../lifecycle/context";
+import { contextUse, type CurrentAgent, inConnectionContext, runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
+import { BOUND, WAKE, type Wakeable, WIRE } from "../lifecycle/wake";
 import {
   CAPNWEB,
   CLOSE_DESTROYED,
@@ -14,6 +15,7 @@ import {
   STATE,
   TRANSPORT_PARAM,
 } from "../protocol/frames";
+import { collectCallableMethods, methodTables } from "../shared/method-table";
 import { answerUnclaimedRpc, serveRpc, TargetCallables } from "../shared/serve-rpc";
 import { closeWith, isThenable, parseFrame, trySend } from "../shared/wire";
 import { isDokitSocket } from "./attachment";
@@ -35,8 +37,6 @@ export class WebSockets implements Capability {
   readonly capabilityName = "WebSockets";
   readonly #options: WebSocketsOptions;
   readonly #handlers: WebSocketHandlers[] = [];
-  /** The callables option: a `Callables` capability, or the methods of a bare target (served here). */
-  readonly #callables: CallableSource | undefined;
   #lifecycle: Lifecycle | undefined;
   #dispatch: Dispatch | undefined;
   // The sets below are made when first needed: most wakes need none of them, and the
@@ -54,18 +54,24 @@ export class WebSockets implements Capability {
   constructor(options: WebSocketsOptions = {}) {
     this.#options = options;
     const callables = options.callables;
-    // A `Callables` from dokit/callables is installed as it is; a bare target is served here.
-    if (callables) this.#callables = isCapability<CallableSource>(callables) ? callables : new TargetCallables(callables);
+    // A bare target is checked now (its method table is built once per class) and served from attach().
+    if (callables && !isCapability(callables) && !methodTables.has(Object.getPrototypeOf(callables))) collectCallableMethods(callables);
+    // The socket owner this capability claims, which the lifecycle also uses before it is attached (lifecycle/wake.ts).
+    const owner: OwnerOf = Object.create(WebSockets.#owner);
+    owner.of = this;
+    (this as Wakeable)[WAKE] = owner;
   }
 
-  /** The lifecycle this capability was installed on. */
+  /** The lifecycle this capability was installed on (or waits to be attached to). */
   get #installedOn(): Lifecycle {
-    if (!this.#lifecycle) throw notInstalled();
-    return this.#lifecycle;
+    const lifecycle = this.#lifecycle ?? (this as Wakeable)[BOUND];
+    if (!lifecycle) throw notInstalled();
+    return lifecycle;
   }
 
-  /** The dispatch table of that lifecycle. */
+  /** The dispatch table of that lifecycle (wired first, when it waits). */
   get #table(): Dispatch {
+    if (!this.#dispatch) (this as Wakeable)[BOUND]?.[WIRE]();
     if (!this.#dispatch) throw notInstalled();
     return this.#dispatch;
   }
@@ -75,13 +81,15 @@ export class WebSockets implements Capability {
     this.#dispatch = claims.dispatch;
     const state = this.#options.state;
     if (state && isCapability(state)) claims.use(state);
-    const callables = this.#callables;
+    // A `Callables` from dokit/callables is installed as it is; a bare target is served here.
+    const callables = this.#options.callables;
     if (callables) {
       if (isCapability(callables)) claims.use(callables);
-      else serveRpc(claims, callables);
+      else serveRpc(claims, new TargetCallables(callables));
     }
     claims.catchAllUpgrade((request) => this.#accept(request));
-    claims.takeSockets(new WebSockets.#SocketEvents(this));
+    // SAFETY: set to the socket owner in the constructor.
+    claims.takeSockets((this as Wakeable)[WAKE] as SocketOwner);
     claims.onDestroy(() => {
       for (const connection of this.getConnections()) this.#close(connection, CLOSE_DESTROYED, "Durable Object destroyed");
     });
@@ -190,28 +198,36 @@ export class WebSockets implements Capability {
   // ------------------------------------------------------------ socket events
 
   /**
-   * The socket owner: prototype methods on one small object per WebSockets, so building
-   * the capability (on every wake) creates no closures for it.
+   * The socket owner's methods: each WebSockets's owner is a small object with these as its
+   * prototype and the capability in `of`, so building the capability (on every wake) creates
+   * no closures and runs no constructor for it.
    */
-  static readonly #SocketEvents = class implements SocketOwner {
-    readonly #of: WebSockets;
-    constructor(sockets: WebSockets) {
-      this.#of = sockets;
-    }
-
-    message(ws: WebSocket, message: string | ArrayBuffer): Promise<unknown> | boolean {
+  static readonly #owner: SocketOwner = {
+    message(this: OwnerOf, ws: WebSocket, message: string | ArrayBuffer): Promise<unknown> | boolean {
       const connection = asConnection(ws);
       if (!connection) return false;
-      const sockets = this.#of;
+      const sockets = this.of;
       // Someone listens on agents:message: the frame is timed and noted.
       if (sockets.#dispatch?.observer) return sockets.#observedMessage(connection, message);
-      return sockets.#dispatchMessage(connection, message) ?? true;
-    }
+      // As #dispatchMessage, one call less for most messages.
+      if (typeof message === "string" && message.trimStart().charCodeAt(0) === 123 /* { */) {
+        const frame = parseFrame(message);
+        if (frame) return sockets.#dispatchFrame(connection, message, frame) ?? true;
+      }
+      // No context to enter and no added handler sets: the configured onMessage directly (as #callHandlers does).
+      if (!contextUse.loaded && sockets.#handlers.length === 0) {
+        contextUse.ranWithout = true;
+        const pending: unknown = sockets.#options.handlers?.onMessage?.(connection, message);
+        return pending !== undefined && isThenable(pending) ? Promise.resolve(pending).then(nothing) : true;
+      }
+      const host = (sockets.#lifecycle ?? (sockets as Wakeable)[BOUND] ?? sockets.#installedOn).host;
+      return inConnectionContext(host, connection, WebSockets.#callHandlers, sockets, connection, message) ?? true;
+    },
 
-    async close(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<boolean> {
+    async close(this: OwnerOf, ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<boolean> {
       const connection = asConnection(ws);
       if (!connection) return false;
-      const sockets = this.#of;
+      const sockets = this.of;
       if (sockets.#refused?.has(ws)) return true; // its client never saw it open
       (sockets.#closed ??= new WeakSet()).add(ws);
       try {
@@ -221,19 +237,19 @@ export class WebSockets implements Capability {
         sockets.#dispatch?.observer?.closed(sockets.#installedOn, connection, code, reason, wasClean, flagsOf(connection).at);
       }
       return true;
-    }
+    },
 
-    async error(ws: WebSocket, error: unknown): Promise<boolean> {
+    async error(this: OwnerOf, ws: WebSocket, error: unknown): Promise<boolean> {
       const connection = asConnection(ws);
       if (!connection) return false;
-      await this.#of.#run(connection, "onError", (handlers) => handlers.onError?.(connection, error));
+      await this.of.#run(connection, "onError", (handlers) => handlers.onError?.(connection, error));
       return true;
-    }
+    },
 
     // Frames other capabilities broadcast (cf_agent_mcp_servers).
-    protocol(frame: string): void {
-      if (this.#of.#options.protocol !== false) this.#of.#broadcastProtocol(frame);
-    }
+    protocol(this: OwnerOf, frame: string): void {
+      if (this.of.#options.protocol !== false) this.of.#broadcastProtocol(frame);
+    },
   };
 
   /** A message while someone listens on agents:message: a note of the frame type and the handler that takes it. */
@@ -254,9 +270,14 @@ export class WebSockets implements Capability {
    * @returns a promise while a handler or claim is asynchronous, else `undefined`
    */
   #dispatchMessage(connection: Connection, message: string | ArrayBuffer, note?: FrameNote): Promise<void> | undefined {
-    const frame = typeof message === "string" ? parseFrame(message) : undefined;
-    if (frame) return this.#dispatchFrame(connection, message as string, frame, note);
-    return this.#toHandlers(connection, message);
+    // Only text that starts with `{` can be a frame (parseFrame checks it too; a message that is not one skips the call).
+    if (typeof message === "string" && message.trimStart().charCodeAt(0) === 123 /* { */) {
+      const frame = parseFrame(message);
+      if (frame) return this.#dispatchFrame(connection, message, frame, note);
+    }
+    // As #toHandlers, without the calls in between (most messages come here).
+    const host = (this.#lifecycle ?? (this as Wakeable)[BOUND] ?? this.#installedOn).host;
+    return inConnectionContext(host, connection, WebSockets.#callHandlers, this, connection, message);
   }
 
   /**
@@ -265,7 +286,8 @@ export class WebSockets implements Capability {
    */
   #dispatchFrame(connection: Connection, message: string, frame: Record<string, unknown> & { type: string }, note?: FrameNote): Promise<void> | undefined {
     if (note) note.type = frame.type;
-    const claim = this.#table.frame(frame.type);
+    // Not attached yet: only the frame types dokit's capabilities claim need the table (lifecycle/wake.ts).
+    const claim = this.#dispatch || frame.type === STATE || frame.type === RPC ? this.#table.frame(frame.type) : undefined;
     if (claim) {
       const flags = flagsOf(connection);
       if (!claim.protocolOnly || (this.#options.protocol !== false && flags.protocol)) {
@@ -300,7 +322,7 @@ export class WebSockets implements Capability {
   static #callHandlers(sockets: WebSockets, connection: Connection, message: string | ArrayBuffer): Promise<void> | undefined {
     if (sockets.#handlers.length > 0) return sockets.#toAddedHandlers(connection, message);
     const pending: unknown = sockets.#options.handlers?.onMessage?.(connection, message);
-    return isThenable(pending) ? Promise.resolve(pending).then(nothing) : undefined;
+    return pending !== undefined && isThenable(pending) ? Promise.resolve(pending).then(nothing) : undefined;
   }
 
   async #toAddedHandlers(connection: Connection, message: string | ArrayBuffer): Promise<void> {
@@ -508,6 +530,9 @@ function toExcept(except: string | Connection | ReadonlyArray<string | Connectio
   if (except === undefined) return undefined;
   return new Set(Array.isArray(except) ? except : [except]);
 }
+
+/** The socket owner of one WebSockets (see `WebSockets.#owner`). */
+type OwnerOf = SocketOwner & { of: WebSockets };
 
 function isCapability<T = unknown>(value: object): value is Capability & T {
   return typeof (value as Capability).attach === "function" && typeof (value as Capability).capabilityName === "string";

@@ -1,4 +1,4 @@
-import type { AsyncSchemaStore, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard } from "./objects";
+import type { AsyncSchemaStore, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard, WakeEager, WakeRoom, WakeVarying } from "./objects";
 
 declare global {
   interface Env {
@@ -7,6 +7,9 @@ declare global {
     STATE_PLAIN: DurableObjectNamespace<PlainStore>;
     STATE_ASYNC: DurableObjectNamespace<AsyncSchemaStore>;
     STATE_KV_ONLY: DurableObjectNamespace<KvOnlyStore>;
+    WAKE_ROOM: DurableObjectNamespace<WakeRoom>;
+    WAKE_EAGER: DurableObjectNamespace<WakeEager>;
+    WAKE_VARYING: DurableObjectNamespace<WakeVarying>;
   }
   namespace Cloudflare {
     interface Env extends globalThis.Env {}

@@ -1,6 +1,6 @@
-import { DurableObject } from "cloudflare:workers";
+import { DurableObject, RpcTarget } from "cloudflare:workers";
 import { z } from "zod";
-import { Lifecycle } from "../../src/lifecycle";
+import { type Capability, type Claims, Lifecycle } from "../../src/lifecycle";
 import { State, type StateSource } from "../../src/state";
 import { WebSockets } from "../../src/websockets";
 
@@ -136,4 +136,90 @@ export class AsyncSchemaStore extends DurableObject<Env> {
     validate: z.string().refine(async (value) => value !== "bad"),
   });
   readonly lifecycle = Lifecycle.install(this).use(this.store);
+}
+
+// ------------------------------------------------------- wiring on demand (docs/lifecycle.md)
+
+/** Counts its attaches on the host, to show which wakes wire the object's capabilities. */
+class CountedSockets extends WebSockets {
+  override attach(claims: Claims): void {
+    (claims.lifecycle.host as { attached: number }).attached++;
+    super.attach(claims);
+  }
+}
+
+/** Callables served by the WebSockets short form. */
+class WakeCallables extends RpcTarget {
+  add(a: number, b: number): number {
+    return a + b;
+  }
+}
+
+/** State + WebSockets + callables, dokit's own capabilities only: a later object attaches them when an event needs the table. */
+export class WakeRoom extends DurableObject<Env> {
+  /** Attaches of the WebSockets in this instance (this wake). */
+  attached = 0;
+  readonly counter = new State({
+    initialState: { count: 0 },
+    onChanged: (_state, source) => this.webSockets.broadcastState(source),
+  });
+  readonly webSockets: WebSockets = new CountedSockets({
+    state: this.counter,
+    callables: new WakeCallables(),
+    handlers: {
+      onMessage: (connection, message) => {
+        if (message === "ping") connection.send("pong");
+        else if (message === "count") connection.send(`count:${this.counter.get().count}`);
+        else if (message === "all") this.webSockets.broadcast("all");
+        else connection.send(`unhandled:${String(message)}`);
+      },
+      onClose: (connection) => {
+        this.ctx.storage.kv.put("closed", connection.id);
+      },
+    },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.counter).use(this.webSockets);
+
+  /** @returns how often this instance attached its WebSockets, and the id of the last connection whose close ran onClose */
+  report(): { attached: number; closed: string | null } {
+    return { attached: this.attached, closed: (this.ctx.storage.kv.get("closed") as string | undefined) ?? null };
+  }
+}
+
+/** A capability of the user's own (not marked for wiring on demand): it claims a frame type. */
+class Shout implements Capability {
+  readonly capabilityName = "Shout";
+  attach(claims: Claims): void {
+    claims.frame("shout", (connection, frame) => connection.send(String(frame.text).toUpperCase()));
+  }
+}
+
+/** WakeRoom's capabilities plus a user's: every object attaches them all as it is built. */
+export class WakeEager extends DurableObject<Env> {
+  attached = 0;
+  readonly webSockets: WebSockets = new CountedSockets({
+    handlers: { onMessage: (connection, message) => connection.send(message === "ping" ? "pong" : `unhandled:${String(message)}`) },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(new Shout()).use(this.webSockets);
+
+  report(): { attached: number } {
+    return { attached: this.attached };
+  }
+}
+
+/** Uses State and WebSockets, or (objects named `bare-…`) WebSockets alone (which uses its State in turn): other capabilities than the class's first object. */
+export class WakeVarying extends DurableObject<Env> {
+  attached = 0;
+  readonly counter = new State({ initialState: { count: 0 } });
+  readonly webSockets: WebSockets = new CountedSockets({
+    state: this.counter,
+    handlers: { onMessage: (connection, message) => connection.send(message === "ping" ? "pong" : `unhandled:${String(message)}`) },
+  });
+  readonly lifecycle = this.ctx.id.name?.startsWith("bare-")
+    ? Lifecycle.install(this).use(this.webSockets)
+    : Lifecycle.install(this).use(this.counter).use(this.webSockets);
+
+  report(): { attached: number } {
+    return { attached: this.attached };
+  }
 }

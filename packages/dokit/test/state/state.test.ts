@@ -463,3 +463,108 @@ describe("State sync over WebSockets", () => {
     await b.close();
   });
 });
+
+describe("wiring on demand (docs/lifecycle.md)", () => {
+  const room = (name: string) => env.WAKE_ROOM.get(env.WAKE_ROOM.idFromName(name));
+  const openRoom = async (name: string, id: string) => {
+    const socket = await openSocket(worker, `http://example.com/agents/wake-room/${name}`, { query: { _pk: id } });
+    expect((await socket.frames(2)).map((frame) => (frame as { type: string }).type)).toEqual(["cf_agent_identity", STATE]);
+    return socket;
+  };
+
+  it("attaches a later object's capabilities only when an event needs the dispatch table", async () => {
+    // The class's first object is wired as it is built; it shows that later ones may wait.
+    const first = await openRoom(fresh("wake-first"), "first");
+    first.send("ping");
+    expect(await first.next()).toBe("pong");
+    await first.close();
+
+    const name = fresh("wake");
+    const stub = room(name);
+    const socket = await openRoom(name, "a");
+    const other = await openRoom(name, "b");
+    expect((await stub.report()).attached).toBe(1); // the upgrade wired it
+
+    // A wake by messages no capability claims attaches nothing, and every handler still works:
+    // the reply, State read from a handler, a broadcast.
+    await hibernate(stub);
+    socket.send("ping");
+    expect(await socket.next()).toBe("pong");
+    socket.send("count");
+    expect(await socket.next()).toBe("count:0");
+    socket.send("all");
+    expect(await socket.next()).toBe("all");
+    expect(await other.next()).toBe("all");
+    socket.send(JSON.stringify({ type: "custom", n: 1 })); // JSON of a type nobody claims goes to the handlers
+    expect(await socket.next()).toBe('unhandled:{"type":"custom","n":1}');
+    expect((await stub.report()).attached).toBe(0);
+
+    // A claimed frame wires it first: the state frame is stored and sent to the other connection.
+    socket.send(JSON.stringify(stateFrame({ count: 5 })));
+    expect(await other.nextJSON()).toEqual(stateFrame({ count: 5 }));
+    expect((await stub.report()).attached).toBe(1);
+
+    // The same for an rpc call as the first message after a wake.
+    await hibernate(stub);
+    expect(await socket.rpc("add", [2, 3])).toBe(5);
+    socket.send("count");
+    expect(await socket.next()).toBe("count:5");
+    expect((await stub.report()).attached).toBe(1);
+
+    // A close on an object that has not wired yet runs onClose and is reciprocated.
+    await hibernate(stub);
+    socket.send("ping");
+    expect(await socket.next()).toBe("pong");
+    expect(await other.close()).toEqual({ code: 1000, reason: "" });
+    expect(await stub.report()).toEqual({ attached: 0, closed: "b" });
+    await socket.close();
+  });
+
+  it("attaches at once every object of a class that uses a capability of its own", async () => {
+    const stub = env.WAKE_EAGER.get(env.WAKE_EAGER.idFromName(fresh("eager")));
+    const socket = await openSocket(worker, `http://example.com/agents/wake-eager/${fresh("eager")}`);
+    await socket.frames(1);
+    socket.send(JSON.stringify({ type: "shout", text: "hi" }));
+    expect(await socket.next()).toBe("HI");
+    await socket.close();
+
+    const named = fresh("eager");
+    const again = await openSocket(worker, `http://example.com/agents/wake-eager/${named}`);
+    await again.frames(1);
+    const eager = env.WAKE_EAGER.get(env.WAKE_EAGER.idFromName(named));
+    await hibernate(eager);
+    again.send("ping");
+    expect(await again.next()).toBe("pong");
+    expect((await eager.report()).attached).toBe(1); // attached as it was built, before the message
+    again.send(JSON.stringify({ type: "shout", text: "still" }));
+    expect(await again.next()).toBe("STILL");
+    await again.close();
+    void stub;
+  });
+
+  it("attaches at once an object that uses other capabilities than the class's first object", async () => {
+    const varying = (name: string) => env.WAKE_VARYING.get(env.WAKE_VARYING.idFromName(name));
+    const join = async (name: string) => {
+      const socket = await openSocket(worker, `http://example.com/agents/wake-varying/${name}`);
+      await socket.frames(2); // identity and state: WebSockets uses its State itself when the host does not
+      return socket;
+    };
+    // The first object uses State and WebSockets, so later objects that do may wait ...
+    const full = fresh("full");
+    const socket = await join(full);
+    await hibernate(varying(full));
+    socket.send("ping");
+    expect(await socket.next()).toBe("pong");
+    expect((await varying(full).report()).attached).toBe(0);
+
+    // ... and one that uses WebSockets alone is wired as it is built, and answers as before.
+    const bare = fresh("bare-");
+    const alone = await join(bare);
+    await hibernate(varying(bare));
+    alone.send("ping");
+    expect(await alone.next()).toBe("pong");
+    expect((await varying(bare).report()).attached).toBe(1);
+    await alone.close();
+    await socket.close();
+  });
+});

@@ -1,0 +1,83 @@
+// The first message after a real eviction, as real clients see it: the official client and
+// Node's WebSocket over loopback to the worker started by wrangler, the object evicted the way
+// hibernation does (worker.ts, /evict). A later object of a class waits to attach its
+// capabilities until an event needs them (docs/lifecycle.md, "Wiring on demand"); each kind of
+// first message must be answered as before.
+import { AgentClient as OfficialClient } from "agents/client";
+import { afterEach, expect, inject, it } from "vitest";
+
+const base = new URL(inject("workerUrl"));
+const cleanup: Array<() => void> = [];
+
+afterEach(() => {
+  for (const close of cleanup.splice(0)) close();
+});
+
+/** Node's WebSocket with a queue of the text frames it received. */
+function rawSocket(path: string) {
+  const url = new URL(path, base);
+  url.protocol = "ws:";
+  const ws = new WebSocket(url.href);
+  const queue: string[] = [];
+  const waiting: Array<(frame: string) => void> = [];
+  ws.addEventListener("message", (event) => {
+    const frame = String(event.data);
+    const take = waiting.shift();
+    if (take) take(frame);
+    else queue.push(frame);
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.addEventListener("close", (event) => resolve({ code: event.code, reason: event.reason })),
+  );
+  cleanup.push(() => ws.readyState < 2 && ws.close());
+  return {
+    ws,
+    closed,
+    /** @returns the next text frame (rejects after two seconds: a reply that never comes is the failure) */
+    next(): Promise<string> {
+      const queued = queue.shift();
+      if (queued !== undefined) return Promise.resolve(queued);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("no frame within 2 s")), 2000);
+        waiting.push((frame) => {
+          clearTimeout(timer);
+          resolve(frame);
+        });
+      });
+    },
+  };
+}
+
+async function evict(name: string): Promise<void> {
+  const response = await fetch(new URL(`/evict/DokitAgent/${name}`, base), { method: "POST" });
+  expect(await response.text()).toBe("evicted");
+}
+
+it("answers each kind of first message after an eviction: a plain message, a state frame, an rpc call, a close", async () => {
+  // Two objects of the class: the first shows how the class is wired, the second is measured.
+  for (const name of [`wake-first-${Date.now()}`, `wake-${Date.now()}`]) {
+    const client = new OfficialClient({ host: base.host, agent: "DokitAgent", name } as never);
+    cleanup.push(() => client.close());
+    await client.ready;
+    const raw = rawSocket(`/agents/dokit-agent/${name}`);
+    expect(JSON.parse(await raw.next())).toMatchObject({ type: "cf_agent_identity", name, agent: "dokit-agent" });
+    expect(JSON.parse(await raw.next())).toEqual({ type: "cf_agent_state", state: { count: 0 } });
+    expect(JSON.parse(await raw.next())).toMatchObject({ type: "welcome" });
+
+    await evict(name);
+    raw.ws.send("echo:after a wake");
+    expect(await raw.next()).toBe("echo:after a wake");
+
+    await evict(name);
+    client.setState({ count: 3 });
+    expect(JSON.parse(await raw.next())).toEqual({ type: "cf_agent_state", state: { count: 3 } });
+
+    await evict(name);
+    expect(await client.call("add", [2, 3])).toBe(5);
+
+    await evict(name);
+    raw.ws.close(1000, "done");
+    expect(await raw.closed).toEqual({ code: 1000, reason: "done" });
+    client.close();
+  }
+});
