@@ -1,4 +1,4 @@
-import type { CallableSource, Capability, Claims, Dispatch, FrameNote, SocketOwner } from "../lifecycle/capability";
+import type { Capability, Claims, Dispatch, FrameNote, SocketOwner } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { contextUse, type CurrentAgent, inConnectionContext, runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
@@ -264,7 +264,8 @@ export class WebSockets implements Capability {
   /**
    * Dispatches one incoming message: a text frame is parsed once and its `type`
    * looked up in the dispatch table; everything else goes to the handler chain.
-   * Transports other than hibernating sockets (Cap'n Web's pipe) use this too.
+   * Cap'n Web's pipe and observed messages come here; the socket owner's `message`
+   * does the same inline for a hibernating socket's message.
    * Handlers and claims run in the connection's context (`inConnectionContext`);
    * the parsing and the lookup do not need it.
    * @returns a promise while a handler or claim is asynchronous, else `undefined`
@@ -275,9 +276,7 @@ export class WebSockets implements Capability {
       const frame = parseFrame(message);
       if (frame) return this.#dispatchFrame(connection, message, frame, note);
     }
-    // As #toHandlers, without the calls in between (most messages come here).
-    const host = (this.#lifecycle ?? (this as Wakeable)[BOUND] ?? this.#installedOn).host;
-    return inConnectionContext(host, connection, WebSockets.#callHandlers, this, connection, message);
+    return this.#toHandlers(connection, message);
   }
 
   /**

@@ -113,10 +113,10 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // after a wake decodes no object (+~140 B). In two interleaved runs against the previous
     // source, wake → echo over raw went from 84 and 89 µs to 63 and 61 at 10 open; at 1,000 open
     // from 116 and 64 to 110 and 65 µs, and after a broadcast wake from 164 and 127 to 132 and 116.
-    // Raised to 8,150 B (8,130 B measured, +510 B) for issue 19's wake, wiring on demand: the
+    // Raised to 8,150 B (8,119 B measured, +499 B) for issue 19's wake, wiring on demand: the
     // lifecycle's part above (+379 B), and in WebSockets a socket owner usable before the capability
     // is attached, a bare callables target served from attach(), and a message that no capability
-    // claims handed to onMessage without the frame parse or the context module's calls (+131 B).
+    // claims handed to onMessage without the frame parse or the context module's calls (+120 B).
     ceiling: 8150,
     target: 8150,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
@@ -128,7 +128,7 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // 6,690 B (6,683 B measured; 6,368 B before dokit/observability's hooks: +315 B), then
     // with it to 6,730 B (6,729 B measured) for issue 19's connect path and claims, then
     // with it to 7,380 B (7,334 B measured) for issue 19's hot path, then with it to 7,670 B
-    // (7,646 B measured) for issue 19's wake, then with it to 8,180 B (8,159 B measured) for wiring on demand.
+    // (7,646 B measured) for issue 19's wake, then with it to 8,180 B (8,148 B measured) for wiring on demand.
     ceiling: 8180,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the short form of installing Callables does not pull argument-schema code",
