@@ -100,6 +100,41 @@ describe("a Worker that never imports getCurrentAgent()", () => {
     }
   });
 
+  it("answers each kind of first message after an eviction", async () => {
+    // A later object of the class waits to attach its capabilities (docs/lifecycle.md, "Wiring on
+    // demand"); with no context to enter, a message goes to onMessage without the context module.
+    const first = await socket(plain.url, "plain");
+    await first.next((f) => f.startsWith("hello "));
+    first.ws.close();
+    const a = await socket(plain.url, "plain");
+    const b = await socket(plain.url, "plain", a.room);
+    const evict = async () => {
+      const response = await fetch(new URL(`/evict/${a.room}`, plain.url), { method: "POST" });
+      expect(await response.text()).toBe("evicted");
+    };
+    try {
+      await b.next((f) => f.startsWith("hello "));
+      await evict();
+      expect(await a.ask("ping", (f) => f.startsWith("echo "))).toBe("echo ping");
+      await evict();
+      expect(await a.ask("async", (f) => f === "after await")).toBe("after await");
+      await evict();
+      a.ws.send("throw"); // a handler that throws on a wake: logged, the connection and its neighbour keep working
+      expect(await a.ask("after", (f) => f.startsWith("echo "))).toBe("echo after");
+      await evict();
+      expect(JSON.parse(await a.ask(rpc("w1", "echo", [7]), rpcAnswer("w1")))).toMatchObject({ success: true, result: 7 });
+      await evict();
+      const broadcast = b.next((f) => f.includes('"count":9'), b.frames.length);
+      a.ws.send(JSON.stringify({ type: "cf_agent_state", state: { count: 9 } }));
+      expect(JSON.parse(await broadcast)).toEqual({ type: "cf_agent_state", state: { count: 9 } });
+      await evict();
+      expect(await b.ask("neighbour", (f) => f.startsWith("echo "))).toBe("echo neighbour");
+    } finally {
+      a.ws.close();
+      b.ws.close();
+    }
+  });
+
   it("keeps a connection whose handler threw, and its neighbours, working", async () => {
     const a = await socket(plain.url, "plain");
     const b = await socket(plain.url, "plain", a.room);
