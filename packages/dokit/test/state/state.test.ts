@@ -521,7 +521,7 @@ describe("wiring on demand (docs/lifecycle.md)", () => {
   });
 
   it("attaches at once every object of a class that uses a capability of its own", async () => {
-    const stub = env.WAKE_EAGER.get(env.WAKE_EAGER.idFromName(fresh("eager")));
+    // The class's first object.
     const socket = await openSocket(worker, `http://example.com/agents/wake-eager/${fresh("eager")}`);
     await socket.frames(1);
     socket.send(JSON.stringify({ type: "shout", text: "hi" }));
@@ -539,7 +539,6 @@ describe("wiring on demand (docs/lifecycle.md)", () => {
     again.send(JSON.stringify({ type: "shout", text: "still" }));
     expect(await again.next()).toBe("STILL");
     await again.close();
-    void stub;
   });
 
   it("attaches at once an object that uses other capabilities than the class's first object", async () => {
