@@ -239,12 +239,23 @@ export class Lifecycle<Host extends object = object> {
     }
   }
 
-  /** Attaches the capabilities that wait, in the order used, into a table of their own (once). */
+  /**
+   * Attaches the capabilities that wait, in the order used, into a table of their own. Once it
+   * succeeds; a claim that throws (options that differ from the class's first object's) leaves the
+   * object waiting, so every later event meets the same error instead of a half-filled table.
+   */
   #wire(): void {
-    if (!this.#plan) return;
+    const plan = this.#plan;
+    if (!plan) return;
     this.#plan = undefined;
     this.#table = new DispatchTable();
-    for (const capability of this.#used.slice()) this.#attach(capability);
+    try {
+      for (const capability of this.#used.slice()) this.#attach(capability);
+    } catch (error) {
+      this.#plan = plan;
+      this.#table = UNWIRED;
+      throw error;
+    }
   }
 
   /**

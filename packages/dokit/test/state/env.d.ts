@@ -1,4 +1,4 @@
-import type { AsyncSchemaStore, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard, WakeEager, WakeRoom, WakeVarying } from "./objects";
+import type { AsyncSchemaStore, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard, WakeConflict, WakeEager, WakeRoom, WakeVarying } from "./objects";
 
 declare global {
   interface Env {
@@ -10,6 +10,7 @@ declare global {
     WAKE_ROOM: DurableObjectNamespace<WakeRoom>;
     WAKE_EAGER: DurableObjectNamespace<WakeEager>;
     WAKE_VARYING: DurableObjectNamespace<WakeVarying>;
+    WAKE_CONFLICT: DurableObjectNamespace<WakeConflict>;
   }
   namespace Cloudflare {
     interface Env extends globalThis.Env {}

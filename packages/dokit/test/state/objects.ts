@@ -1,5 +1,6 @@
 import { DurableObject, RpcTarget } from "cloudflare:workers";
 import { z } from "zod";
+import { Callables } from "../../src/callables";
 import { type Capability, type Claims, Lifecycle } from "../../src/lifecycle";
 import { State, type StateSource } from "../../src/state";
 import { WebSockets } from "../../src/websockets";
@@ -222,4 +223,17 @@ export class WakeVarying extends DurableObject<Env> {
   report(): { attached: number } {
     return { attached: this.attached };
   }
+}
+
+/**
+ * Callables at the top; objects named `dup-…` also give WebSockets a target with the same
+ * methods, a conflict the class's first object did not have (options that differ by object).
+ */
+export class WakeConflict extends DurableObject<Env> {
+  readonly calls = new Callables(new WakeCallables());
+  readonly webSockets: WebSockets = new WebSockets({
+    callables: this.ctx.id.name?.startsWith("dup-") ? new WakeCallables() : undefined,
+    handlers: { onMessage: (connection, message) => connection.send(`echo:${String(message)}`) },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.calls).use(this.webSockets);
 }

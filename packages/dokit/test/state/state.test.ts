@@ -541,6 +541,29 @@ describe("wiring on demand (docs/lifecycle.md)", () => {
     await again.close();
   });
 
+  it("fails every request of an object whose options conflict where the class's first object's did not, with a 500", async () => {
+    const logs = captureConsole();
+    const ok = await openSocket(worker, `http://example.com/agents/wake-conflict/${fresh("ok")}`);
+    await ok.frames(1);
+    expect(await ok.rpc("add", [1, 2])).toBe(3);
+    await ok.close();
+
+    // A later object waits to be wired; its first request wires it, meets DUPLICATE_CLAIM, and so does every later one.
+    const dup = fresh("dup-");
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const upgrade = await worker.fetch(
+        new Request(`http://example.com/agents/wake-conflict/${dup}`, { headers: { Upgrade: "websocket" } }),
+      );
+      expect(upgrade.status).toBe(500);
+      expect(await upgrade.text()).toBe("Internal error");
+    }
+    expect(logs.error).toHaveLength(2);
+    for (const line of logs.error) {
+      expect(line).toContain("wake-conflict");
+      expect(line).toContain('the method "add" is claimed by Callables and by WebSockets');
+    }
+  });
+
   it("attaches at once an object that uses other capabilities than the class's first object", async () => {
     const varying = (name: string) => env.WAKE_VARYING.get(env.WAKE_VARYING.idFromName(name));
     const join = async (name: string) => {
