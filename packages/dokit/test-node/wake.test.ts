@@ -1,6 +1,6 @@
 // The first message after a real eviction, as real clients see it: the official client and
 // Node's WebSocket over loopback to the worker started by wrangler, the object evicted the way
-// hibernation does (worker.ts, /evict). A later object of a class waits to attach its
+// hibernation does (evict-route.ts). A later object of a class waits to attach its
 // capabilities until an event needs them (docs/lifecycle.md, "Wiring on demand"); each kind of
 // first message must be answered as before.
 import { AgentClient as OfficialClient } from "agents/client";
@@ -49,7 +49,7 @@ function rawSocket(path: string) {
 }
 
 async function evict(name: string): Promise<void> {
-  const response = await fetch(new URL(`/evict/DokitAgent/${name}`, base), { method: "POST" });
+  const response = await fetch(new URL(`/evict/${name}`, base), { method: "POST" });
   expect(await response.text()).toBe("evicted");
 }
 

@@ -11,6 +11,7 @@ import { routeAgentRequest } from "../src/routing";
 import { State as DokitState } from "../src/state";
 import { WebSockets as DokitWebSockets } from "../src/websockets";
 import { ScenarioCallables } from "./callables";
+import { evictRoute } from "./evict-route";
 
 export { Counter, ScenarioCallables } from "./callables";
 export { FaultyHost, NoSqlHost, PlainRoom } from "./connect-objects";
@@ -75,19 +76,11 @@ export class DokitAgent extends DurableObject<Env> {
   readonly lifecycle = DokitLifecycle.install(this).use(this.board).use(this.webSockets);
 }
 
-type Unsafe = { evict(stub: DurableObjectStub, options: { webSockets: "hibernate" }): Promise<void> };
-const UNSAFE = ["workerd", "unsafe"].join(":"); // joined, so no bundler looks for it
-
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
-    // Test-only: POST /evict/DokitAgent/<name> evicts that object as hibernation does (the
-    // instance goes; storage and its WebSockets stay), with `workerd:unsafe` (compat flag unsafe_module).
-    const [, action, binding, name] = new URL(request.url).pathname.split("/");
-    if (action === "evict" && request.method === "POST" && binding === "DokitAgent" && name) {
-      const { default: unsafe } = (await import(UNSAFE)) as { default: Unsafe };
-      await unsafe.evict(env.DokitAgent.getByName(name), { webSockets: "hibernate" });
-      return new Response("evicted");
-    }
-    return (await routeAgentRequest(request, env)) ?? new Response("no route", { status: 404 });
+    // Test-only: POST /evict/<name> evicts that DokitAgent (evict-route.ts).
+    return (
+      (await evictRoute(request, env.DokitAgent)) ?? (await routeAgentRequest(request, env)) ?? new Response("no route", { status: 404 })
+    );
   },
 } satisfies ExportedHandler<Env>;

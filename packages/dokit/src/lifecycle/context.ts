@@ -36,14 +36,13 @@ export interface ContextStorage {
  * `sideEffects: false`, so a bundler drops a module none of whose exports are used) pays
  * nothing for it per event. docs/lifecycle.md, "getCurrentAgent()".
  */
-let storage: ContextStorage | undefined;
 let snapshot: (() => ContextRunner) | undefined;
 /**
- * Whether the storage is connected, and whether work ran without it (a storage provided after
- * that comes too late for it). Exported for the one path that checks it inline: a message to the
+ * The storage, once connected, and whether work ran without it (a storage provided after that
+ * comes too late for it). Exported for the one path that checks it inline: a message to the
  * handlers with no context to enter (websockets.ts), which then runs them without this module's calls.
  */
-export const contextUse = { loaded: false, ranWithout: false };
+export const contextUse: { storage: ContextStorage | undefined; ranWithout: boolean } = { storage: undefined, ranWithout: false };
 
 /** Connects the storage `getCurrentAgent()` reads (lifecycle/current.ts, once, as it loads). */
 export function provideContext(store: ContextStorage, takeSnapshot: () => ContextRunner): void {
@@ -53,13 +52,13 @@ export function provideContext(store: ContextStorage, takeSnapshot: () => Contex
         "work that began before sees no context. Import it statically (import { getCurrentAgent } from \"dokit/lifecycle\").",
     );
   }
-  storage = store;
+  contextUse.storage = store;
   snapshot = takeSnapshot;
-  contextUse.loaded = true;
 }
 
 /** Runs `fn` with `scope` added to the current context (internal). */
 export function runInContext<R>(scope: Partial<CurrentAgent>, fn: () => R): R {
+  const storage = contextUse.storage;
   if (!storage) {
     contextUse.ranWithout = true;
     return fn();
@@ -81,6 +80,7 @@ type WithRunner = { [RUNNER]?: ContextRunner | typeof FIRST };
  * one plain run, so a connection that sends once per wake never builds one).
  */
 export function inConnectionContext<R, A, B, C>(agent: unknown, connection: Connection, fn: (a: A, b: B, c: C) => R, a: A, b: B, c: C): R {
+  const storage = contextUse.storage;
   if (!storage || !snapshot) {
     contextUse.ranWithout = true;
     return fn(a, b, c);

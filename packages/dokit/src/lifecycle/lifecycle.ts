@@ -263,7 +263,8 @@ export class Lifecycle<Host extends object = object> {
    * wired: when every capability it used is marked so (lifecycle/wake.ts), none claimed a start
    * hook or an observer, and the one that took the sockets (if any) was used by the host itself.
    */
-  #planWakes(top: Capability[]): void {
+  #planWakes(): void {
+    const top = this.#top ?? [];
     this.#top = undefined;
     const installed = installedClasses.get(this.host.constructor);
     const table = this.#table;
@@ -286,7 +287,7 @@ export class Lifecycle<Host extends object = object> {
   start(props?: Record<string, unknown>): Promise<void> {
     if (this.#started) return done;
     this.#locked = true;
-    if (this.#top) this.#planWakes(this.#top);
+    if (this.#top) this.#planWakes();
     // Nothing to run (no start hook, no onStart, as on most wakes of a socket-only object):
     // started at once, without holding the object for an empty blockConcurrencyWhile turn.
     if (this.#table.starts[0] || (this.host as HostHooks).onStart) return (this.#starting ??= this.#runStart(props));

@@ -15,7 +15,7 @@ export interface MethodTable {
   readonly names: readonly string[];
 }
 /** Method tables by class prototype: built once per class, not on every construction (every wake). */
-export const methodTables = new WeakMap<object, MethodTable>();
+const tables = new WeakMap<object, MethodTable>();
 
 /**
  * Builds the table of methods a client may call: methods declared on the
@@ -31,7 +31,7 @@ export const methodTables = new WeakMap<object, MethodTable>();
 export function collectCallableMethods(target: object): MethodTable {
   // A prototype with a table is an RpcTarget subclass's, checked when the table was built: a
   // wake (a later instance of the class) skips the instanceof check on the platform's class.
-  const known = target === null || target === undefined ? undefined : methodTables.get(Object.getPrototypeOf(target));
+  const known = target === null || target === undefined ? undefined : tables.get(Object.getPrototypeOf(target));
   if (known) return known;
   if (!(target instanceof RpcTarget)) {
     throw new DokitError(
@@ -42,7 +42,7 @@ export function collectCallableMethods(target: object): MethodTable {
   const prototype: object = Object.getPrototypeOf(target);
   const methods = buildTable(target, prototype);
   const table: MethodTable = { methods, names: Object.freeze(Object.keys(methods)) };
-  methodTables.set(prototype, table);
+  tables.set(prototype, table);
   return table;
 }
 

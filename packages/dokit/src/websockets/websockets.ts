@@ -15,7 +15,7 @@ import {
   STATE,
   TRANSPORT_PARAM,
 } from "../protocol/frames";
-import { collectCallableMethods, methodTables } from "../shared/method-table";
+import { collectCallableMethods } from "../shared/method-table";
 import { answerUnclaimedRpc, serveRpc, TargetCallables } from "../shared/serve-rpc";
 import { closeWith, isThenable, parseFrame, trySend } from "../shared/wire";
 import { isDokitSocket } from "./attachment";
@@ -55,7 +55,7 @@ export class WebSockets implements Capability {
     this.#options = options;
     const callables = options.callables;
     // A bare target is checked now (its method table is built once per class) and served from attach().
-    if (callables && !isCapability(callables) && !methodTables.has(Object.getPrototypeOf(callables))) collectCallableMethods(callables);
+    if (callables && !isCapability(callables)) collectCallableMethods(callables);
     // The socket owner this capability claims, which the lifecycle also uses before it is attached (lifecycle/wake.ts).
     const owner: OwnerOf = Object.create(WebSockets.#owner);
     owner.of = this;
@@ -215,7 +215,7 @@ export class WebSockets implements Capability {
         if (frame) return sockets.#dispatchFrame(connection, message, frame) ?? true;
       }
       // No context to enter and no added handler sets: the configured onMessage directly (as #callHandlers does).
-      if (!contextUse.loaded && sockets.#handlers.length === 0) {
+      if (!contextUse.storage && sockets.#handlers.length === 0) {
         contextUse.ranWithout = true;
         const pending: unknown = sockets.#options.handlers?.onMessage?.(connection, message);
         return pending !== undefined && isThenable(pending) ? Promise.resolve(pending).then(nothing) : true;

@@ -6,6 +6,7 @@ import { Lifecycle } from "../../src/lifecycle";
 import { routeAgentRequest } from "../../src/routing";
 import { State } from "../../src/state";
 import { WebSockets } from "../../src/websockets";
+import { evictRoute } from "../evict-route";
 
 class PlainCallables extends RpcTarget {
   echo(value: unknown): unknown {
@@ -40,19 +41,9 @@ export class Plain extends DurableObject {
   readonly lifecycle = Lifecycle.install(this).use(this.state).use(this.webSockets);
 }
 
-type Unsafe = { evict(stub: DurableObjectStub, options: { webSockets: "hibernate" }): Promise<void> };
-const UNSAFE = ["workerd", "unsafe"].join(":"); // joined, so no bundler looks for it
-
 export default {
   async fetch(request: Request, env: { Plain: DurableObjectNamespace<Plain> } & Record<string, unknown>): Promise<Response> {
-    // Test-only: POST /evict/<name> evicts that Plain object as hibernation does (the instance
-    // goes; storage and its WebSockets stay), with `workerd:unsafe` (compat flag unsafe_module).
-    const [, action, name] = new URL(request.url).pathname.split("/");
-    if (action === "evict" && request.method === "POST" && name) {
-      const { default: unsafe } = (await import(UNSAFE)) as { default: Unsafe };
-      await unsafe.evict(env.Plain.getByName(name), { webSockets: "hibernate" });
-      return new Response("evicted");
-    }
-    return (await routeAgentRequest(request, env)) ?? new Response("no route", { status: 404 });
+    // Test-only: POST /evict/<name> evicts that Plain object (../evict-route.ts).
+    return (await evictRoute(request, env.Plain)) ?? (await routeAgentRequest(request, env)) ?? new Response("no route", { status: 404 });
   },
 };

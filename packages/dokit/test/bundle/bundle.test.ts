@@ -65,7 +65,7 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // instances (one per wake) skip the install checks and the entry-point loop. In one
     // interleaved run against the same source without them, wake → echo went from 58 to 46 µs
     // over raw at 10 open connections and from 109 to 95 µs at 1,000.
-    // Raised to 3,675 B (3,652 B measured, +396 B) for issue 19's wake, wiring on demand
+    // Raised to 3,675 B (3,658 B measured, +402 B) for issue 19's wake, wiring on demand
     // (docs/lifecycle.md): a later object of a class whose first object used only State,
     // WebSockets and Callables attaches them when an event needs the dispatch table, not as it is
     // built, and a socket event reaches the socket owner with fewer calls. Every object pays for
@@ -113,10 +113,10 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // after a wake decodes no object (+~140 B). In two interleaved runs against the previous
     // source, wake → echo over raw went from 84 and 89 µs to 63 and 61 at 10 open; at 1,000 open
     // from 116 and 64 to 110 and 65 µs, and after a broadcast wake from 164 and 127 to 132 and 116.
-    // Raised to 8,155 B (8,135 B measured, +515 B) for issue 19's wake, wiring on demand: the
-    // lifecycle's part above (+396 B), and in WebSockets a socket owner usable before the capability
+    // Raised to 8,155 B (8,133 B measured, +513 B) for issue 19's wake, wiring on demand: the
+    // lifecycle's part above (+402 B), and in WebSockets a socket owner usable before the capability
     // is attached, a bare callables target served from attach(), and a message that no capability
-    // claims handed to onMessage without the frame parse or the context module's calls (+119 B).
+    // claims handed to onMessage without the frame parse or the context module's calls (+111 B).
     ceiling: 8155,
     target: 8155,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
@@ -128,7 +128,7 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // 6,690 B (6,683 B measured; 6,368 B before dokit/observability's hooks: +315 B), then
     // with it to 6,730 B (6,729 B measured) for issue 19's connect path and claims, then
     // with it to 7,380 B (7,334 B measured) for issue 19's hot path, then with it to 7,670 B
-    // (7,646 B measured) for issue 19's wake, then with it to 8,185 B (8,164 B measured) for wiring on demand.
+    // (7,646 B measured) for issue 19's wake, then with it to 8,185 B (8,155 B measured) for wiring on demand.
     ceiling: 8185,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the short form of installing Callables does not pull argument-schema code",
@@ -138,7 +138,7 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // Raised from 4.5 KB with the lifecycle for issue 19 (an rpc call enters the connection's
     // context only around the method, and a synchronous method is answered without a promise).
     // Raised to 5,060 B (5,038 B measured) with the lifecycle for issue 19's wake, and to 5,475 B
-    // (5,454 B measured) with it for wiring on demand.
+    // (5,460 B measured) with it for wiring on demand.
     ceiling: 5475,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState"],
     why: "a bundle that imports dokit/callables but never upgrades to Cap'n Web does not pay for it",
@@ -146,7 +146,7 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
   "lifecycle + state": {
     // 5.2 KB today (5,373 B). A function validator: no schema library.
     // Raised from 5.25 KB with the lifecycle for issue 19, to 5,530 B with it for issue 19's wake,
-    // and to 5,925 B (5,905 B measured) with it for wiring on demand.
+    // and to 5,925 B (5,908 B measured) with it for wiring on demand.
     ceiling: 5925,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "dokit/state without a zod schema does not pull zod",
@@ -164,7 +164,7 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // cron-schedule (the reference's choice, 2.6 KB) computes in the runtime's time zone only.
     // Adopting the reference's tables (schedule/adopt.ts) is about 0.8 KB of the rest.
     // Raised to 18,840 B (18,811 B measured) with the lifecycle for issue 19's wake, and to 19,215 B
-    // (19,193 B measured) with it for wiring on demand, which a Scheduler's objects carry but do not use.
+    // (19,200 B measured) with it for wiring on demand, which a Scheduler's objects carry but do not use.
     ceiling: 19215,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitQueue"],
     why: "timed work pays for its cron library, and for nothing else",
@@ -174,7 +174,7 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // reference-table adoption (queue/adopt.ts), no cron. Reading due jobs ahead, 32 per
     // query (job-table.ts takeDue), added 230 B; it keeps firing them within 1.15× a raw loop.
     // Raised to 7.5 KB (7,571 B) with the lifecycle for issue 19, to 7,720 B (7,702 B
-    // measured) with it for issue 19's wake, and to 8,110 B (8,090 B measured) with it for wiring
+    // measured) with it for issue 19's wake, and to 8,110 B (8,095 B measured) with it for wiring
     // on demand, which a Queue's objects carry but do not use.
     ceiling: 8110,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitScheduler", "croner"],

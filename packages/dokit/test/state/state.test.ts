@@ -566,27 +566,20 @@ describe("wiring on demand (docs/lifecycle.md)", () => {
 
   it("attaches at once an object that uses other capabilities than the class's first object", async () => {
     const varying = (name: string) => env.WAKE_VARYING.get(env.WAKE_VARYING.idFromName(name));
-    const join = async (name: string) => {
+    /** Joins `name`, hibernates it, pings. @returns how often that wake attached the WebSockets */
+    const attachedOnWake = async (name: string) => {
       const socket = await openSocket(worker, `http://example.com/agents/wake-varying/${name}`);
       await socket.frames(2); // identity and state: WebSockets uses its State itself when the host does not
-      return socket;
+      await hibernate(varying(name));
+      socket.send("ping");
+      expect(await socket.next()).toBe("pong");
+      const { attached } = await varying(name).report();
+      await socket.close();
+      return attached;
     };
     // The first object uses State and WebSockets, so later objects that do may wait ...
-    const full = fresh("full");
-    const socket = await join(full);
-    await hibernate(varying(full));
-    socket.send("ping");
-    expect(await socket.next()).toBe("pong");
-    expect((await varying(full).report()).attached).toBe(0);
-
+    expect(await attachedOnWake(fresh("full"))).toBe(0);
     // ... and one that uses WebSockets alone is wired as it is built, and answers as before.
-    const bare = fresh("bare-");
-    const alone = await join(bare);
-    await hibernate(varying(bare));
-    alone.send("ping");
-    expect(await alone.next()).toBe("pong");
-    expect((await varying(bare).report()).attached).toBe(1);
-    await alone.close();
-    await socket.close();
+    expect(await attachedOnWake(fresh("bare-"))).toBe(1);
   });
 });
