@@ -11,7 +11,8 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import { bundleReport } from "./bundle.ts";
 import { type Client, closeAll, COMPRESSION, connect, connectMany, evictRoom, EXTENSION, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
-import { closedLoop, pinWorkerd, rssKb, sleep, workerdPids } from "./lib/load.ts";
+import { closedLoop, pinWorkerd, sleep, workerdPids } from "./lib/load.ts";
+import { openHeapReader } from "./lib/heap.ts";
 import { roundOrder } from "./lib/order.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
@@ -39,7 +40,7 @@ const FORCE_MCP = args.includes("--mcp"); // serve and measure MCP even before d
  * the measures below run (`open` unless `--only` names others), and the results go to their own file.
  */
 const DOKIT_ROOM = args.find((a) => a.startsWith("--dokit-room="))?.slice(13);
-const LOWER_BOUND_MEASURES = ["echo", "open", "wake", "fanout", "scale"];
+const LOWER_BOUND_MEASURES = ["echo", "open", "wake", "fanout", "scale", "memory"];
 if (DOKIT_ROOM !== undefined && DOKIT_ROOM !== "lean" && DOKIT_ROOM !== "floor") throw new Error(`--dokit-room=${DOKIT_ROOM}: lean or floor`);
 const ONLY = args.find((a) => a.startsWith("--only="))?.slice(7).split(",") ?? (DOKIT_ROOM ? ["open"] : undefined);
 if (DOKIT_ROOM && ONLY?.some((name) => !LOWER_BOUND_MEASURES.includes(name))) {
@@ -325,13 +326,11 @@ async function openConnections(base: URL, size: number, trips: number, wakeRound
 
 /**
  * Connection scale, one implementation at a time (in the round's order): `size` connections opened
- * 50 at a time to one fresh object; open time per connection, workerd memory per connection
- * (resident-set growth over the opening), then the fan-out of a broadcast to all of them.
+ * 50 at a time to one fresh object; open time per connection, then the fan-out of a broadcast to
+ * all of them. (Memory per connection is measured in a worker of its own: {@link connectionMemory}.)
  */
 async function connectionScale(base: URL, size: number, rounds: number, fanRounds: number): Promise<void> {
-  const pids = workerdPids();
   const open = byImpl<number[]>(() => []);
-  const memory = byImpl<number[]>(() => []);
   const fan = byImpl<number[]>(() => []);
   // Warm-up, not recorded: `size` sockets in a room of each implementation. workerd's heap
   // grows, and its code warms, for whichever room opens thousands of sockets first; with one
@@ -345,12 +344,10 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
     const room = `scale${size}-${RUN}-${round}`;
     await (await fetch(new URL(`/room/${roomOf(impl)}/${room}`, base))).text(); // start the object first
     await sleep(200);
-    const before = rssKb(pids);
     const start = performance.now();
     const clients = await connectMany((i) => urlOf(base, impl, room, `c${i}`), size);
     open[impl].push((performance.now() - start) / size);
     await sleep(500);
-    memory[impl].push((rssKb(pids) - before) / size);
     for (let r = 0; r < fanRounds + 1; r++) {
       const message = `b:scale${r}`;
       const ms = await fanOut(clients, () => clients[0].ws.send(message), (d) => d === message);
@@ -360,8 +357,48 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
     await sleep(500);
   });
   medianOf(`${size} connections: open, per connection`, open, 1.05);
-  figures.push({ measure: `${size} connections: workerd memory per connection`, stat: "RSS growth", unit: "KB", values: values((i) => median(memory[i])), samples: counts(memory) });
   medianOf(`${size} connections: broadcast fan-out`, fan, 1.1);
+}
+
+/**
+ * Memory per connection, in a worker of its own (started with workerd's inspector and
+ * `--expose-gc`, which the other measures run without): per round and implementation, in the
+ * round's order, a fresh object is started; a full collection, the isolate's live heap read over
+ * the inspector; `size` connections opened; a full collection, the heap read again. The growth of
+ * V8's heap plus the embedder's (workerd's objects on cppgc), / `size`, is what each open
+ * connection keeps alive in the isolate. (workerd's resident set, read here until 2026-12-05,
+ * counted the allocator's free pages and the previous rounds' garbage: it read -0.06 to -0.37 KB
+ * per connection.)
+ */
+async function connectionMemory(size: number, rounds: number): Promise<void> {
+  const worker = await startBenchWorker(new URL("./worker/wrangler.jsonc", import.meta.url).pathname, { inspector: true, v8Flags: "--expose-gc" });
+  const base = worker.direct;
+  log(`memory worker at ${base.href} (inspector ${worker.inspector?.href}, --expose-gc)`);
+  const heap = await openHeapReader(worker.inspector as URL, base);
+  const total = byImpl<number[]>(() => []);
+  const js = byImpl<number[]>(() => []);
+  try {
+    // Warm-up, not recorded: one room of each, so code and the heap's own structures exist before the first round.
+    for (const impl of IMPLS) await closeAll(await connectMany((i) => urlOf(base, impl, `memory-warm-${RUN}`, `c${i}`), Math.min(size, 200)));
+    await interleave(rounds, async (impl, round) => {
+      const room = `memory${size}-${RUN}-${round}`;
+      await (await fetch(new URL(`/room/${roomOf(impl)}/${room}`, base))).text(); // start the object first
+      const before = await heap.afterGc();
+      const clients = await connectMany((i) => urlOf(base, impl, room, `c${i}`), size);
+      await sleep(200);
+      const after = await heap.afterGc();
+      total[impl].push((after.js + after.embedder - before.js - before.embedder) / size / 1024);
+      js[impl].push((after.js - before.js) / size / 1024);
+      await closeAll(clients);
+      await sleep(200);
+    });
+  } finally {
+    heap.close();
+    await worker.dispose();
+  }
+  const perConnection = `${size} connections: isolate heap per connection`;
+  figures.push({ measure: perConnection, stat: "V8 + embedder", unit: "KB", values: values((i) => median(total[i])), samples: counts(total) });
+  figures.push({ measure: perConnection, stat: "V8 heap alone", unit: "KB", values: values((i) => median(js[i])), samples: counts(js) });
 }
 
 /** A brand-new object: constructor + start + first request, as seen by the client. */
@@ -474,6 +511,7 @@ async function main(): Promise<void> {
   } finally {
     await worker.dispose();
   }
+  if (enabled("memory")) (log("connection memory"), await connectionMemory(QUICK ? 1_000 : 4_000, QUICK ? 1 : 6));
   if (!DOKIT_ROOM && (enabled("mcp") || enabled("saturation"))) await secondWorker();
 
   let bundle: Awaited<ReturnType<typeof bundleReport>> | undefined;

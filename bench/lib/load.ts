@@ -1,5 +1,5 @@
 // Load helpers: closed-loop saturation over many clients, and the workerd
-// processes' CPU time and memory, read from /proc (Linux; elsewhere NaN).
+// processes' CPU time, read from /proc (Linux; elsewhere NaN).
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
@@ -100,17 +100,6 @@ function ticksMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND) * 1000; // utime, stime (fields 14 and 15 of stat)
-}
-
-/** @returns the resident memory of the processes, in KB; NaN without /proc */
-export function rssKb(pids: readonly number[]): number {
-  if (pids.length === 0) return Number.NaN;
-  let kb = 0;
-  for (const pid of pids) {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    kb += match ? Number(match[1]) : 0;
-  }
-  return kb;
 }
 
 /** What one closed-loop window measured. */

@@ -8,14 +8,25 @@ export interface StartedWorker {
   direct: URL;
   /** The address of wrangler's proxy worker in front of it. */
   proxied: URL;
+  /** The DevTools address of wrangler's inspector proxy (`http://127.0.0.1:<port>/`), with `inspector: true` only. */
+  inspector: URL | undefined;
   dispose(): Promise<void>;
+}
+
+/** Options of {@link startBenchWorker}. */
+export interface BenchWorkerOptions {
+  /** Start workerd's inspector (on loopback, a free port), for the heap measure (lib/heap.ts). Off by default. */
+  inspector?: boolean;
+  /** V8 flags for this worker's workerd (`MINIFLARE_WORKERD_V8_FLAGS`, added to any set in the environment), e.g. `--expose-gc`. */
+  v8Flags?: string;
 }
 
 /**
  * Starts the worker of `config` on loopback, port 0, without persistence, inspector or watch.
  * @param config - the wrangler config's path
+ * @param options - an inspector and V8 flags, for the heap measure
  */
-export async function startBenchWorker(config: string): Promise<StartedWorker> {
+export async function startBenchWorker(config: string, options: BenchWorkerOptions = {}): Promise<StartedWorker> {
   const { unstable_DevEnv } = await import("wrangler");
   const devEnv = new unstable_DevEnv();
   type Address = { protocol: string; hostname: string; port: string };
@@ -29,23 +40,42 @@ export async function startBenchWorker(config: string): Promise<StartedWorker> {
       reject(event instanceof Error ? event : new Error(`${config}: ${event.reason}`, { cause: event.cause })),
     ),
   );
-  const worker = await Promise.race([
-    devEnv.startWorker({
-      config,
-      dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
-    }),
-    failed,
-  ]);
-  let proxied: URL, address: Address;
+  // Miniflare reads the flags when it spawns workerd, during the start: set for it, then restored.
+  const flags = process.env.MINIFLARE_WORKERD_V8_FLAGS;
+  if (options.v8Flags) process.env.MINIFLARE_WORKERD_V8_FLAGS = [flags, options.v8Flags].filter(Boolean).join(" ");
+  let worker: Awaited<ReturnType<typeof devEnv.startWorker>>;
+  let proxied: URL, address: Address, inspector: URL | undefined;
   try {
-    [proxied, address] = await Promise.race([Promise.all([worker.url, direct]), failed]);
-  } catch (error) {
+    worker = await Promise.race([
+      devEnv.startWorker({
+        config,
+        dev: {
+          server: { hostname: "127.0.0.1", port: 0 },
+          inspector: options.inspector ? { hostname: "127.0.0.1", port: 0 } : false,
+          persist: false,
+          watch: false,
+        },
+      }),
+      failed,
+    ]);
+    try {
+      [proxied, address, inspector] = await Promise.race([Promise.all([worker.url, direct, worker.inspectorUrl]), failed]);
+    } catch (error) {
+      await worker.dispose();
+      throw error;
+    }
+  } finally {
+    if (flags === undefined) delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
+    else process.env.MINIFLARE_WORKERD_V8_FLAGS = flags;
+  }
+  if (options.inspector && !inspector) {
     await worker.dispose();
-    throw error;
+    throw new Error(`${config}: wrangler started no inspector`);
   }
   return {
     direct: new URL(`${address.protocol}//${address.hostname}:${address.port}/`),
     proxied,
+    inspector: options.inspector ? inspector : undefined,
     dispose: () => worker.dispose(),
   };
 }

@@ -5,6 +5,8 @@
 //                                       /room/lean/…, /room/floor/…: the wake's lower bounds, worker-wake/lean.ts)
 //   /evict/{raw|dokit|ref}/{name}       test-only: evicts the object the way hibernation does
 //                                       (instance torn down, WebSockets kept open)
+//   /gc                                 test-only: a full garbage collection, when workerd runs with
+//                                       --expose-gc (the memory measure, bench/lib/heap.ts)
 
 import { objectNamed } from "./address";
 
@@ -40,6 +42,12 @@ const BINDINGS = { raw: "RAW", dokit: "DOKIT", ref: "REF", observed: "OBSERVED",
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const [, action, kind, name] = new URL(request.url).pathname.split("/");
+    if (action === "gc") {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (!gc) return new Response("start workerd with --expose-gc (MINIFLARE_WORKERD_V8_FLAGS)", { status: 501 });
+      gc();
+      return new Response("collected");
+    }
     const binding = BINDINGS[kind as keyof typeof BINDINGS];
     if (!binding || !name) return new Response("no route", { status: 404 });
     // The reference needs `ctx.id.name` (it throws without it), so its room keeps the named id
