@@ -72,6 +72,15 @@ export function readAttachment(ws: WebSocket): Attachment | undefined {
 }
 
 /**
+ * Stores a new socket's flags (no user state) without keeping them on the socket object. A socket
+ * that nothing decorates stays as the runtime made it, so while it idles the runtime may drop its
+ * JavaScript object and make a new one for its next event (WebSockets' plain accept).
+ */
+export function storeFlags(ws: WebSocket, flags: ConnectionFlags): void {
+  ws.serializeAttachment(COMPACT + JSON.stringify(flags));
+}
+
+/**
  * Stores a new attachment. The previous one stays in place when this throws.
  * @throws DokitError ATTACHMENT_TOO_LARGE when the runtime refuses the size, INVALID_STATE for a value it cannot clone
  */

@@ -18,7 +18,7 @@ import {
 import { collectCallableMethods } from "../shared/method-table";
 import { answerUnclaimedRpc, serveRpc, TargetCallables } from "../shared/serve-rpc";
 import { closeWith, isThenable, parseFrame, trySend } from "../shared/wire";
-import { isDokitSocket } from "./attachment";
+import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
 import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectionTags, MAX_TAG_LENGTH } from "./tags";
@@ -113,20 +113,46 @@ export class WebSockets implements Capability {
     const ctx: ConnectionContext = { request };
     // `at`: when it opened (a disconnect's duration, a connection's age), kept only where events are installed.
     const at = this.#dispatch?.observer && Date.now();
-    const connection = initConnection(server, { id, tags: [id], uri: request.url, readonly: false, protocol: true, at });
+    const flags = { id, tags: [id], uri: request.url, readonly: false, protocol: true, at };
+    // Nothing in the connect sequence receives the connection: the socket stays as the runtime made it (#plain).
+    const plain = this.#plain();
+    // SAFETY: a plain socket is only sent to and compared by identity until its first event makes it a Connection.
+    const connection = plain ? (storeFlags(server, flags), server as Connection) : initConnection(server, flags);
     let accepted = false;
     try {
-      const tags = await this.#decide(connection, ctx);
+      const tags = plain ? flags.tags : await this.#decide(connection, ctx);
       this.#installedOn.ctx.acceptWebSocket(server, tags);
       accepted = true;
-      await this.#greet(connection, ctx);
+      await this.#greet(connection, ctx, plain);
     } catch (error) {
       console.error(`dokit: connection ${id} failed while opening; refusing it with ${CLOSE_INTERNAL_ERROR}`, error);
       this.#dispatch?.observer?.error(this.#installedOn, "connect", error, id, "connect:refused");
-      return this.#refuse(connection, client, accepted);
+      // SAFETY: its attachment is stored, so a plain socket becomes a Connection here.
+      return this.#refuse(asConnection(server) as Connection, client, accepted);
     }
     this.#dispatch?.observer?.lifecycle(this.#installedOn, "connect", at, undefined, id);
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /**
+   * Whether a connection can open without becoming a Connection: nothing in its connect sequence
+   * receives it (no per-connection decision, no `onConnect`, no frame another capability adds,
+   * no events installed). A socket made a Connection (its prototype changed, its attachment kept
+   * on it) keeps its JavaScript object alive while the object is awake, about 0.2 KB of heap per
+   * connection (bench/README.md, "isolate heap per connection"); a plain socket becomes a
+   * Connection on its first event instead, as after a wake.
+   */
+  #plain(): boolean {
+    const options = this.#options;
+    const dispatch = this.#table;
+    return !(
+      options.getConnectionTags ||
+      options.readonly ||
+      typeof options.protocol === "function" ||
+      dispatch.observer ||
+      dispatch.connectFrameSources[0] ||
+      [...this.#handlers, options.handlers].some((handlers) => handlers?.onConnect)
+    );
   }
 
   /**
@@ -155,11 +181,21 @@ export class WebSockets implements Capability {
     return new Response(null, { status: 101, webSocket: refused });
   }
 
-  /** Sends the connect frames (out of broadcasts meanwhile), then runs `onConnect` (if a handler set has one). */
-  #greet(connection: Connection, ctx: ConnectionContext): Promise<void> | undefined {
+  /**
+   * Sends the connect frames (out of broadcasts meanwhile), then runs `onConnect` (if a handler set has one).
+   * A plain socket (see #plain) gets the same frames without its flags being read.
+   */
+  #greet(connection: Connection, ctx: ConnectionContext, plain?: boolean): Promise<void> | undefined {
     this.#connecting = connection;
     try {
-      if (this.#options.protocol !== false) this.sendConnectFrames(connection);
+      if (this.#options.protocol !== false) {
+        const state = this.#options.state;
+        if (!plain) this.sendConnectFrames(connection);
+        else {
+          trySend(connection, this.#identityFrame(undefined, !!state));
+          if (state) trySend(connection, stateFrame(state));
+        }
+      }
     } finally {
       this.#connecting = undefined;
     }
@@ -420,7 +456,7 @@ export class WebSockets implements Capability {
   broadcastState(except?: Connection | "server" | null): void {
     const state = this.#options.state;
     if (!state) return;
-    this.#broadcastProtocol(JSON.stringify({ type: STATE, state: state.get() ?? null }), except);
+    this.#broadcastProtocol(stateFrame(state), except);
   }
 
   #broadcastProtocol(frame: string, except?: Connection | "server" | null): void {
@@ -450,20 +486,24 @@ export class WebSockets implements Capability {
 
   #sendIdentity(connection: Connection, identity: Identity | undefined, stateFollows: boolean): void {
     if (!flagsOf(connection).protocol) return;
+    trySend(connection, this.#identityFrame(identity, stateFollows));
+  }
+
+  #identityFrame(identity: Identity | undefined, stateFollows: boolean): string {
     const frame: Record<string, unknown> = {
       type: IDENTITY,
       name: identity?.name ?? this.#installedOn.name,
       agent: identity?.agent ?? this.#installedOn.className,
     };
     if (stateFollows) frame.stateFollows = true;
-    trySend(connection, JSON.stringify(frame));
+    return JSON.stringify(frame);
   }
 
   /** Sends the current state to one connection. */
   sendState(connection: Connection): void {
     const state = this.#options.state;
     if (!state || !flagsOf(connection).protocol) return;
-    trySend(connection, JSON.stringify({ type: STATE, state: state.get() ?? null }));
+    trySend(connection, stateFrame(state));
   }
 
   /**
@@ -523,6 +563,11 @@ export class WebSockets implements Capability {
 function connectionId(request: Request, url = new URL(request.url)): string | undefined {
   const id = url.searchParams.get(CONNECTION_ID_PARAM) || crypto.randomUUID();
   return id.length > MAX_TAG_LENGTH ? undefined : id;
+}
+
+/** @returns the state frame with the current value */
+function stateFrame(state: { get(): unknown }): string {
+  return JSON.stringify({ type: STATE, state: state.get() ?? null });
 }
 
 function toExcept(except: string | Connection | ReadonlyArray<string | Connection> | undefined): Set<unknown> | undefined {

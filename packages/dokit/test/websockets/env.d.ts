@@ -1,9 +1,10 @@
-import type { WsBare, WsFailingConnect, WsManual, WsMixedHost, WsRoom } from "./objects";
+import type { WsBare, WsPlain, WsFailingConnect, WsManual, WsMixedHost, WsRoom } from "./objects";
 
 declare global {
   interface Env {
     WS_ROOM: DurableObjectNamespace<WsRoom>;
     WS_BARE: DurableObjectNamespace<WsBare>;
+    WS_PLAIN: DurableObjectNamespace<WsPlain>;
     WS_MANUAL: DurableObjectNamespace<WsManual>;
     WS_FAILING: DurableObjectNamespace<WsFailingConnect>;
     WS_MIXED: DurableObjectNamespace<WsMixedHost>;

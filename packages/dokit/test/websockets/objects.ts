@@ -193,6 +193,32 @@ export class WsBare extends DurableObject<Env> {
   readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
 }
 
+/**
+ * State and onMessage, and nothing that receives a connection while it opens (no decisions, no
+ * onConnect, no added connect frames): its connections open plain, as the runtime made them.
+ * `onMessage` answers with what the connection says of itself.
+ */
+export class WsPlain extends DurableObject<Env> {
+  #broken = false;
+  readonly webSockets: WebSockets = new WebSockets({
+    state: {
+      get: () => {
+        if (this.#broken) throw new Error("the state could not be read");
+        return { count: 0 };
+      },
+    },
+    handlers: {
+      onMessage: (connection) => connection.send(JSON.stringify({ id: connection.id, tags: connection.tags, uri: connection.uri, state: connection.state })),
+    },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
+
+  /** Makes reading the state throw, so the next connection fails while it opens. */
+  breakState(): void {
+    this.#broken = true;
+  }
+}
+
 /** protocol: false: the host drives the connect sequence and applies state frames itself. */
 export class WsManual extends DurableObject<Env> {
   readonly shared = new TestState({ online: 0 });

@@ -73,6 +73,43 @@ describe("connect sequence", () => {
   });
 });
 
+describe("a connection nothing receives while it opens", () => {
+  // workerd may drop a socket's JavaScript object while it idles only if nothing changed it; dokit
+  // leaves such a socket as it is until its first event (bench: "isolate heap per connection").
+  const decorated = (stub: DurableObjectStub) => runInDurableObject(stub, (_instance, ctx) => ctx.getWebSockets().map((ws) => "setState" in ws));
+
+  it("opens with the same frames, left as the runtime made it; its first message makes it a Connection with its flags", async () => {
+    const name = fresh("plain");
+    const stub = env.WS_PLAIN.get(env.WS_PLAIN.idFromName(name));
+    const socket = await open("ws-plain", name, { _pk: "plain-1" });
+    expect(await socket.next()).toBe(JSON.stringify({ type: "cf_agent_identity", name, agent: "ws-plain", stateFollows: true }));
+    expect(await socket.next()).toBe(JSON.stringify({ type: "cf_agent_state", state: { count: 0 } }));
+    expect(await decorated(stub)).toEqual([false]);
+    socket.send("who");
+    expect(await socket.nextJSON()).toEqual({ id: "plain-1", tags: ["plain-1"], uri: `${url("ws-plain", name)}?_pk=plain-1`, state: null });
+    expect(await decorated(stub)).toEqual([true]);
+    await socket.close();
+
+    // A connection that onConnect receives is made a Connection as it opens.
+    const room = fresh("decorated");
+    const joined = await joinRoom(room);
+    expect(await decorated(env.WS_ROOM.get(env.WS_ROOM.idFromName(room)))).toEqual([true]);
+    await joined.close();
+  });
+
+  it("is refused with 1011 like any other when its connect frames fail, and leaves no ghost", async () => {
+    const logs = captureConsole();
+    const name = fresh("plain-broken");
+    const stub = env.WS_PLAIN.get(env.WS_PLAIN.idFromName(name));
+    await stub.breakState();
+    const refused = await open("ws-plain", name, { _pk: "plain-refused" });
+    expect(await refused.closed).toEqual({ code: 1011, reason: "Internal error while opening the connection" });
+    expect(await refused.drain()).toEqual([]);
+    expect(await runInDurableObject(stub, (instance) => [...instance.webSockets.getConnections()].map((c) => c.id))).toEqual([]);
+    expect(logs.error).toEqual(["dokit: connection plain-refused failed while opening; refusing it with 1011 Error: the state could not be read"]);
+  });
+});
+
 describe("connections and tags", () => {
   it("finds open connections by tag and by id", async () => {
     const name = fresh("tags");
