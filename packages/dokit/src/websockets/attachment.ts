@@ -77,7 +77,12 @@ export function readAttachment(ws: WebSocket): Attachment | undefined {
  * JavaScript object and make a new one for its next event (WebSockets' plain accept).
  */
 export function storeFlags(ws: WebSocket, flags: ConnectionFlags): void {
-  ws.serializeAttachment(COMPACT + JSON.stringify(flags));
+  ws.serializeAttachment(compact(flags));
+}
+
+/** @returns how flags without user state are stored: {@link COMPACT}, then the flags as JSON */
+function compact(flags: ConnectionFlags): string {
+  return COMPACT + JSON.stringify(flags);
 }
 
 /**
@@ -86,7 +91,7 @@ export function storeFlags(ws: WebSocket, flags: ConnectionFlags): void {
  */
 export function writeAttachment(ws: WebSocket, next: Attachment): void {
   try {
-    ws.serializeAttachment(next.user === null ? COMPACT + JSON.stringify(next[FLAGS_KEY]) : next);
+    ws.serializeAttachment(next.user === null ? compact(next[FLAGS_KEY]) : next);
   } catch (error) {
     // The runtime throws a DataCloneError for values structured clone cannot carry, an Error over the size limit.
     const unclonable = (error as Error).name === "DataCloneError";

@@ -183,19 +183,12 @@ export class WebSockets implements Capability {
 
   /**
    * Sends the connect frames (out of broadcasts meanwhile), then runs `onConnect` (if a handler set has one).
-   * A plain socket (see #plain) gets the same frames without its flags being read.
+   * A plain socket (see #plain) speaks the protocol: its flags are not read.
    */
   #greet(connection: Connection, ctx: ConnectionContext, plain?: boolean): Promise<void> | undefined {
     this.#connecting = connection;
     try {
-      if (this.#options.protocol !== false) {
-        const state = this.#options.state;
-        if (!plain) this.sendConnectFrames(connection);
-        else {
-          trySend(connection, this.#identityFrame(undefined, !!state));
-          if (state) trySend(connection, stateFrame(state));
-        }
-      }
+      if (this.#options.protocol !== false && (plain || flagsOf(connection).protocol)) this.#connectFrames(connection);
     } finally {
       this.#connecting = undefined;
     }
@@ -469,10 +462,14 @@ export class WebSockets implements Capability {
 
   /** Sends the identity frame, then the current state, then frames other capabilities add. */
   sendConnectFrames(connection: Connection, identity?: Identity): void {
-    if (!flagsOf(connection).protocol) return;
+    if (flagsOf(connection).protocol) this.#connectFrames(connection, identity);
+  }
+
+  /** The connect frames, for a connection known to speak the protocol (its flags are not read). */
+  #connectFrames(connection: Connection, identity?: Identity): void {
     const state = this.#options.state;
-    this.#sendIdentity(connection, identity, state !== undefined);
-    if (state) this.sendState(connection);
+    trySend(connection, this.#identityFrame(identity, state !== undefined));
+    if (state) trySend(connection, stateFrame(state));
     for (const source of this.#table.connectFrameSources) {
       const frame = source(connection);
       if (frame !== undefined) trySend(connection, frame);
