@@ -367,8 +367,8 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
  * the inspector; `size` connections opened; a full collection, the heap read again. The growth of
  * V8's heap plus the embedder's (workerd's objects on cppgc), / `size`, is what each open
  * connection keeps alive in the isolate. (workerd's resident set, read here until 2026-12-05,
- * counted the allocator's free pages and the previous rounds' garbage: it read -0.06 to -0.37 KB
- * per connection.)
+ * counted the allocator's free pages and the previous rounds' garbage: every room read below zero,
+ * -0.06 to -1.18 KB per connection.)
  */
 async function connectionMemory(size: number, rounds: number): Promise<void> {
   const worker = await startBenchWorker(new URL("./worker/wrangler.jsonc", import.meta.url).pathname, { inspector: true, v8Flags: "--expose-gc" });

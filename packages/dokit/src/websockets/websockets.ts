@@ -151,7 +151,7 @@ export class WebSockets implements Capability {
       typeof options.protocol === "function" ||
       dispatch.observer ||
       dispatch.connectFrameSources[0] ||
-      [...this.#handlers, options.handlers].some((handlers) => handlers?.onConnect)
+      this.#handlerSetsWith("onConnect").length
     );
   }
 
@@ -200,14 +200,18 @@ export class WebSockets implements Capability {
    * invocation context (entered only when one does).
    */
   #run(connection: Connection, name: keyof WebSocketHandlers, call: (handlers: WebSocketHandlers) => unknown, request?: Request): Promise<void> | undefined {
-    // Handler sets added with use(), then the configured one.
-    const sets = [...this.#handlers, this.#options.handlers].filter((handlers) => handlers?.[name]);
+    const sets = this.#handlerSetsWith(name);
     if (!sets.length) return;
     const scope: Partial<CurrentAgent> = { agent: this.#installedOn.host, connection };
     if (request) scope.request = request;
     return runInContext(scope, async () => {
-      for (const handlers of sets) await call(handlers as WebSocketHandlers);
+      for (const handlers of sets) await call(handlers);
     });
+  }
+
+  /** @returns the handler sets that define `name`: those added with use(), in order, then the configured one */
+  #handlerSetsWith(name: keyof WebSocketHandlers): WebSocketHandlers[] {
+    return [...this.#handlers, this.#options.handlers].filter((handlers): handlers is WebSocketHandlers => !!handlers?.[name]);
   }
 
   /**
