@@ -183,7 +183,7 @@ export class WebSockets implements Capability {
 
   /**
    * Sends the connect frames (out of broadcasts meanwhile), then runs `onConnect` (if a handler set has one).
-   * A plain socket (see #plain) speaks the protocol: its flags are not read.
+   * A plain socket (see #plain) speaks the protocol (its flags are not read) and has no `onConnect` to run.
    */
   #greet(connection: Connection, ctx: ConnectionContext, plain?: boolean): Promise<void> | undefined {
     this.#connecting = connection;
@@ -192,6 +192,7 @@ export class WebSockets implements Capability {
     } finally {
       this.#connecting = undefined;
     }
+    if (plain) return;
     return this.#run(connection, "onConnect", (handlers) => handlers.onConnect?.(connection, ctx), ctx.request);
   }
 
@@ -482,12 +483,7 @@ export class WebSockets implements Capability {
 
   /** Sends the identity frame alone (name and kebab class by default). */
   sendIdentity(connection: Connection, identity?: Identity): void {
-    this.#sendIdentity(connection, identity, false);
-  }
-
-  #sendIdentity(connection: Connection, identity: Identity | undefined, stateFollows: boolean): void {
-    if (!flagsOf(connection).protocol) return;
-    trySend(connection, this.#identityFrame(identity, stateFollows));
+    if (flagsOf(connection).protocol) trySend(connection, this.#identityFrame(identity, false));
   }
 
   #identityFrame(identity: Identity | undefined, stateFollows: boolean): string {
