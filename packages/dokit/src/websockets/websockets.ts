@@ -114,8 +114,9 @@ export class WebSockets implements Capability {
     // `at`: when it opened (a disconnect's duration, a connection's age), kept only where events are installed.
     const at = this.#dispatch?.observer && Date.now();
     const flags = { id, tags: [id], uri: request.url, readonly: false, protocol: true, at };
+    const onConnect = this.#handlerSetsWith("onConnect");
     // Nothing in the connect sequence receives the connection: the socket stays as the runtime made it (#plain).
-    const plain = this.#plain();
+    const plain = this.#plain(onConnect);
     // SAFETY: a plain socket is only sent to and compared by identity until its first event makes it a Connection.
     const connection = plain ? (storeFlags(server, flags), server as Connection) : initConnection(server, flags);
     let accepted = false;
@@ -123,7 +124,7 @@ export class WebSockets implements Capability {
       const tags = plain ? flags.tags : await this.#decide(connection, ctx);
       this.#installedOn.ctx.acceptWebSocket(server, tags);
       accepted = true;
-      await this.#greet(connection, ctx, plain);
+      await this.#greet(connection, ctx, plain, onConnect);
     } catch (error) {
       console.error(`dokit: connection ${id} failed while opening; refusing it with ${CLOSE_INTERNAL_ERROR}`, error);
       this.#dispatch?.observer?.error(this.#installedOn, "connect", error, id, "connect:refused");
@@ -141,17 +142,18 @@ export class WebSockets implements Capability {
    * on it) keeps its JavaScript object alive while the object is awake, about 0.2 KB of heap per
    * connection (bench/README.md, "isolate heap per connection"); a plain socket becomes a
    * Connection on its first event instead, as after a wake.
+   * @param onConnect - the handler sets that define `onConnect`
    */
-  #plain(): boolean {
+  #plain(onConnect: readonly WebSocketHandlers[]): boolean {
     const options = this.#options;
     const dispatch = this.#table;
     return !(
+      onConnect.length ||
       options.getConnectionTags ||
       options.readonly ||
       typeof options.protocol === "function" ||
       dispatch.observer ||
-      dispatch.connectFrameSources[0] ||
-      this.#handlerSetsWith("onConnect").length
+      dispatch.connectFrameSources[0]
     );
   }
 
@@ -182,26 +184,24 @@ export class WebSockets implements Capability {
   }
 
   /**
-   * Sends the connect frames (out of broadcasts meanwhile), then runs `onConnect` (if a handler set has one).
+   * Sends the connect frames (out of broadcasts meanwhile), then runs the handler sets' `onConnect`.
    * A plain socket (see #plain) speaks the protocol (its flags are not read) and has no `onConnect` to run.
    */
-  #greet(connection: Connection, ctx: ConnectionContext, plain?: boolean): Promise<void> | undefined {
+  #greet(connection: Connection, ctx: ConnectionContext, plain: boolean, onConnect: readonly WebSocketHandlers[]): Promise<void> | undefined {
     this.#connecting = connection;
     try {
       if (this.#options.protocol !== false && (plain || flagsOf(connection).protocol)) this.#connectFrames(connection);
     } finally {
       this.#connecting = undefined;
     }
-    if (plain) return;
-    return this.#run(connection, "onConnect", (handlers) => handlers.onConnect?.(connection, ctx), ctx.request);
+    return this.#run(connection, onConnect, (handlers) => handlers.onConnect?.(connection, ctx), ctx.request);
   }
 
   /**
-   * Calls every handler set (added ones first) that defines `name`, in the connection's
-   * invocation context (entered only when one does).
+   * Calls each of `sets` (from #handlerSetsWith) in order, in the connection's invocation context
+   * (entered only when there is one to call).
    */
-  #run(connection: Connection, name: keyof WebSocketHandlers, call: (handlers: WebSocketHandlers) => unknown, request?: Request): Promise<void> | undefined {
-    const sets = this.#handlerSetsWith(name);
+  #run(connection: Connection, sets: readonly WebSocketHandlers[], call: (handlers: WebSocketHandlers) => unknown, request?: Request): Promise<void> | undefined {
     if (!sets.length) return;
     const scope: Partial<CurrentAgent> = { agent: this.#installedOn.host, connection };
     if (request) scope.request = request;
@@ -276,7 +276,7 @@ export class WebSockets implements Capability {
     async error(this: OwnerOf, ws: WebSocket, error: unknown): Promise<boolean> {
       const connection = asConnection(ws);
       if (!connection) return false;
-      await this.of.#run(connection, "onError", (handlers) => handlers.onError?.(connection, error));
+      await this.of.#run(connection, this.of.#handlerSetsWith("onError"), (handlers) => handlers.onError?.(connection, error));
       return true;
     },
 
@@ -372,7 +372,7 @@ export class WebSockets implements Capability {
 
   /** Runs the `onClose` handlers. */
   #runOnClose(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void> | undefined {
-    return this.#run(connection, "onClose", (handlers) => handlers.onClose?.(connection, code, reason, wasClean));
+    return this.#run(connection, this.#handlerSetsWith("onClose"), (handlers) => handlers.onClose?.(connection, code, reason, wasClean));
   }
 
   // ------------------------------------------------------------- connections
@@ -549,7 +549,7 @@ export class WebSockets implements Capability {
       connectionId,
       connection: (socket, id, request) => initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true }),
       decide: (connection, ctx) => this.#decide(connection, ctx),
-      greet: (connection, ctx) => this.#greet(connection, ctx),
+      greet: (connection, ctx) => this.#greet(connection, ctx, false, this.#handlerSetsWith("onConnect")),
       receive: async (connection, message) => this.#dispatchMessage(connection, message),
       close: (connection, code, reason, wasClean) => this.#runOnClose(connection, code, reason, wasClean),
     };

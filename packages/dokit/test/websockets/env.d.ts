@@ -1,4 +1,4 @@
-import type { WsBare, WsPlain, WsFailingConnect, WsManual, WsMixedHost, WsRoom } from "./objects";
+import type { WsBare, WsFailingConnect, WsManual, WsMixedHost, WsPlain, WsRoom } from "./objects";
 
 declare global {
   interface Env {

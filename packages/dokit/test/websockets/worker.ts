@@ -1,6 +1,6 @@
 import { routeAgentRequest } from "../../src/routing";
 
-export { WsBare, WsPlain, WsFailingConnect, WsManual, WsMixedHost, WsRoom } from "./objects";
+export { WsBare, WsFailingConnect, WsManual, WsMixedHost, WsPlain, WsRoom } from "./objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
