@@ -83,6 +83,7 @@ describe("board", () => {
     expect(info).toHaveBeenCalledExactlyOnceWith("dokit: callable addCard refused: This board is view-only for you");
     viewer.socket.send({ type: "cf_agent_state", state: { cards: [] } });
     expect(await viewer.socket.nextJSON()).toEqual({ type: "cf_agent_state_error", error: "Connection is readonly" });
+    expect(await viewer.socket.nextJSON<StateFrame>()).toMatchObject({ type: "cf_agent_state", state: { cards: [] } });
 
     await editor.socket.rpc("addCard", ["Visible to viewers", "todo"]);
     expect((await viewer.socket.nextJSON<StateFrame>()).state.cards).toHaveLength(1);

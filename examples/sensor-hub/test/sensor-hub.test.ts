@@ -73,6 +73,7 @@ describe("sensor hub", () => {
     expect(error).not.toHaveBeenCalled();
     watcher.socket.send({ type: "cf_agent_state", state: { sensors: {}, readings: 0 } });
     expect(await watcher.socket.nextJSON()).toEqual({ type: "cf_agent_state_error", error: "Connection is readonly" });
+    expect(await watcher.socket.nextJSON()).toMatchObject({ type: "cf_agent_state", state: { readings: 0 } });
     device.send(new ArrayBuffer(3)); // not a reading: ignored
     expect(await watcher.socket.drain()).toEqual([]);
     await Promise.all([device.close(), watcher.socket.close()]);

@@ -175,18 +175,19 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       expect(a.log.stateErrors).toEqual([]);
     });
 
-    it("refuses state from a readonly connection (dokit rolls back, the official client does not)", async () => {
+    it("refuses state from a readonly connection; the client ends on the stored value where the server sends it", async () => {
       const objectName = name("readonly");
       const { client, log } = connect({ name: objectName, query: { mode: "view" } });
       await client.ready;
       client.setState({ count: 99 });
       expect(client.state).toEqual({ count: 99 });
       await until(() => expect(log.stateErrors).toEqual(["Connection is readonly"]));
-      if (kind === "dokit") {
-        expect(client.state).toEqual({ count: 0 });
+      if (kind === "dokit" || server === "dokit") {
+        // dokit's client rolls back; a dokit server also follows the refusal with the stored value.
+        await until(() => expect(client.state).toEqual({ count: 0 }));
         expect(log.states.at(-1)).toEqual([{ count: 0 }, "server"]);
       } else {
-        // The official client keeps the refused value (it never rolls back; docs/protocol.md, "Differences from the reference").
+        // The official client keeps the refused value when the server sends nothing after the error.
         expect(client.state).toEqual({ count: 99 });
       }
       // Readonly connections still call methods.
@@ -198,7 +199,34 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       await client.ready;
       client.setState({ count: -1 });
       await until(() => expect(log.stateErrors).toEqual(["State update rejected"]));
-      expect(client.state).toEqual(kind === "dokit" ? { count: 0 } : { count: -1 });
+      await until(() => expect(client.state).toEqual(kind === "dokit" || server === "dokit" ? { count: 0 } : { count: -1 }));
+    });
+
+    it("holds the stored value after a refusal that follows an accepted change", async ({ skip }) => {
+      // The reference server sends nothing after a refusal: a sender rolls back past its own stored change there.
+      if (server !== "dokit") skip();
+      const objectName = name("refused-after-accepted");
+      const { client, log } = connect({ name: objectName });
+      const other = connect({ name: objectName });
+      await Promise.all([client.ready, other.client.ready]);
+      client.setState({ count: 5 });
+      await until(() => expect(other.client.state).toEqual({ count: 5 })); // stored and synced
+      client.setState({ count: -1 });
+      await until(() => expect(log.stateErrors).toEqual(["State update rejected"]));
+      await until(() => expect(log.states.at(-1)).toEqual([{ count: 5 }, "server"]));
+      expect(client.state).toEqual({ count: 5 });
+      expect(other.client.state).toEqual({ count: 5 });
+      expect(other.log.stateErrors).toEqual([]);
+    });
+
+    it("says where callables live when a client calls a method of the Durable Object itself", async ({ skip }) => {
+      if (server !== "dokit") skip(); // the reference answers `Method <name> does not exist` alone
+      const { client } = connect({ name: name("host-method") });
+      await expect(client.call("fetch", [])).rejects.toThrow(
+        "Method fetch does not exist among the callables: fetch is a method of the Durable Object, and clients call only the methods of its callables target (new WebSockets({ callables }))",
+      );
+      // A name nothing defines keeps the protocol's text exactly.
+      await expect(client.call("noSuchMethod", [])).rejects.toThrow(/^Method noSuchMethod does not exist$/);
     });
 
     it("calls methods with call() and the stub", async () => {

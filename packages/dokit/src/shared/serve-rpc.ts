@@ -79,7 +79,8 @@ export function serveRpc(claims: Claims, source: CallableSource): void {
       try {
         result = inConnectionContext(agent, connection, invokeClaimed, dispatch, method, frame.args);
       } catch (error) {
-        result = Promise.reject(error);
+        const unknown = error instanceof WireError && error.code === "METHOD_NOT_FOUND" && !dispatch.method(method);
+        result = Promise.reject(unknown ? new WireError("METHOD_NOT_FOUND", notFound(method, agent, true)) : error);
       }
       // A synchronous method, nobody timing: answered at once, without a promise.
       if (!began && !isThenable(result)) {
@@ -128,8 +129,20 @@ export function invokeClaimed(dispatch: Dispatch, name: string, args: unknown[])
 }
 
 /** Answers an rpc frame nothing claimed with `Method <name> does not exist`, so client calls never hang. */
-export function answerUnclaimedRpc(connection: Connection, frame: Record<string, unknown>): boolean {
+export function answerUnclaimedRpc(connection: Connection, frame: Record<string, unknown>, agent: object): boolean {
   if (!isRpcRequest(frame)) return false;
-  sendError(connection, frame.id, rpcErrors.notFound(frame.method));
+  sendError(connection, frame.id, notFound(frame.method, agent, false));
   return true;
+}
+
+/**
+ * `Method <name> does not exist` (the protocol's text), followed by what to do when `name` is a
+ * method of the Durable Object itself: clients call its callables, never the object's own methods.
+ */
+function notFound(name: string, agent: object | undefined, served: boolean): string {
+  const text = rpcErrors.notFound(name);
+  if (!agent || Object.hasOwn(Object.prototype, name) || typeof (agent as Record<string, unknown>)[name] !== "function") return text;
+  return served
+    ? `${text} among the callables: ${name} is a method of the Durable Object, and clients call only the methods of its callables target (new WebSockets({ callables }))`
+    : `${text}: ${name} is a method of the Durable Object, and clients call only callables; expose it on an RpcTarget given as new WebSockets({ callables })`;
 }

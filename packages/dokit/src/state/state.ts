@@ -124,6 +124,7 @@ class StateCapability<T = unknown> implements Capability {
     if (!isStateFrame(frame)) return false;
     if (readonly) {
       trySend(connection, READONLY);
+      this.#sendStored(connection);
       this.#observe(connection, undefined, frame.state, "READONLY");
       return true;
     }
@@ -140,11 +141,28 @@ class StateCapability<T = unknown> implements Capability {
       if (error instanceof DokitError) console.warn(`dokit: refused a state change from connection ${connection.id}: ${error.message}`);
       else console.error(`dokit: failed to store a state change from connection ${connection.id}`, error);
       trySend(connection, REJECTED);
+      this.#sendStored(connection);
       return true;
     }
     // Awaited so the message handler ends after onChanged; other frames keep flowing meanwhile.
     const pending = this.#notify(value, connection);
     return pending ? pending.then(() => true) : true;
+  }
+
+  /**
+   * Follows a refusal with the stored value, to the refused connection only: its view may hold its
+   * own earlier, accepted changes (a sender is not echoed its own), or (the official client) the
+   * refused value itself, and both clients take a state frame as the server's value.
+   */
+  #sendStored(connection: Connection): void {
+    let state: T;
+    try {
+      state = this.get();
+    } catch (error) {
+      console.error("dokit: could not read the state to resend it after a refusal", error);
+      return;
+    }
+    trySend(connection, JSON.stringify({ type: STATE, state }));
   }
 
   // ------------------------------------------------------------------ loading
@@ -182,6 +200,9 @@ class StateCapability<T = unknown> implements Capability {
 
   /** @returns a copy of `initialState` and its JSON (the option object itself is never handed out) */
   #initial(): { value: T; json: string } {
+    if (this.#options.initialState === undefined) {
+      throw new DokitError("INVALID_STATE", "State needs an initialState: new State({ initialState: … }) gives the value a new object starts with");
+    }
     const { json } = serializeState(this.#options.initialState);
     // SAFETY: the JSON copy of a T.
     return { value: JSON.parse(json) as T, json };

@@ -331,7 +331,7 @@ export class WebSockets implements Capability {
         if (isThenable(handled)) return this.#afterClaim(handled, claim.owner, connection, message, note);
         if (handled !== false) return void (note && (note.handler = claim.owner));
       }
-    } else if (frame.type === RPC && answerUnclaimedRpc(connection, frame)) {
+    } else if (frame.type === RPC && answerUnclaimedRpc(connection, frame, this.#installedOn.host)) {
       // {"type":"rpc",…} with no Callables installed: answered, so client calls never hang.
       return void (note && (note.handler = "WebSockets"));
     }

@@ -5,6 +5,7 @@ import { type CallableSource, type Capability, claimAlarm, DokitError, type Entr
 import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../../src/protocol";
 import { matchAgentPath, routeAgentRequest } from "../../src/routing";
+import { WebSockets } from "../../src/websockets";
 import { captureConsole } from "../logs";
 import { RouteCapability } from "./objects";
 
@@ -236,6 +237,21 @@ describe("dispatch table", () => {
       }
     });
     expect(result).toBe("dokit: the catchAll slot is claimed by First and by Second; only one may hold it");
+  });
+
+  it("says in the user's words that one object installs one WebSockets", async () => {
+    const result = await inObject((ctx) => {
+      class Host extends DurableObject {
+        readonly lifecycle = Lifecycle.install(this).use(new WebSockets({}));
+      }
+      try {
+        new Host(ctx, env).lifecycle.use(new WebSockets({}));
+        return "accepted";
+      } catch (e) {
+        return `${(e as DokitError).code}: ${(e as Error).message}`;
+      }
+    });
+    expect(result).toBe("DUPLICATE_CLAIM: dokit: one object can install one WebSockets: this one was given two (a second new WebSockets(…) in use())");
   });
 
   it("throws a clear error for use() after startup", async () => {

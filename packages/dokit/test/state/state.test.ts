@@ -1,8 +1,8 @@
-import { env, exports } from "cloudflare:workers";
+import { DurableObject, env, exports } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { type Connection } from "../../src/lifecycle";
+import { type Connection, Lifecycle } from "../../src/lifecycle";
 import { STATE } from "../../src/protocol";
 import { MAX_STATE_BYTES, State } from "../../src/state";
 import { hibernate, openSocket, type TestSocket, type Upgrader } from "../../src/testing";
@@ -54,6 +54,23 @@ describe("State storage", () => {
       code: "NO_SQLITE",
       message: 'dokit: State stores its value in SQLite: bind this class in "new_sqlite_classes" (not "new_classes") in its wrangler migration',
     });
+  });
+
+  it("names initialState when a State has none", async () => {
+    const message = await runInDurableObject(plain(), (_instance, ctx) => {
+      class Host extends DurableObject {
+        // SAFETY: JavaScript callers can leave out what the types require.
+        readonly store = new State({} as never);
+        readonly lifecycle = Lifecycle.install(this).use(this.store);
+      }
+      try {
+        new Host(ctx, env).store.get();
+        return "read";
+      } catch (error) {
+        return (error as Error).message;
+      }
+    });
+    expect(message).toBe("dokit: State needs an initialState: new State({ initialState: … }) gives the value a new object starts with");
   });
 
   it("seeds initialState once, lazily, without calling onChanged", async () => {
@@ -355,6 +372,8 @@ describe("State sync over WebSockets", () => {
     const b = await join(name);
     a.send(stateFrame({ title: "bad", cards: "not a list", version: -1 }));
     expect(await a.next()).toBe(REJECTED_ERROR);
+    // The refusal is followed by the stored value, to the sender only.
+    expect(await a.nextJSON()).toEqual({ type: STATE, state: INITIAL_BOARD });
     expect(await b.drain(100)).toEqual([]);
     expect(await a.drain(0)).toEqual([]);
     expect(logs).toEqual({
@@ -379,6 +398,7 @@ describe("State sync over WebSockets", () => {
     for (const round of [1, 2]) {
       viewer.send(stateFrame({ title: `viewer ${round}`, cards: [], version: 9 }));
       expect(await viewer.next()).toBe(READONLY_ERROR);
+      expect(await viewer.nextJSON()).toEqual({ type: STATE, state: INITIAL_BOARD });
       expect(await third.drain(100)).toEqual([]);
       expect(await writer.drain(0)).toEqual([]);
       expect(await synced(name).value()).toEqual(INITIAL_BOARD);
@@ -419,8 +439,11 @@ describe("State sync over WebSockets", () => {
     const received = await Promise.all(clients.map((socket) => until(socket, "pong")));
     for (const [i, frames] of received.entries()) {
       expect(frames.filter((frame) => frame.type === "cf_agent_state_error")).toHaveLength(10);
-      // Never its own frame back.
-      expect(frames.some((frame) => (frame.state as Board | undefined)?.from === `c${i}`)).toBe(false);
+      // Each refusal is followed by the stored value; apart from those, never its own frame back.
+      const refusedAt = frames.flatMap((frame, at) => (frame.type === "cf_agent_state_error" ? [at] : []));
+      for (const at of refusedAt) expect(frames[at + 1]?.type).toBe(STATE);
+      const echoes = frames.filter((frame, at) => !refusedAt.includes(at - 1) && (frame.state as Board | undefined)?.from === `c${i}`);
+      expect(echoes).toEqual([]);
     }
     const last = await runInDurableObject(synced(name), (instance: SyncedBoard, ctx) => {
       expect(instance.changes).toHaveLength(900);

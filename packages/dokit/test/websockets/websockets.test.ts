@@ -496,6 +496,12 @@ describe("hostile input", () => {
   it("answers every well-formed rpc request even without callables", async () => {
     const socket = await joinRoom(fresh("norpc"));
     expect(await socket.stream("whatever", [1])).toEqual({ chunks: [], error: "Method whatever does not exist" });
+    // A method of the Durable Object itself: the answer says where callables come from.
+    expect(await socket.stream("webSocketMessage", [])).toEqual({
+      chunks: [],
+      error:
+        "Method webSocketMessage does not exist: webSocketMessage is a method of the Durable Object, and clients call only callables; expose it on an RpcTarget given as new WebSockets({ callables })",
+    });
     await socket.close();
   });
 });
