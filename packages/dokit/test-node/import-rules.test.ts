@@ -1,13 +1,20 @@
-// The room rule: a capability folder never imports another capability folder
-// (type-only imports aside). What two of them need lives in `src/shared/`;
-// `lifecycle/` and `protocol/` are the core every capability builds on. The
-// core and `shared/` import no capability at all.
+// The room rule. The core (`lifecycle/`, `protocol/`) imports nothing outside
+// itself. An engine folder (`rpc/`, `jobs/`, `schema/`: code two capabilities
+// are built on, not exported) imports only the core. A capability folder imports
+// the core, the engines it is built on (ENGINES below) and no other capability
+// folder, type-only imports aside, save the documented exceptions.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const src = new URL("../src/", import.meta.url).pathname;
-const CORE = new Set(["lifecycle", "protocol", "shared"]);
+const CORE = new Set(["lifecycle", "protocol"]);
+/** The engine folders, and the capability folders each one serves. */
+const ENGINES: Record<string, string[]> = {
+  rpc: ["websockets", "callables", "capnweb", "client"],
+  jobs: ["schedule", "queue"],
+  schema: ["state", "callables"],
+};
 /** The allowed exceptions: importer → imported, and why. */
 const ALLOWED: Record<string, { folder: string; why: string }[]> = {
   react: [{ folder: "client", why: "useAgent is built on AgentClient" }],
@@ -45,10 +52,11 @@ function sourceFiles(dir: string): string[] {
 const folders = readdirSync(src, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
 
 describe("import rules", () => {
-  it("finds the folders and their imports (the rule below checks something)", () => {
-    expect(folders).toEqual(expect.arrayContaining(["lifecycle", "protocol", "shared", "websockets", "state", "capnweb", "mcp"]));
+  it("finds the folders and their imports (the rules below check something)", () => {
+    expect(folders).toEqual(expect.arrayContaining(["lifecycle", "protocol", "rpc", "jobs", "schema", "websockets", "state", "capnweb", "mcp"]));
+    expect(folders.filter((folder) => ["shared", "common", "utils", "helpers", "misc"].includes(folder))).toEqual([]);
     const websockets = sourceFiles(join(src, "websockets")).flatMap((file) => importsOf(file, readFileSync(file, "utf8")));
-    expect(websockets.some((entry) => entry.folder === "shared" && !entry.typeOnly)).toBe(true);
+    expect(websockets.some((entry) => entry.folder === "rpc" && !entry.typeOnly)).toBe(true);
     expect(importsOf("x.ts", 'import type { A } from "../b/c";\nimport { type D } from "../e/f";\nimport { g } from "../h/i";')).toEqual([
       { file: "x.ts", folder: "b", typeOnly: true },
       { file: "x.ts", folder: "e", typeOnly: true },
@@ -70,13 +78,24 @@ describe("import rules", () => {
     expect(sourceFiles(join(src, "mcp-client")).some((file) => readFileSync(file, "utf8").includes('"@modelcontextprotocol/client"'))).toBe(true);
   });
 
-  it.each(folders)("src/%s imports no capability folder but through types", (folder) => {
+  it.each(folders)("src/%s imports only what the room rule allows", (folder) => {
     const violations: string[] = [];
     for (const file of sourceFiles(join(src, folder))) {
       for (const entry of importsOf(file, readFileSync(file, "utf8"))) {
-        if (entry.folder === folder || CORE.has(entry.folder)) continue;
-        // The core and shared/ may not even name a capability's types: they come first.
-        if (entry.typeOnly && !CORE.has(folder)) continue;
+        if (entry.folder === folder) continue;
+        // The core imports only itself, not even a type from elsewhere.
+        if (CORE.has(folder)) {
+          if (!CORE.has(entry.folder)) violations.push(`${relative(src, file)} (core) imports ${entry.folder}/`);
+          continue;
+        }
+        if (CORE.has(entry.folder)) continue;
+        // An engine imports only the core.
+        if (folder in ENGINES) {
+          violations.push(`${relative(src, file)} (engine) imports ${entry.folder}/`);
+          continue;
+        }
+        if (ENGINES[entry.folder]?.includes(folder)) continue;
+        if (entry.typeOnly && !(entry.folder in ENGINES)) continue;
         if (ALLOWED[folder]?.some((allowed) => allowed.folder === entry.folder)) continue;
         violations.push(`${relative(src, file)} imports ${entry.folder}/`);
       }

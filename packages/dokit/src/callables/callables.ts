@@ -1,8 +1,8 @@
 import type { CallableSource, Capability, Claims } from "../lifecycle/capability";
 import { DokitError, WireError } from "../lifecycle/errors";
-import type { CallableName } from "../shared/stub-types";
-import { describeIssues, isStandardSchema, type StandardSchema } from "../shared/schema";
-import { serveRpc, TargetCallables } from "../shared/serve-rpc";
+import type { CallableName } from "../rpc/stub-types";
+import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";
+import { serveRpc, TargetCallables } from "../rpc/serve-rpc";
 import { WAKE, type Wakeable } from "../lifecycle/wake";
 
 /**

@@ -1,5 +1,5 @@
 export { Callables } from "./callables";
 export type { ArgumentSchemas, CallablesOptions } from "./callables";
-export type { AgentStub, CallableName } from "../shared/stub-types";
-export type { InferOutput, StandardSchema } from "../shared/schema";
+export type { AgentStub, CallableName } from "../rpc/stub-types";
+export type { InferOutput, StandardSchema } from "../schema/standard-schema";
 export { Refusal } from "../lifecycle/errors";

@@ -3,8 +3,8 @@ import { newWebSocketRpcSession } from "capnweb";
 import type { Connection } from "../lifecycle/connection";
 import { type CurrentAgent, runInContext } from "../lifecycle/context";
 import { CAPNWEB_PIPE, CLOSE_INTERNAL_ERROR } from "../protocol/frames";
-import { invokeClaimed } from "../shared/serve-rpc";
-import { closeWith } from "../shared/wire";
+import { invokeClaimed } from "../rpc/serve-rpc";
+import { closeWith } from "../lifecycle/wire";
 import type { TransportHost } from "../websockets/options";
 import { LiveSocket } from "./live-socket";
 

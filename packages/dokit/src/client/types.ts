@@ -1,5 +1,5 @@
 // Public types of `dokit/client`: options, call options and the typed stub.
-import type { AgentStub, CallableName } from "../shared/stub-types";
+import type { AgentStub, CallableName } from "../rpc/stub-types";
 import type { MCPServersState } from "../protocol/frames";
 
 export type { AgentStub };

@@ -1,4 +1,4 @@
-import { closeWith, parseObject, trySend } from "../shared/wire";
+import { closeWith, parseObject, trySend } from "../lifecycle/wire";
 import type { InspectorSnapshot } from "./options";
 
 // The page's live feed: one plain (non-hibernating) WebSocket per open page.

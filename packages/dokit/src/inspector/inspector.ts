@@ -3,7 +3,7 @@ import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import { subPath } from "../lifecycle/headers";
 import type { HostHooks, Lifecycle } from "../lifecycle/lifecycle";
-import { normalizeRoute } from "../shared/wire";
+import { normalizeRoute } from "../lifecycle/wire";
 import { Feed } from "./feed";
 import { isCrossSite, isLocalDevelopment } from "./guard";
 import type { ConnectionView, InspectorOptions, InspectorSnapshot, SectionError } from "./options";

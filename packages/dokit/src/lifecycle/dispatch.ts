@@ -1,4 +1,4 @@
-import { normalizeRoute } from "../shared/wire";
+import { normalizeRoute } from "./wire";
 import type {
   AlarmRunner,
   CallableSource,

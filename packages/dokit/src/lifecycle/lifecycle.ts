@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { kebab } from "../protocol/kebab";
-import { isUpgrade } from "../shared/wire";
+import { isUpgrade } from "./wire";
 import type { Capability, SocketOwner } from "./capability";
 import { runInContext } from "./context";
 import { DispatchTable } from "./dispatch";

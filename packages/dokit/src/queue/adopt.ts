@@ -1,4 +1,4 @@
-import { type Adoption, hasTable, type JobTable } from "../shared/job-table";
+import { type Adoption, hasTable, type JobTable } from "../jobs/job-table";
 
 // Adoption of the reference's queued items (npm agents), once, on start: rows
 // of `cf_agents_queues` (Agent before the Lifecycle job queue) and the Queue's

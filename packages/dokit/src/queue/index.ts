@@ -1,3 +1,3 @@
 export { Queue } from "./queue";
 export type { QueueCallbacks, QueueCriteria, QueueHandlers, QueueItem, QueueOptions, QueuePayload, QueuePushOptions } from "./types";
-export type { RetryOptions } from "../shared/retry";
+export type { RetryOptions } from "../jobs/retry";

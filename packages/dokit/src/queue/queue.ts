@@ -1,9 +1,9 @@
 import type { Capability, Claims } from "../lifecycle/capability";
 import { DokitError } from "../lifecycle/errors";
-import { adoptOnStart, JobRunner } from "../shared/job-runner";
-import { checkJobId, type JobRow, JobTable, parsePayload, serializePayload } from "../shared/job-table";
+import { adoptOnStart, JobRunner } from "../jobs/job-runner";
+import { checkJobId, type JobRow, JobTable, parsePayload, serializePayload } from "../jobs/job-table";
 import { adoptReferenceItems } from "./adopt";
-import { DEFAULT_RETRY, resolveRetry, type RetryOptions } from "../shared/retry";
+import { DEFAULT_RETRY, resolveRetry, type RetryOptions } from "../jobs/retry";
 import type { QueueCallbacks, QueueCriteria, QueueHandlers, QueueItem, QueueOptions, QueuePayload, QueuePushOptions } from "./types";
 
 const TABLE = "dokit_queue";

@@ -1,5 +1,5 @@
-import type { RetryOptions } from "../shared/retry";
-import type { JobPayload } from "../shared/job-table";
+import type { RetryOptions } from "../jobs/retry";
+import type { JobPayload } from "../jobs/job-table";
 
 /**
  * One pending item of a Queue (the reference's shape; `createdAt` is in seconds since the epoch).

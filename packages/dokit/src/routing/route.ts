@@ -1,6 +1,6 @@
 import { BASE_HEADER, PROPS_HEADER } from "../lifecycle/headers";
 import { kebab } from "../protocol/kebab";
-import { isUpgrade } from "../shared/wire";
+import { isUpgrade } from "../lifecycle/wire";
 
 /** Options of {@link routeAgentRequest}. */
 export interface RouteOptions<Env = unknown> {

@@ -1,5 +1,5 @@
-import { type Adoption, hasTable, type JobTable } from "../shared/job-table";
-import type { RetryOptions } from "../shared/retry";
+import { type Adoption, hasTable, type JobTable } from "../jobs/job-table";
+import type { RetryOptions } from "../jobs/retry";
 import { nextCronRun } from "./cron";
 import type { ScheduleSpec } from "./types";
 

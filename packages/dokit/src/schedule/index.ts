@@ -10,4 +10,4 @@ export type {
   SchedulerPayload,
   ScheduleType,
 } from "./types";
-export type { RetryOptions } from "../shared/retry";
+export type { RetryOptions } from "../jobs/retry";

@@ -1,8 +1,8 @@
 import type { Capability, Claims } from "../lifecycle/capability";
 import { DokitError } from "../lifecycle/errors";
-import { adoptOnStart, JobRunner } from "../shared/job-runner";
-import { checkJobId, type JobRow, JobTable, parsePayload, serializePayload } from "../shared/job-table";
-import { DEFAULT_RETRY, resolveRetry, type RetryOptions } from "../shared/retry";
+import { adoptOnStart, JobRunner } from "../jobs/job-runner";
+import { checkJobId, type JobRow, JobTable, parsePayload, serializePayload } from "../jobs/job-table";
+import { DEFAULT_RETRY, resolveRetry, type RetryOptions } from "../jobs/retry";
 import { adoptReferenceSchedules } from "./adopt";
 import { nextCronRun } from "./cron";
 import type {

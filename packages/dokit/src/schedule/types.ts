@@ -1,5 +1,5 @@
-import type { RetryOptions } from "../shared/retry";
-import type { JobPayload } from "../shared/job-table";
+import type { RetryOptions } from "../jobs/retry";
+import type { JobPayload } from "../jobs/job-table";
 
 /**
  * A stored schedule, as `set`, `every`, `get` and `list` return it (the

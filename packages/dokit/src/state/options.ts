@@ -1,4 +1,4 @@
-import type { InferOutput, StandardSchema } from "../shared/schema";
+import type { InferOutput, StandardSchema } from "../schema/standard-schema";
 import type { StateCheck, StateSource, StateValidator } from "./validate";
 
 /** Options of `State`. */

@@ -1,11 +1,11 @@
-import type { InferOutput, StandardSchema } from "../shared/schema";
+import type { InferOutput, StandardSchema } from "../schema/standard-schema";
 import type { Capability, Claims, Dispatch } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import { BOUND, WAKE, type Wakeable } from "../lifecycle/wake";
 import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/frames";
-import { trySend } from "../shared/wire";
+import { trySend } from "../lifecycle/wire";
 import { serializeState } from "./serialize";
 import { StateStore, type StoredRow } from "./storage";
 import type { CheckedStateOptions, SchemaStateOptions, StateOptions } from "./options";

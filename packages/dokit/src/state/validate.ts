@@ -1,5 +1,5 @@
-import { describeIssues, isStandardSchema, type StandardSchema } from "../shared/schema";
-import { isThenable } from "../shared/wire";
+import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";
+import { isThenable } from "../lifecycle/wire";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 

@@ -15,9 +15,9 @@ import {
   STATE,
   TRANSPORT_PARAM,
 } from "../protocol/frames";
-import { collectCallableMethods } from "../shared/method-table";
-import { answerUnclaimedRpc, serveRpc, TargetCallables } from "../shared/serve-rpc";
-import { closeWith, isThenable, parseFrame, trySend } from "../shared/wire";
+import { collectCallableMethods } from "../rpc/method-table";
+import { answerUnclaimedRpc, serveRpc, TargetCallables } from "../rpc/serve-rpc";
+import { closeWith, isThenable, parseFrame, trySend } from "../lifecycle/wire";
 import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
 import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";

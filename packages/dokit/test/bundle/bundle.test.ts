@@ -84,14 +84,14 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // closes (+74 B); the private handle Cap'n Web plugs into instead of public
     // members (+~90 B); and the shared wire helpers and dispatch view that replaced
     // copies and lifecycle wiring (+~110 B). It carries the JSON-rpc part of
-    // Callables (src/shared/: method table, answers, streams: ~0.8 KB gzip) for the
+    // Callables (src/rpc/: method table, answers, streams: ~0.8 KB gzip) for the
     // short form new WebSockets({ callables: target }), and no Callables capability
     // code (argument schemas). Raised to 6,330 B (6,325 B measured, +27 B) for the socket owner's
     // protocol broadcast (SocketOwner.protocol, Dispatch.broadcastProtocol) through which
     // McpClients sends cf_agent_mcp_servers without importing WebSockets.
     // Raised to 6,660 B (6,658 B measured; 6,339 B without them: +319 B) for the event hooks of
     // dokit/observability (docs/observability.md): the connect, refused, disconnect and frame
-    // call sites, the rpc timing and chunk count in src/shared/, the lifecycle's start, alarm,
+    // call sites, the rpc timing and chunk count in src/rpc/, the lifecycle's start, alarm,
     // destroy and error sites (+100 B of it, in the lifecycle bundle too), and the opening time
     // kept in the attachment. Each is one property read while Observability is not installed;
     // the event builders themselves live in dokit/observability, bundled only where it is used.

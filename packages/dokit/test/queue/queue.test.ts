@@ -3,7 +3,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { DokitError } from "../../src/lifecycle";
 import { Queue } from "../../src/queue";
-import { dueJobsQuery, nextJobQuery, TAKE_BATCH } from "../../src/shared/job-table";
+import { dueJobsQuery, nextJobQuery, TAKE_BATCH } from "../../src/jobs/job-table";
 
 let counter = 0;
 const fresh = (label: string) => `${label}-${Date.now()}-${counter++}`;

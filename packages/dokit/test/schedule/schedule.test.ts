@@ -3,7 +3,7 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { describe, expect, it, vi } from "vitest";
 import { DokitError } from "../../src/lifecycle";
 import { nextCronRun, Scheduler } from "../../src/schedule";
-import { dueJobsQuery, nextJobQuery } from "../../src/shared/job-table";
+import { dueJobsQuery, nextJobQuery } from "../../src/jobs/job-table";
 import type { Timers } from "./objects";
 import { captureConsole } from "../logs";
 

@@ -2,7 +2,7 @@ import { RpcTarget } from "cloudflare:workers";
 import type { Connection } from "../lifecycle/connection";
 import { errorMessage } from "../lifecycle/errors";
 import { RPC, rpcErrors } from "../protocol/frames";
-import { trySend } from "./wire";
+import { trySend } from "../lifecycle/wire";
 
 // Serializes rpc answers (docs/protocol.md, "rpc").
 

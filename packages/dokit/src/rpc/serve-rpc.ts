@@ -10,7 +10,7 @@ import { errorMessage, WireError } from "../lifecycle/errors";
 import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
 import { type CallableMethod, collectCallableMethods } from "./method-table";
 import { sendError, sendResult } from "./rpc-answer";
-import { isThenable } from "./wire";
+import { isThenable } from "../lifecycle/wire";
 
 /** The methods of an RpcTarget, called without argument checks. */
 export class TargetCallables implements CallableSource {
