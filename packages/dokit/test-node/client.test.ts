@@ -223,7 +223,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       if (server !== "dokit") skip(); // the reference answers `Method <name> does not exist` alone
       const { client } = connect({ name: name("host-method") });
       await expect(client.call("fetch", [])).rejects.toThrow(
-        "Method fetch does not exist among the callables: fetch is a method of the Durable Object, and clients call only the methods of its callables target (new WebSockets({ callables }))",
+        "Method fetch does not exist: fetch is a method of the Durable Object; clients call the methods of new WebSockets({ callables })",
       );
       // A name nothing defines keeps the protocol's text exactly.
       await expect(client.call("noSuchMethod", [])).rejects.toThrow(/^Method noSuchMethod does not exist$/);

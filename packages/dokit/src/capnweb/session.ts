@@ -3,6 +3,7 @@ import { newWebSocketRpcSession } from "capnweb";
 import type { Connection } from "../lifecycle/connection";
 import { type CurrentAgent, runInContext } from "../lifecycle/context";
 import { CAPNWEB_PIPE, CLOSE_INTERNAL_ERROR } from "../protocol/frames";
+import { publishRpc } from "../rpc/events";
 import { invokeClaimed } from "../rpc/serve-rpc";
 import { closeWith } from "../lifecycle/wire";
 import type { TransportHost } from "../websockets/options";
@@ -162,10 +163,10 @@ async function observed(host: TransportHost, connection: Connection, name: strin
   if (!observer || !began) return invokeClaimed(host.dispatch, name, args);
   try {
     const result = await invokeClaimed(host.dispatch, name, args);
-    observer.rpc(host.lifecycle, connection, name, began, false, undefined);
+    publishRpc(observer, host.lifecycle, connection, name, began, false, undefined);
     return result;
   } catch (error) {
-    observer.rpc(host.lifecycle, connection, name, began, true, error);
+    publishRpc(observer, host.lifecycle, connection, name, began, true, error);
     throw error;
   }
 }

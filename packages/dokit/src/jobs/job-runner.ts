@@ -1,6 +1,7 @@
 import { type AlarmWork, claimAlarm } from "../lifecycle/alarms";
 import type { Claims } from "../lifecycle/capability";
 import { DokitError, errorMessage } from "../lifecycle/errors";
+import { publishJob } from "./events";
 import { type Adoption, type JobRow, type JobTable, reportAdoption } from "./job-table";
 import { backoffMs, type RetryOptions } from "./retry";
 
@@ -21,6 +22,8 @@ export interface JobHandler {
   readonly keepFailed: boolean;
   /** Called once a job failed its last attempt. */
   onError?(error: unknown, row: JobRow): unknown;
+  /** The prefix of the owner's job events (`"schedule"` → `schedule:create`, …). */
+  readonly events: string;
 }
 
 /** One alarm run stops after this long and continues in a fresh alarm invocation. */
@@ -61,7 +64,8 @@ export class JobRunner {
    */
   publish(kind: string, id: string, callback?: string, began?: number, attempt?: number, maxAttempts?: number, error?: unknown): void {
     const claims = this.#claims;
-    claims?.dispatch.observer?.job(claims.lifecycle, this.#owner, kind, id, callback, began, attempt, maxAttempts, error);
+    const observer = claims?.dispatch.observer;
+    if (observer) publishJob(observer, claims.lifecycle, this.#handler.events, { kind, id, callback, began, attempt, maxAttempts, error });
   }
 
   /**

@@ -89,58 +89,25 @@ export interface Dispatch {
   readonly observer: Observer | undefined;
 }
 
-/** The diagnostics channels events go to (`agents:<key>`). */
-export type EventChannelKey = "lifecycle" | "state" | "rpc" | "message" | "schedule" | "mcp";
-
 /**
  * What capabilities publish events through (installed by dokit/observability's
- * `Observability`; docs/observability.md). Every member builds nothing unless its
- * channel has subscribers; callers ask `since` first and build a payload only then.
+ * `Observability`; docs/observability.md). The core knows channels only by name:
+ * each capability builds its own payloads. Nothing is built unless a channel has
+ * subscribers: callers ask `since` first and build a payload only then.
  */
 export interface Observer {
   /** @returns the time now (ms since epoch) when `channel` has subscribers, else 0 (and reads no clock) */
-  since(channel: EventChannelKey): number;
+  since(channel: string): number;
   /**
-   * Publishes `type` on agents:lifecycle when it has subscribers, with `durationMs` since
-   * `began` (0 for 0; none when `undefined`), `extra`'s fields and the connection id.
+   * Publishes `type` on `channel` when it has subscribers. A `began` field (a `since` reading)
+   * is published as `durationMs`, the time since then (0 stays 0); every other field as given.
    */
-  lifecycle(source: Lifecycle, type: string, began?: number, extra?: object, connectionId?: string): void;
-  /** Publishes one event; call only after `since(channel)` returned non-zero. */
-  emit(channel: EventChannelKey, source: Lifecycle, type: string, payload: object): void;
-  /** Publishes `error` (or `type`) on agents:lifecycle when it has subscribers: where, the error's code and message. */
+  emit(channel: string, source: Lifecycle, type: string, payload: object): void;
+  /** Publishes `error` (or `type`) on the lifecycle channel when it has subscribers: where, the error's code and message. */
   error(source: Lifecycle, where: string, error: unknown, connectionId?: string, type?: string): void;
   /** Whether events may carry values (state values, frame bodies): `includeValues()` turns it on. */
   readonly values: boolean;
-  /** Publishes `message:dispatch` for a message dispatched since `began` (`note`: its frame type and handler). */
-  frame(source: Lifecycle, connection: Connection, message: string | ArrayBuffer, note: FrameNote, began: number): void;
-  /** Publishes `rpc` (and `rpc:error` when `failed`) for a call begun at `began`; `outcome`: the error, or the chunks streamed. */
-  rpc(source: Lifecycle, connection: Connection, method: string, began: number, failed: boolean, outcome: unknown): void;
-  /**
-   * Publishes `state:update` (no `code`) or `state:reject` (with the refusal's `code`) when agents:state
-   * has subscribers: who changed it and the size of `json` (or of `value` as JSON); the value only with `values`.
-   */
-  state(source: Lifecycle, from: "server" | Connection, json: string | undefined, value: unknown, code?: string): void;
-  /**
-   * Publishes a job event when agents:schedule has subscribers: `schedule:<kind>` for the Scheduler,
-   * `queue:<kind>` for the Queue (`owner`), with `durationMs` since `began` when given; `error` adds its message and code.
-   */
-  job(
-    source: Lifecycle,
-    owner: string,
-    kind: string,
-    id: string,
-    callback?: string,
-    began?: number,
-    attempt?: number,
-    maxAttempts?: number,
-    error?: unknown,
-  ): void;
-  /** Publishes `disconnect` when agents:lifecycle has subscribers. */
-  closed(source: Lifecycle, connection: Connection, code: number, reason: string, wasClean: boolean, at: number | undefined): void;
 }
-
-/** What a `message:dispatch` event reports of a message: its frame type and the handler that took it. */
-export type FrameNote = { type: string; handler: string };
 
 /** What a capability may claim, handed to {@link Capability.attach}. */
 export interface Claims {

@@ -60,10 +60,8 @@ export class DispatchTable implements Dispatch {
   claimSlot<K extends keyof Slots>(slot: K, owner: string, value: NonNullable<Slots[K]>["value"]): void {
     const taken = this.slots[slot];
     if (taken && taken.value !== value) {
-      if (taken.owner === owner) {
-        throw new DokitError("DUPLICATE_CLAIM", `one object can install one ${owner}: this one was given two (a second new ${owner}(…) in use())`);
-      }
-      throw new DokitError("DUPLICATE_CLAIM", `the ${slot} slot is claimed by ${taken.owner} and by ${owner}; only one may hold it`);
+      const message = taken.owner === owner ? `one object can install one ${owner}` : `the ${slot} slot is claimed by ${taken.owner} and by ${owner}; only one may hold it`;
+      throw new DokitError("DUPLICATE_CLAIM", message);
     }
     // SAFETY: K ties the slot to its value type.
     this.slots[slot] ??= { owner, value } as Slots[K];

@@ -292,7 +292,7 @@ export class Lifecycle<Host extends object = object> {
     // started at once, without holding the object for an empty blockConcurrencyWhile turn.
     if (this.#table.starts[0] || (this.host as HostHooks).onStart) return (this.#starting ??= this.#runStart(props));
     this.#started = true;
-    this.#table.observer?.lifecycle(this, "start", 0);
+    this.#table.observer?.emit("lifecycle", this, "start", { began: 0 });
     return done;
   }
 
@@ -322,7 +322,7 @@ export class Lifecycle<Host extends object = object> {
       throw error;
     }
     this.#started = true;
-    observer?.lifecycle(this, "start", began);
+    observer?.emit("lifecycle", this, "start", { began });
   }
 
   /**
@@ -375,7 +375,7 @@ export class Lifecycle<Host extends object = object> {
     const began = observer?.since("lifecycle");
     // A throwing alarm reaches the platform, which logs it and retries the alarm (`retryCount`).
     await runInContext({ agent: this.host }, () => (runner ? runner(Date.now(), runHost) : runHost()));
-    observer?.lifecycle(this, "alarm", began, info);
+    observer?.emit("lifecycle", this, "alarm", { began, ...info });
   }
 
   /** @returns `true` when a capability handled the message, `undefined` when the socket is the host's own */
@@ -460,7 +460,7 @@ export class Lifecycle<Host extends object = object> {
     this.#wire();
     await this.start();
     const observer = this.#table.observer;
-    observer?.lifecycle(this, "destroy");
+    observer?.emit("lifecycle", this, "destroy", {});
     for (const hook of this.#table.destroys) {
       try {
         await hook();

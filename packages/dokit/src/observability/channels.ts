@@ -1,5 +1,3 @@
-import type { EventChannelKey } from "../lifecycle/capability";
-
 // The diagnostics channels, opened once per isolate (the runtime keeps one
 // channel object per name, so a subscriber that calls
 // `diagnostics_channel.subscribe("agents:rpc", …)` itself receives the same events).
@@ -17,6 +15,9 @@ export interface EventChannel {
   subscribe(listener: (message: unknown, name: string | symbol) => void): void;
   unsubscribe(listener: (message: unknown, name: string | symbol) => void): boolean;
 }
+
+/** The channels events go to (`agents:<key>`), by the key publishers name them with. */
+export type EventChannelKey = "lifecycle" | "state" | "rpc" | "message" | "schedule" | "mcp";
 
 /** Channel names by key, as the reference's `channels` object names them. */
 export const CHANNELS = {

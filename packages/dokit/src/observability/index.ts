@@ -14,4 +14,5 @@ export type {
   StateEvent,
   StateEventSource,
 } from "./events";
-export type { EventChannelKey, Observer } from "../lifecycle/capability";
+export type { Observer } from "../lifecycle/capability";
+export type { EventChannelKey } from "./channels";

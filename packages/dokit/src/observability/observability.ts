@@ -1,4 +1,5 @@
-import type { Capability, Claims, EventChannelKey } from "../lifecycle/capability";
+import type { Capability, Claims } from "../lifecycle/capability";
+import type { EventChannelKey } from "./channels";
 import { DokitError } from "../lifecycle/errors";
 import { channels } from "./channels";
 import type { ChannelEventMap } from "./events";

@@ -50,6 +50,7 @@ export class Queue<Handlers extends QueueHandlers = QueueCallbacks> implements C
         },
         keepFailed: this.#options.keepFailed === true,
         onError: this.#options.onError ? (error, row) => this.#options.onError?.(error, toItem(row)) : undefined,
+        events: "queue",
       },
       OWNER,
       (this.#options.hungTimeoutSeconds ?? 30) * 1000,

@@ -9,6 +9,7 @@ import { inConnectionContext } from "../lifecycle/context";
 import { errorMessage, WireError } from "../lifecycle/errors";
 import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
 import { type CallableMethod, collectCallableMethods } from "./method-table";
+import { publishRpc } from "./events";
 import { sendError, sendResult } from "./rpc-answer";
 import { isThenable } from "../lifecycle/wire";
 
@@ -80,7 +81,7 @@ export function serveRpc(claims: Claims, source: CallableSource): void {
         result = inConnectionContext(agent, connection, invokeClaimed, dispatch, method, frame.args);
       } catch (error) {
         const unknown = error instanceof WireError && error.code === "METHOD_NOT_FOUND" && !dispatch.method(method);
-        result = Promise.reject(unknown ? new WireError("METHOD_NOT_FOUND", notFound(method, agent, true)) : error);
+        result = Promise.reject(unknown ? new WireError("METHOD_NOT_FOUND", notFound(method, agent)) : error);
       }
       // A synchronous method, nobody timing: answered at once, without a promise.
       if (!began && !isThenable(result)) {
@@ -108,12 +109,12 @@ async function answerLater(
     result = await pending;
   } catch (error) {
     sendError(connection, id, errorMessage(error));
-    if (observer && began) observer.rpc(lifecycle, connection, method, began, true, error);
+    if (observer && began) publishRpc(observer, lifecycle, connection, method, began, true, error);
     return true;
   }
   const answer = sendResult(connection, id, method, result);
   const sent = typeof answer === "object" ? await answer : answer; // a promise only for a stream
-  if (observer && began) observer.rpc(lifecycle, connection, method, began, typeof sent === "string", sent);
+  if (observer && began) publishRpc(observer, lifecycle, connection, method, began, typeof sent === "string", sent);
   return true;
 }
 
@@ -131,7 +132,7 @@ export function invokeClaimed(dispatch: Dispatch, name: string, args: unknown[])
 /** Answers an rpc frame nothing claimed with `Method <name> does not exist`, so client calls never hang. */
 export function answerUnclaimedRpc(connection: Connection, frame: Record<string, unknown>, agent: object): boolean {
   if (!isRpcRequest(frame)) return false;
-  sendError(connection, frame.id, notFound(frame.method, agent, false));
+  sendError(connection, frame.id, notFound(frame.method, agent));
   return true;
 }
 
@@ -139,10 +140,9 @@ export function answerUnclaimedRpc(connection: Connection, frame: Record<string,
  * `Method <name> does not exist` (the protocol's text), followed by what to do when `name` is a
  * method of the Durable Object itself: clients call its callables, never the object's own methods.
  */
-function notFound(name: string, agent: object | undefined, served: boolean): string {
+function notFound(name: string, agent: object): string {
   const text = rpcErrors.notFound(name);
-  if (!agent || Object.hasOwn(Object.prototype, name) || typeof (agent as Record<string, unknown>)[name] !== "function") return text;
-  return served
-    ? `${text} among the callables: ${name} is a method of the Durable Object, and clients call only the methods of its callables target (new WebSockets({ callables }))`
-    : `${text}: ${name} is a method of the Durable Object, and clients call only callables; expose it on an RpcTarget given as new WebSockets({ callables })`;
+  return Object.hasOwn(Object.prototype, name) || typeof (agent as Record<string, unknown>)[name] !== "function"
+    ? text
+    : `${text}: ${name} is a method of the Durable Object; clients call the methods of new WebSockets({ callables })`;
 }

@@ -56,6 +56,7 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
         retry: (row) => (parseSpec(row).retry ? resolveRetry(OWNER, parseSpec(row).retry, this.#retry) : this.#retry),
         keepFailed: this.#options.keepFailed === true,
         onError: this.#options.onError ? (error, row) => this.#options.onError?.(error, toSchedule(row)) : undefined,
+        events: "schedule",
       },
       OWNER,
       (this.#options.hungTimeoutSeconds ?? 30) * 1000,

@@ -6,6 +6,7 @@ import type { Lifecycle } from "../lifecycle/lifecycle";
 import { BOUND, WAKE, type Wakeable } from "../lifecycle/wake";
 import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/frames";
 import { trySend } from "../lifecycle/wire";
+import { publishState } from "./events";
 import { serializeState } from "./serialize";
 import { StateStore, type StoredRow } from "./storage";
 import type { CheckedStateOptions, SchemaStateOptions, StateOptions } from "./options";
@@ -104,7 +105,8 @@ class StateCapability<T = unknown> implements Capability {
 
   /** Publishes `state:update`, or `state:reject` with a `code`, through an installed Observability. */
   #observe(source: StateSource, json: string | undefined, value: unknown, code?: string): void {
-    if (this.#lifecycle) this.#dispatch?.observer?.state(this.#lifecycle, source, json, value, code);
+    const observer = this.#dispatch?.observer;
+    if (observer && this.#lifecycle) publishState(observer, this.#lifecycle, source, json, value, code);
   }
 
   /** @returns a promise when `onChanged` is async (it never rejects), else `undefined` */

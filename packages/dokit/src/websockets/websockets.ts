@@ -1,4 +1,4 @@
-import type { Capability, Claims, Dispatch, FrameNote, SocketOwner } from "../lifecycle/capability";
+import type { Capability, Claims, Dispatch, SocketOwner } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { contextUse, type CurrentAgent, inConnectionContext, runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
@@ -22,6 +22,9 @@ import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
 import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectionTags, MAX_TAG_LENGTH } from "./tags";
+
+/** What a `message:dispatch` event reports of a message: its frame type and the capability or handler that took it. */
+type FrameNote = { type: string; handler: string };
 
 const OPEN = 1;
 /** The close reason of a connection refused while opening (the stack is logged, never sent). */
@@ -131,7 +134,7 @@ export class WebSockets implements Capability {
       // SAFETY: its attachment is stored, so a plain socket becomes a Connection here.
       return this.#refuse(asConnection(server) as Connection, client, accepted);
     }
-    this.#dispatch?.observer?.lifecycle(this.#installedOn, "connect", at, undefined, id);
+    this.#dispatch?.observer?.emit("lifecycle", this.#installedOn, "connect", { connectionId: id, began: at });
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -268,7 +271,15 @@ export class WebSockets implements Capability {
         await sockets.#runOnClose(connection, code, reason, wasClean);
       } finally {
         closeWith(ws, code, reason); // reciprocate the client's close with the same code
-        sockets.#dispatch?.observer?.closed(sockets.#installedOn, connection, code, reason, wasClean, flagsOf(connection).at);
+        const at = flagsOf(connection).at;
+        // {"type":"disconnect","payload":{connectionId,code,reason,wasClean,durationMs?}} on agents:lifecycle
+        sockets.#dispatch?.observer?.emit("lifecycle", sockets.#installedOn, "disconnect", {
+          connectionId: connection.id,
+          code,
+          reason,
+          wasClean,
+          ...(at !== undefined && { began: at }),
+        });
       }
       return true;
     },
@@ -290,9 +301,18 @@ export class WebSockets implements Capability {
   async #observedMessage(connection: Connection, message: string | ArrayBuffer): Promise<void> {
     const observer = this.#dispatch?.observer;
     const began = observer?.since("message");
-    const note = began ? { type: "", handler: "onMessage" } : undefined;
+    if (!observer || !began) return this.#dispatchMessage(connection, message);
+    const note: FrameNote = { type: "", handler: "onMessage" };
     await this.#dispatchMessage(connection, message, note);
-    if (began && note) observer?.frame(this.#installedOn, connection, message, note, began);
+    const text = typeof message === "string";
+    observer.emit("message", this.#installedOn, "message:dispatch", {
+      connectionId: connection.id,
+      type: note.type || (text ? "text" : "binary"),
+      handler: note.handler,
+      size: text ? message.length : message.byteLength,
+      began,
+      ...(observer.values && { body: message }),
+    });
   }
 
   /**

@@ -251,7 +251,7 @@ describe("dispatch table", () => {
         return `${(e as DokitError).code}: ${(e as Error).message}`;
       }
     });
-    expect(result).toBe("DUPLICATE_CLAIM: dokit: one object can install one WebSockets: this one was given two (a second new WebSockets(…) in use())");
+    expect(result).toBe("DUPLICATE_CLAIM: dokit: one object can install one WebSockets");
   });
 
   it("throws a clear error for use() after startup", async () => {

@@ -499,8 +499,7 @@ describe("hostile input", () => {
     // A method of the Durable Object itself: the answer says where callables come from.
     expect(await socket.stream("webSocketMessage", [])).toEqual({
       chunks: [],
-      error:
-        "Method webSocketMessage does not exist: webSocketMessage is a method of the Durable Object, and clients call only callables; expose it on an RpcTarget given as new WebSockets({ callables })",
+      error: "Method webSocketMessage does not exist: webSocketMessage is a method of the Durable Object; clients call the methods of new WebSockets({ callables })",
     });
     await socket.close();
   });
