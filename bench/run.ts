@@ -333,8 +333,8 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
   const open = byImpl<number[]>(() => []);
   const fan = byImpl<number[]>(() => []);
   // Warm-up, not recorded: `size` sockets in a room of each implementation. workerd's heap
-  // grows, and its code warms, for whichever room opens thousands of sockets first; with one
-  // warm-up room in all, the first measured room paid for it and ratios swung by 30-40 %.
+  // grows, and its code warms, for whichever room opens thousands of sockets first; with a single
+  // warm-up room, the first measured room pays for it and single runs swing by 30-40 %.
   for (const impl of IMPLS) {
     await closeAll(await connectMany((i) => urlOf(base, impl, `scale-warm-${RUN}`, `c${i}`), size));
     await sleep(300);
