@@ -1,5 +1,5 @@
-// Observability bench (issue 16): what dokit/observability costs on the two paths the
-// issue names, rpc round trip and broadcast fan-out to 200, for three rooms of the same
+// Observability bench: what dokit/observability costs on two paths that events are published
+// on, rpc round trip and broadcast fan-out to 200, for three rooms of the same
 // worker, interleaved block by block:
 //   dokit       the dokit room as in every other measure (Observability not installed)
 //   installed   the same room with `.use(new Observability())` and no subscriber

@@ -333,8 +333,8 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
   const open = byImpl<number[]>(() => []);
   const fan = byImpl<number[]>(() => []);
   // Warm-up, not recorded: `size` sockets in a room of each implementation. workerd's heap
-  // grows, and its code warms, for whichever room opens thousands of sockets first; with one
-  // warm-up room in all, the first measured room paid for it and ratios swung by 30-40 %.
+  // grows, and its code warms, for whichever room opens thousands of sockets first; with a single
+  // warm-up room, the first measured room pays for it and single runs swing by 30-40 %.
   for (const impl of IMPLS) {
     await closeAll(await connectMany((i) => urlOf(base, impl, `scale-warm-${RUN}`, `c${i}`), size));
     await sleep(300);
@@ -366,9 +366,8 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
  * round's order, a fresh object is started; a full collection, the isolate's live heap read over
  * the inspector; `size` connections opened; a full collection, the heap read again. The growth of
  * V8's heap plus the embedder's (workerd's objects on cppgc), / `size`, is what each open
- * connection keeps alive in the isolate. (workerd's resident set, read here until 2026-12-05,
- * counted the allocator's free pages and the previous rounds' garbage: every room read below zero,
- * -0.06 to -1.18 KB per connection.)
+ * connection keeps alive in the isolate. Not workerd's resident set: that counts the allocator's
+ * free pages and the previous rounds' garbage, and can read below zero.
  */
 async function connectionMemory(size: number, rounds: number): Promise<void> {
   const worker = await startBenchWorker(new URL("./worker/wrangler.jsonc", import.meta.url).pathname, { inspector: true, v8Flags: "--expose-gc" });
@@ -525,7 +524,7 @@ async function main(): Promise<void> {
   );
   console.log(table(figures));
   console.log(
-    "\nraw and dokit are addressed by ids without a name; the reference needs its name, so its objects pay wrangler's local object wrapper on each construction (a SQLite write, 1-2 ms): its wake and startup figures, and dokit/ref there, are not comparable (bench/README.md, \"Addressing\").",
+    "\nraw and dokit are addressed by ids without a name; the reference needs its name, so its objects pay wrangler's local object wrapper on each construction (a SQLite write, 1-2 ms): its wake and startup figures, and dokit/ref there, are not comparable (bench/README.md, \"How it runs\").",
   );
   if (observability) {
     console.log("\nObservability (dokit/observability: the dokit room without it, installed with no subscriber, and with one subscriber; bench/observability.ts)\n");

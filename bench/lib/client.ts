@@ -5,8 +5,8 @@ import { WebSocket as PlainWebSocket } from "ws";
 /**
  * `--deflate`: the clients are Node's global WebSocket, which always offers permessage-deflate (as
  * browsers do), and every frame is compressed both ways. By default they are `ws` clients that
- * offer no extension, as issue 19 measured: compression adds a cost that does not depend on the
- * room, which dilutes the ratios (bench/README.md, "Compression").
+ * offer no extension: compression adds a cost that does not depend on the room, which dilutes
+ * the ratios (bench/README.md, "How it runs").
  */
 export const DEFLATE = process.argv.includes("--deflate");
 /** The extension every client must have negotiated (`latest.json`'s `compression`). */

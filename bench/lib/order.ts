@@ -2,12 +2,12 @@
 //
 // Rooms that share a workerd process are not independent: a room's turn runs right after
 // another room's turn, in the same isolate, and pays for what that turn left behind (its
-// garbage, the caches it filled). With the order rotating each round (raw, dokit, ref; then
-// dokit, ref, raw; ...), raw's turn came right after the reference's, the heaviest room, in
-// two rounds of three, and dokit's right after raw's, the lightest: one room got the heavier
-// predecessor more often, and a measure read the rooms' neighbours as well as the rooms.
+// garbage, the caches it filled). A rotating order (raw, dokit, ref; then dokit, ref, raw; ...)
+// puts raw's turn right after the reference's, the heaviest room, in two rounds of three, and
+// dokit's right after raw's, the lightest: one room gets the heavier predecessor more often,
+// and a measure reads the rooms' neighbours as well as the rooms.
 // The orders below give every room every position, and every other room as its predecessor,
-// equally often (bench/README.md, "The order of the rooms").
+// equally often (bench/README.md, "How it runs").
 
 /**
  * The orders of `n` rooms for successive rounds: a Williams design (n orders for an even n,

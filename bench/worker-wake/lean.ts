@@ -1,6 +1,6 @@
-// The two lower bounds of a wake (bench/README.md, "The floor of a wake" and "The same API, built
-// lean"): `floor`, what dokit's first message after a wake must do, written by hand; `lean`, the
-// dokit room's code on a hand-written lean composition. The wake worker (worker.ts here) measures
+// The two lower bounds of a wake (bench/README.md, "Diagnostics"): `floor`, what dokit's first
+// message after a wake must do, written by hand; `lean`, the dokit room's code on a hand-written
+// lean composition. The wake worker (worker.ts here) measures
 // them beside raw and dokit; the bench's worker serves them for `node bench/run.ts --dokit-room=lean|floor`.
 import { DurableObject } from "cloudflare:workers";
 import { BenchCallables, classify, INITIAL_STATE } from "../worker/app";
@@ -68,13 +68,13 @@ function asFloorConnection(ws: WebSocket): boolean {
 }
 
 /**
- * The floor of a wake as issue 19 defines dokit's (bench/README.md, "The floor of a wake"): no
+ * The floor of a wake (bench/README.md, "Diagnostics"): no
  * Lifecycle, no capabilities, written by hand, doing only what dokit's first message after a
  * wake must: read the socket's attachment (dokit's compact string, written on accept), make the
  * socket a Connection (a prototype with its members), and call the room's handler, an arrow
  * function as users write it. It enters no context: dokit enters the one `getCurrentAgent()` reads
  * only in a Worker whose bundle can read it, and neither the wake worker nor the bench's does
- * (bench/README.md, "The context only where it can be read"). Its broadcast, like dokit's, sends
+ * (docs/lifecycle.md, "`getCurrentAgent()`"). Its broadcast, like dokit's, sends
  * only to sockets carrying that attachment.
  */
 export class FloorRoom extends DurableObject {
@@ -115,7 +115,7 @@ export class FloorRoom extends DurableObject {
  * prototype. It leaves out what dokit's Lifecycle and capabilities add on every wake: claim
  * checks (conflicts, reserved names), start hooks, events, per-event error handling, the
  * connection flags. So it is the lower bound for this API, not a replacement (bench/README.md,
- * "The same API, built lean").
+ * "Diagnostics").
  */
 const LEAN = Symbol();
 type LeanFrameClaim = { frame(connection: WebSocket, frame: Record<string, unknown>): void };

@@ -1,7 +1,7 @@
 // A copy of bench/worker/raw.ts's room, on purpose: the same code as a class of its own, so
 // `node bench/wake.ts --rooms=raw,rawtwin,…` reads what two rooms of identical code differ by
 // (the noise floor of a room's difference to raw; bench/README.md, "How noisy each figure is").
-// Not a subclass: a subclass shares raw's methods, and read up to 120 µs apart from it in one run.
+// Not a subclass: a subclass shares raw's methods, and reads up to 120 µs apart from it in one run.
 import { DurableObject } from "cloudflare:workers";
 import { classify, INITIAL_STATE } from "../worker/app";
 

@@ -51,7 +51,7 @@ export default {
     const binding = BINDINGS[kind as keyof typeof BINDINGS];
     if (!binding || !name) return new Response("no route", { status: 404 });
     // The reference needs `ctx.id.name` (it throws without it), so its room keeps the named id
-    // and pays the local wrapper's write on each construction (bench/README.md, "Addressing").
+    // and pays the local wrapper's write on each construction (bench/README.md, "How it runs").
     const stub = kind === "ref" ? env[binding].getByName(name) : objectNamed(env[binding], name);
     if (action === "room") return stub.fetch(request);
     if (action === "evict") {

@@ -1,6 +1,6 @@
 // The bundle guard: a plain Node project (no workers plugin). It builds minimal
-// workers with esbuild in-process (bench/bundle.ts) and checks size ceilings
-// and code that must not be in a bundle.
+// workers with esbuild in-process (build.ts) and checks size ceilings and code
+// that must not be in a bundle.
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
