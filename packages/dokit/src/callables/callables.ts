@@ -3,7 +3,7 @@ import { DokitError, WireError } from "../lifecycle/errors";
 import type { CallableName } from "../rpc/stub-types";
 import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";
 import { serveRpc, TargetCallables } from "../rpc/serve-rpc";
-import { WAKE, type Wakeable } from "../lifecycle/wake";
+import { type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake";
 
 /**
  * Argument schemas for some methods: for each, the argument names in call
@@ -95,4 +95,4 @@ async function checkArguments(method: string, schemas: [string, StandardSchema][
 }
 
 // Works before it is attached (lifecycle/wake.ts): it claims rpc frames and methods alone.
-(Callables.prototype as Wakeable)[WAKE] = true;
+(Callables.prototype as Wakeable)[WORKS_UNATTACHED] = true;

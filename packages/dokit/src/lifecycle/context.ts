@@ -37,12 +37,18 @@ export interface ContextStorage {
  * nothing for it per event. docs/lifecycle.md, "getCurrentAgent()".
  */
 let snapshot: (() => ContextRunner) | undefined;
+/** The storage, once connected, and whether work ran without it (a storage provided after that comes too late for it). */
+const contextUse: { storage: ContextStorage | undefined; ranWithout: boolean } = { storage: undefined, ranWithout: false };
+
 /**
- * The storage, once connected, and whether work ran without it (a storage provided after that
- * comes too late for it). Exported for the one path that checks it inline: a message to the
- * handlers with no context to enter (websockets.ts), which then runs them without this module's calls.
+ * For a path that runs user code without entering a context when there is none to enter (a
+ * message straight to `onMessage`): the storage, or `undefined`, noting then that work ran without it.
  */
-export const contextUse: { storage: ContextStorage | undefined; ranWithout: boolean } = { storage: undefined, ranWithout: false };
+export function contextStorage(): ContextStorage | undefined {
+  const storage = contextUse.storage;
+  if (!storage) contextUse.ranWithout = true;
+  return storage;
+}
 
 /** Connects the storage `getCurrentAgent()` reads (lifecycle/current.ts, once, as it loads). */
 export function provideContext(store: ContextStorage, takeSnapshot: () => ContextRunner): void {

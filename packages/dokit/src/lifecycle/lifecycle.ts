@@ -6,7 +6,7 @@ import { runInContext } from "./context";
 import { DispatchTable } from "./dispatch";
 import { DokitError, errorMessage } from "./errors";
 import { readProps, subPath } from "./headers";
-import { BOUND, WAKE, type Wakeable, WIRE } from "./wake";
+import { type Wakeable, WAITING, type Waiting, WORKS_UNATTACHED } from "./wake";
 
 /** The platform entry points `install` attaches to the object. */
 export type EntryPoint = "fetch" | "alarm" | "webSocketMessage" | "webSocketClose" | "webSocketError";
@@ -97,14 +97,19 @@ interface WakePlan {
 }
 
 /**
- * Host classes an instance installed on, with their kebab-cased class names, the delegates that
- * instance named, as one string (`${options.delegates}`), and its wiring: a plan, `null` when the
- * class's objects are wired at once, `undefined` until its first object starts. A later instance
- * (every wake builds one) naming the same delegates skips the checks, the name's conversion and
- * the entry-point loop, which that first instance already made for the class. Other delegates
- * take the whole path.
+ * What the first instance of a host class found, for the instances built after it (every wake
+ * builds one): an instance naming the same delegates skips the checks, the name's conversion and
+ * the entry-point loop that first instance already made for the class. Other delegates take the
+ * whole path.
  */
-type InstalledClass = [className: string, delegates: string, plan: WakePlan | null | undefined];
+interface InstalledClass {
+  /** The class name in kebab case. */
+  readonly className: string;
+  /** The delegates that instance named, as one string (`${options.delegates}`). */
+  readonly delegates: string;
+  /** Its wiring: a plan, `null` when the class's objects are wired at once, `undefined` until its first object starts. */
+  plan: WakePlan | null | undefined;
+}
 const installedClasses = new WeakMap<object, InstalledClass>();
 /** The table of an object that waits to be wired: empty, never claimed into (`#wire` replaces it first). */
 const UNWIRED = new DispatchTable();
@@ -125,6 +130,8 @@ export class Lifecycle<Host extends object = object> {
   readonly #used: Capability[] = [];
   /** Set while the capabilities used wait to be attached (see `use()`). */
   #plan: WakePlan | undefined;
+  /** The handle those capabilities hold meanwhile (lifecycle/wake.ts). */
+  #waiting: Waiting | undefined;
   /** The capabilities the host used itself, kept by the first object of a class to make its plan. */
   #top: Capability[] | undefined;
   /** How deep `use()` is inside `attach` calls. */
@@ -149,7 +156,7 @@ export class Lifecycle<Host extends object = object> {
     const ctx = (host as { ctx?: DurableObjectState }).ctx;
     const delegates = `${options.delegates}`;
     const installed = installedClasses.get(host.constructor);
-    const known = ctx && installed?.[1] === delegates;
+    const known = ctx && installed?.delegates === delegates;
     // `in` checks for the member without calling its getter.
     if (!known && (!(host instanceof DurableObject) || !ctx || !("storage" in ctx))) {
       throw new DokitError(
@@ -157,12 +164,12 @@ export class Lifecycle<Host extends object = object> {
         "Lifecycle.install(this) needs an instance of a class that extends DurableObject from cloudflare:workers",
       );
     }
-    const className = (known && installed?.[0]) || kebab(host.constructor.name);
+    const className = (known && installed?.className) || kebab(host.constructor.name);
     this.host = host;
     // SAFETY: checked above, or by this class's first instance.
     this.ctx = ctx as DurableObjectState;
     this.className = options.className ?? className;
-    const plan = known ? installed?.[2] : undefined;
+    const plan = known ? installed?.plan : undefined;
     this.#plan = plan ?? undefined;
     this.#table = plan ? UNWIRED : new DispatchTable();
     if ((host as Installed)[INSTALLED]) throw new DokitError("HANDLER_CONFLICT", "Lifecycle.install(this) was called twice on one object");
@@ -172,7 +179,7 @@ export class Lifecycle<Host extends object = object> {
       return;
     }
     this.#installEntryPoints(options.delegates ?? []);
-    installedClasses.set(host.constructor, [className, delegates, undefined]);
+    installedClasses.set(host.constructor, { className, delegates, plan: undefined });
     this.#top = [];
   }
 
@@ -219,8 +226,7 @@ export class Lifecycle<Host extends object = object> {
     // no claim (a message no capability claims) then attaches nothing.
     if (this.#plan?.types[used.length] === capability.constructor) {
       used.push(capability);
-      // SAFETY: the static block below defines [WIRE] on every Lifecycle.
-      (capability as Wakeable)[BOUND] = this as unknown as Lifecycle & { [WIRE](): void };
+      (capability as Wakeable)[WAITING] = this.#waiting ??= { lifecycle: this, wire: () => this.#wire() };
       return this;
     }
     this.#wire(); // not in the first object's order: wired at once from here, as that object was
@@ -269,10 +275,10 @@ export class Lifecycle<Host extends object = object> {
     const installed = installedClasses.get(this.host.constructor);
     const table = this.#table;
     const owner = table.slots.sockets?.value;
-    const socketsAt = top.findIndex((capability) => (capability as Wakeable)[WAKE] === owner);
-    if (installed && installed[2] === undefined) {
-      installed[2] =
-        this.#used.every((capability) => (capability as Wakeable)[WAKE]) && !table.starts[0] && !table.observer && (!owner || socketsAt >= 0)
+    const socketsAt = top.findIndex((capability) => (capability as Wakeable)[WORKS_UNATTACHED] === owner);
+    if (installed && installed.plan === undefined) {
+      installed.plan =
+        this.#used.every((capability) => (capability as Wakeable)[WORKS_UNATTACHED]) && !table.starts[0] && !table.observer && (!owner || socketsAt >= 0)
           ? { types: top.map((capability) => capability.constructor), socketsAt }
           : null;
     }
@@ -394,11 +400,6 @@ export class Lifecycle<Host extends object = object> {
   }
 
   static {
-    Object.defineProperty(Lifecycle.prototype, WIRE, {
-      value(this: Lifecycle) {
-        this.#wire();
-      },
-    });
     for (const name of ["webSocketMessage", "webSocketClose", "webSocketError"] as const) {
       const event = SOCKET_EVENTS[name];
       ENTRY_POINT_METHODS[name] = function (this: Installed, ws: WebSocket, a: unknown, b: unknown, c: unknown): SocketOutcome {
@@ -421,7 +422,7 @@ export class Lifecycle<Host extends object = object> {
         this.#wire(); // the host used fewer capabilities than the class's first object
         plan = undefined;
       }
-      owner = plan ? ((this.#used[plan.socketsAt] as Wakeable | undefined)?.[WAKE] as SocketOwner | undefined) : this.#table.slots.sockets?.value;
+      owner = plan ? ((this.#used[plan.socketsAt] as Wakeable | undefined)?.[WORKS_UNATTACHED] as SocketOwner | undefined) : this.#table.slots.sockets?.value;
       if (!owner) return undefined;
       // An object that waits to be wired has no start hook and no observer (its plan says so): started at once.
       if (!this.#started && this.#plan && !(this.host as HostHooks).onStart) this.#started = this.#locked = true;

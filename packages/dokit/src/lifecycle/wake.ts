@@ -1,23 +1,36 @@
 import type { SocketOwner } from "./capability";
 import type { Lifecycle } from "./lifecycle";
 
-// Wiring on demand (lifecycle.ts, `use()`): an object built on a wake attaches its capabilities
-// only when an event needs the dispatch table, if its class's first object showed that it may.
-// These keys are internal: dokit's own capabilities carry them, a user's capability does not
-// (and an object that uses one is always wired at once).
+// Wiring on demand (docs/architecture.md, "The wake path"). An object built on a wake attaches its
+// capabilities only when an event needs the dispatch table, if its class's first object showed
+// that it may. These keys are internal: dokit's own capabilities carry them, a user's capability
+// does not (and an object that uses one is always wired at once).
 
 /**
  * Marks a capability that works before it is attached: `true`, or for the capability that takes
  * the sockets, the socket owner it will claim (the lifecycle hands it socket events meanwhile).
  * Such a capability claims no start hook and no observer, and among frame types only the state
- * frame and rpc (WebSockets looks up no other type in an unwired table: websockets.ts).
+ * frame and rpc (WebSockets looks up no other type in a table that is not wired: websockets.ts).
  */
-export const WAKE = Symbol("dokit.wake");
-/** The lifecycle a capability was used on while it waits to be attached. */
-export const BOUND = Symbol("dokit.bound");
-/** The lifecycle's method that attaches the capabilities waiting to be (a no-op once wired). */
-export const WIRE = Symbol("dokit.wire");
+export const WORKS_UNATTACHED = Symbol("dokit.worksUnattached");
+/** Set by the lifecycle on a capability that waits to be attached: its {@link Waiting} handle. */
+export const WAITING = Symbol("dokit.waiting");
 
-/** A capability as the wiring on demand sees it. */
-export type Wakeable = { [WAKE]?: SocketOwner | true; [BOUND]?: Lifecycle & { [WIRE](): void } };
+/** What a capability that waits to be attached holds of the lifecycle it was used on. */
+export interface Waiting {
+  /** The lifecycle the capability was used on. */
+  readonly lifecycle: Lifecycle;
+  /** Attaches every capability that waits, in the order used (a no-op once they are). */
+  wire(): void;
+}
 
+/** A capability as wiring on demand sees it. */
+export interface Wakeable {
+  [WORKS_UNATTACHED]?: SocketOwner | true;
+  [WAITING]?: Waiting;
+}
+
+/** @returns the lifecycle `capability` is attached to (`attached`) or waits on, if any */
+export function lifecycleOf(capability: object, attached: Lifecycle | undefined): Lifecycle | undefined {
+  return attached ?? (capability as Wakeable)[WAITING]?.lifecycle;
+}

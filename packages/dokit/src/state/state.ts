@@ -3,7 +3,7 @@ import type { Capability, Claims, Dispatch } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { BOUND, WAKE, type Wakeable } from "../lifecycle/wake";
+import { lifecycleOf, type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake";
 import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/frames";
 import { trySend } from "../lifecycle/wire";
 import { publishState } from "./events";
@@ -212,7 +212,7 @@ class StateCapability<T = unknown> implements Capability {
 
   /** The store, made on first use (a wake that never touches the state makes none). */
   #storeOf(): StateStore {
-    const lifecycle = this.#lifecycle ?? (this as Wakeable)[BOUND];
+    const lifecycle = lifecycleOf(this, this.#lifecycle);
     if (!lifecycle) {
       throw new DokitError("NOT_INSTALLED", "this State is not installed yet: Lifecycle.install(this).use(state)");
     }
@@ -220,13 +220,13 @@ class StateCapability<T = unknown> implements Capability {
   }
 
   #name(): string {
-    const lifecycle = this.#lifecycle ?? (this as Wakeable)[BOUND];
+    const lifecycle = lifecycleOf(this, this.#lifecycle);
     return lifecycle ? `${lifecycle.className}/${lifecycle.name}` : "the object";
   }
 }
 
 // Works before it is attached (lifecycle/wake.ts): it claims the state frame alone.
-(StateCapability.prototype as Wakeable)[WAKE] = true;
+(StateCapability.prototype as Wakeable)[WORKS_UNATTACHED] = true;
 
 /** A durable, validated value synced to clients; see {@link StateConstructor} for how its type is found. */
 export type State<T = unknown> = StateCapability<T>;

@@ -1,9 +1,9 @@
 import type { Capability, Claims, Dispatch, SocketOwner } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
-import { contextUse, type CurrentAgent, inConnectionContext, runInContext } from "../lifecycle/context";
+import { contextStorage, type CurrentAgent, inConnectionContext, runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { BOUND, WAKE, type Wakeable, WIRE } from "../lifecycle/wake";
+import { lifecycleOf, type Wakeable, WAITING, WORKS_UNATTACHED } from "../lifecycle/wake";
 import {
   CAPNWEB,
   CLOSE_DESTROYED,
@@ -62,19 +62,19 @@ export class WebSockets implements Capability {
     // The socket owner this capability claims, which the lifecycle also uses before it is attached (lifecycle/wake.ts).
     const owner: OwnerOf = Object.create(WebSockets.#owner);
     owner.of = this;
-    (this as Wakeable)[WAKE] = owner;
+    (this as Wakeable)[WORKS_UNATTACHED] = owner;
   }
 
   /** The lifecycle this capability was installed on (or waits to be attached to). */
   get #installedOn(): Lifecycle {
-    const lifecycle = this.#lifecycle ?? (this as Wakeable)[BOUND];
+    const lifecycle = lifecycleOf(this, this.#lifecycle);
     if (!lifecycle) throw notInstalled();
     return lifecycle;
   }
 
   /** The dispatch table of that lifecycle (wired first, when it waits). */
   get #table(): Dispatch {
-    if (!this.#dispatch) (this as Wakeable)[BOUND]?.[WIRE]();
+    if (!this.#dispatch) (this as Wakeable)[WAITING]?.wire();
     if (!this.#dispatch) throw notInstalled();
     return this.#dispatch;
   }
@@ -92,7 +92,7 @@ export class WebSockets implements Capability {
     }
     claims.catchAllUpgrade((request) => this.#accept(request));
     // SAFETY: set to the socket owner in the constructor.
-    claims.takeSockets((this as Wakeable)[WAKE] as SocketOwner);
+    claims.takeSockets((this as Wakeable)[WORKS_UNATTACHED] as SocketOwner);
     claims.onDestroy(() => {
       for (const connection of this.getConnections()) this.#close(connection, CLOSE_DESTROYED, "Durable Object destroyed");
     });
@@ -252,12 +252,11 @@ export class WebSockets implements Capability {
         if (frame) return sockets.#dispatchFrame(connection, message, frame) ?? true;
       }
       // No context to enter and no added handler sets: the configured onMessage directly (as #callHandlers does).
-      if (!contextUse.storage && sockets.#handlers.length === 0) {
-        contextUse.ranWithout = true;
+      if (sockets.#handlers.length === 0 && !contextStorage()) {
         const pending: unknown = sockets.#options.handlers?.onMessage?.(connection, message);
         return pending !== undefined && isThenable(pending) ? Promise.resolve(pending).then(nothing) : true;
       }
-      const host = (sockets.#lifecycle ?? (sockets as Wakeable)[BOUND] ?? sockets.#installedOn).host;
+      const host = sockets.#installedOn.host;
       return inConnectionContext(host, connection, WebSockets.#callHandlers, sockets, connection, message) ?? true;
     },
 
