@@ -9,7 +9,6 @@ export class DokitRoom extends DurableObject {
   readonly #instance = crypto.randomUUID();
   readonly state = new State<unknown>({
     initialState: INITIAL_STATE,
-    onChanged: (_state, source) => this.webSockets.broadcastState(source),
   });
   readonly webSockets: WebSockets = new WebSockets({
     state: this.state,

@@ -59,7 +59,6 @@ export class Board extends DurableObject<Env> {
   readonly cards = new State({
     initialState: { cards: [] },
     validate: BoardSchema,
-    onChanged: (_state, source) => this.webSockets.broadcastState(source),
   });
   // The long form of `callables`, because it carries argument schemas: each
   // argument is parsed before the method runs, and a bad one never reaches it.

@@ -20,10 +20,8 @@ const COUNT_URI = "counter://count";
 export class McpCounter extends DurableObject<Env> {
   readonly counter = new State<CounterState>({
     initialState: { count: 0, last: null },
-    onChanged: (_state, source) => {
-      this.webSockets.broadcastState(source); // browsers (useAgent, AgentClient)
-      void this.mcp.notify.resourceUpdated(COUNT_URI); // MCP clients subscribed to the resource
-    },
+    // Browsers (useAgent, AgentClient) get each change from the WebSockets it is synced through.
+    onChanged: () => void this.mcp.notify.resourceUpdated(COUNT_URI), // MCP clients subscribed to the resource
   });
   // Watchers only: the count changes through tools, never through a client's setState.
   readonly webSockets: WebSockets = new WebSockets({ state: this.counter, readonly: () => true });

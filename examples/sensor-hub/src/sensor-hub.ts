@@ -51,7 +51,6 @@ export class HubCallables extends RpcTarget implements HubApi {
 export class SensorHub extends DurableObject<Env> {
   readonly summary = new State<Summary>({
     initialState: { sensors: {}, readings: 0, alerts: [] },
-    onChanged: (_state, source) => this.webSockets.broadcastState(source),
   });
   readonly callables = new Callables(new HubCallables(this), {
     args: {

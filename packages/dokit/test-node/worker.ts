@@ -60,7 +60,6 @@ export class DokitAgent extends DurableObject<Env> {
     validate: (next) => {
       if ((next as { count?: unknown })?.count === -1) throw new Error("count must not be -1");
     },
-    onChanged: (_state, source) => this.webSockets.broadcastState(source),
   });
   readonly webSockets: DokitWebSockets = new DokitWebSockets({
     state: this.board,

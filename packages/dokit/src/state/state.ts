@@ -44,6 +44,12 @@ class StateCapability<T = unknown> implements Capability {
   #loaded = false;
   // SAFETY: read only once `#loaded` is true.
   #value = undefined as T;
+  /** The stored JSON of `#value` (set with it). */
+  #json = "";
+  /** The state frame of `#value`, built on first use after each change. */
+  #frame: string | undefined;
+  /** Where changes are sent to clients, once a WebSockets syncs this state. */
+  #sync: StateBroadcast | undefined;
 
   /** @param options - `initialState`, `validate` and `onChanged` */
   constructor(options: StateOptions<T>) {
@@ -77,8 +83,36 @@ class StateCapability<T = unknown> implements Capability {
    */
   set(next: T, source: StateSource = "server"): T {
     const { value } = this.#commit(next, source);
+    this.#broadcast(source);
     void this.#notify(value, source);
     return value;
+  }
+
+  // ------------------------------------------------------------------ protocol
+
+  /**
+   * The state frame, `{"type":"cf_agent_state","state":<json>}`, with the current value: the same
+   * string until the value changes.
+   * @returns the frame, serialized
+   */
+  stateFrame(): string {
+    if (!this.#loaded) this.#load();
+    return (this.#frame ??= `{"type":"${STATE}","state":${this.#json}}`);
+  }
+
+  /**
+   * Connects this state to the WebSockets that carries it: from now on every change is sent, through
+   * `broadcast`, to every protocol-enabled connection but the one that made it. Called by WebSockets.
+   * @param broadcast - sends a serialized frame to every protocol-enabled connection but `except`
+   */
+  syncThrough(broadcast: StateBroadcast): void {
+    this.#sync = broadcast;
+  }
+
+  /** Sends the stored value to every protocol-enabled connection but `source`, when a WebSockets syncs it. */
+  #broadcast(source: StateSource): void {
+    const sync = this.#sync;
+    if (sync) sync(this.stateFrame(), source === "server" ? undefined : source);
   }
 
   // ------------------------------------------------------------------ changes
@@ -98,6 +132,8 @@ class StateCapability<T = unknown> implements Capability {
     // Cache what a fresh instance would read back, so memory and storage agree.
     // SAFETY: `json` is the serialization of a T.
     this.#value = lossy ? (JSON.parse(json) as T) : value;
+    this.#json = json;
+    this.#frame = undefined;
     this.#loaded = true;
     this.#observe(source, json, this.#value);
     return { value: this.#value, json };
@@ -135,9 +171,7 @@ class StateCapability<T = unknown> implements Capability {
       const stored = this.#commit(frame.state, connection);
       value = stored.value;
       // A schema may have changed the value (coercion, defaults): the sender gets what was stored.
-      if (this.#options.validate && stored.json !== JSON.stringify(frame.state)) {
-        trySend(connection, JSON.stringify({ type: STATE, state: value }));
-      }
+      if (this.#options.validate && stored.json !== JSON.stringify(frame.state)) trySend(connection, this.stateFrame());
     } catch (error) {
       // The reason stays in the log; the client gets the protocol's fixed text.
       if (error instanceof DokitError) console.warn(`dokit: refused a state change from connection ${connection.id}: ${error.message}`);
@@ -146,6 +180,7 @@ class StateCapability<T = unknown> implements Capability {
       this.#sendStored(connection);
       return true;
     }
+    this.#broadcast(connection);
     // Awaited so the message handler ends after onChanged; other frames keep flowing meanwhile.
     const pending = this.#notify(value, connection);
     return pending ? pending.then(() => true) : true;
@@ -157,14 +192,14 @@ class StateCapability<T = unknown> implements Capability {
    * refused value itself, and both clients take a state frame as the server's value.
    */
   #sendStored(connection: Connection): void {
-    let state: T;
+    let frame: string;
     try {
-      state = this.get();
+      frame = this.stateFrame();
     } catch (error) {
       console.error("dokit: could not read the state to resend it after a refusal", error);
       return;
     }
-    trySend(connection, JSON.stringify({ type: STATE, state }));
+    trySend(connection, frame);
   }
 
   // ------------------------------------------------------------------ loading
@@ -172,15 +207,18 @@ class StateCapability<T = unknown> implements Capability {
   #load(): void {
     const store = this.#storeOf();
     const own = store.read();
+    let loaded: { value: T; json: string };
     if (own) {
       // A corrupt row is left in place (a read never destroys data); the next set() replaces it.
-      this.#value = (this.#parse(own, "dokit_state") ?? this.#initial()).value;
+      loaded = this.#parse(own, "dokit_state") ?? this.#initial();
     } else {
       // An object that used the reference implementation keeps its value: adopt its row once.
-      const seed = this.#parse(store.readReference(), "cf_agents_state (the reference implementation's table)") ?? this.#initial();
-      store.write(seed.json);
-      this.#value = seed.value;
+      loaded = this.#parse(store.readReference(), "cf_agents_state (the reference implementation's table)") ?? this.#initial();
+      store.write(loaded.json);
     }
+    this.#value = loaded.value;
+    this.#json = loaded.json;
+    this.#frame = undefined;
     this.#loaded = true;
   }
 
@@ -227,6 +265,9 @@ class StateCapability<T = unknown> implements Capability {
 
 // Works before it is attached (lifecycle/wake.ts): it claims the state frame alone.
 (StateCapability.prototype as Wakeable)[WORKS_UNATTACHED] = true;
+
+/** Sends a serialized frame to every protocol-enabled connection but `except` (WebSockets' side of syncing a state). */
+export type StateBroadcast = (frame: string, except: Connection | undefined) => void;
 
 /** A durable, validated value synced to clients; see {@link StateConstructor} for how its type is found. */
 export type State<T = unknown> = StateCapability<T>;

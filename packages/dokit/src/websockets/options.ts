@@ -14,10 +14,17 @@ export interface WebSocketHandlers {
   onError?(connection: Connection, error: unknown): void | Promise<void>;
 }
 
-/** What WebSockets needs of a synced state: its current value. A `State` from `dokit/state` fits. */
+/**
+ * What WebSockets needs of a synced state: the state frame it builds, and a way to send its changes.
+ * A `State` from `dokit/state` fits.
+ */
 export interface SyncedState {
   /** @returns the current value */
   get(): unknown;
+  /** @returns the state frame with the current value, serialized (the same string until the value changes) */
+  stateFrame(): string;
+  /** Hands the state the broadcast its changes go out through (`except`: the connection that made one). */
+  syncThrough?(broadcast: (frame: string, except: Connection | undefined) => void): void;
 }
 
 /** A per-connection decision made when the connection is accepted. */
@@ -59,8 +66,13 @@ export interface CapnwebTransport {
 export interface WebSocketsOptions {
   /** Connection handlers: `onConnect`, `onMessage`, `onClose`, `onError`. */
   handlers?: WebSocketHandlers;
-  /** A State capability to sync with clients (installed with the WebSockets when not used already). */
+  /**
+   * A State capability to sync with clients (installed with the WebSockets when not used already):
+   * each change is sent to every other protocol-enabled connection by itself.
+   */
   state?: SyncedState;
+  /** `false`: the state's changes are sent only by your own `broadcastState` calls. Default `true`. */
+  syncState?: boolean;
   /** An `RpcTarget` whose methods clients call (or a `Callables` built from one). */
   callables?: object;
   /** Labels each connection when it is accepted (at most 9 tags; the id is the first). */

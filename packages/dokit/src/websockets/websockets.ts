@@ -52,6 +52,8 @@ export class WebSockets implements Capability {
   #closed: WeakSet<WebSocket> | undefined;
   /** Non-hibernating connections (Cap'n Web sessions), by id. */
   #live: Map<string, Connection> | undefined;
+  /** The state frame the state has just sent by itself, until a `broadcastState` of it is skipped. */
+  #synced: string | undefined;
 
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
@@ -63,6 +65,13 @@ export class WebSockets implements Capability {
     const owner: OwnerOf = Object.create(WebSockets.#owner);
     owner.of = this;
     (this as Wakeable)[WORKS_UNATTACHED] = owner;
+    // The state sends its own changes through this WebSockets (a wake that changes nothing sends nothing).
+    if (options.syncState !== false) {
+      options.state?.syncThrough?.((frame, except) => {
+        this.#synced = frame;
+        this.#broadcastProtocol(frame, except);
+      });
+    }
   }
 
   /** The lifecycle this capability was installed on (or waits to be attached to). */
@@ -466,14 +475,16 @@ export class WebSockets implements Capability {
   // ----------------------------------------------------------------- protocol
 
   /**
-   * Sends the current state to every protocol-enabled connection except `except`.
-   * Call it from the state's `onChanged(state, source)` with the source
-   * (`"server"` or nothing: everyone receives it).
+   * Sends the current state to every protocol-enabled connection except `except` (`"server"` or
+   * nothing: everyone receives it). A synced state sends its changes by itself: the first call for
+   * a value it has just sent (code written for the reference calls it from `onChanged`) sends nothing.
    */
   broadcastState(except?: Connection | "server" | null): void {
     const state = this.#options.state;
     if (!state) return;
-    this.#broadcastProtocol(stateFrame(state), except);
+    const frame = state.stateFrame();
+    if (frame === this.#synced) return void (this.#synced = undefined);
+    this.#broadcastProtocol(frame, except);
   }
 
   #broadcastProtocol(frame: string, except?: Connection | "server" | null): void {
@@ -493,7 +504,7 @@ export class WebSockets implements Capability {
   #connectFrames(connection: Connection, identity?: Identity): void {
     const state = this.#options.state;
     trySend(connection, this.#identityFrame(identity, state !== undefined));
-    if (state) trySend(connection, stateFrame(state));
+    if (state) trySend(connection, state.stateFrame());
     for (const source of this.#table.connectFrameSources) {
       const frame = source(connection);
       if (frame !== undefined) trySend(connection, frame);
@@ -518,8 +529,7 @@ export class WebSockets implements Capability {
   /** Sends the current state to one connection. */
   sendState(connection: Connection): void {
     const state = this.#options.state;
-    if (!state || !flagsOf(connection).protocol) return;
-    trySend(connection, stateFrame(state));
+    if (state && flagsOf(connection).protocol) trySend(connection, state.stateFrame());
   }
 
   /**
@@ -579,11 +589,6 @@ export class WebSockets implements Capability {
 function connectionId(request: Request, url = new URL(request.url)): string | undefined {
   const id = url.searchParams.get(CONNECTION_ID_PARAM) || crypto.randomUUID();
   return id.length > MAX_TAG_LENGTH ? undefined : id;
-}
-
-/** @returns the state frame with the current value */
-function stateFrame(state: { get(): unknown }): string {
-  return JSON.stringify({ type: STATE, state: state.get() ?? null });
 }
 
 function toExcept(except: string | Connection | ReadonlyArray<string | Connection> | undefined): Set<unknown> | undefined {

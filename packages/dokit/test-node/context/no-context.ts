@@ -22,7 +22,7 @@ class PlainCallables extends RpcTarget {
 }
 
 export class Plain extends DurableObject {
-  readonly state = new State({ initialState: { count: 0 }, onChanged: (_state, from) => this.webSockets.broadcastState(from) });
+  readonly state = new State({ initialState: { count: 0 } });
   readonly webSockets: WebSockets = new WebSockets({
     state: this.state,
     callables: new PlainCallables(),

@@ -94,7 +94,7 @@ import { Callables } from "dokit/callables";
 import { State } from "dokit/state";
 class Api extends RpcTarget { echo(x) { return x; } }
 export class Room extends DurableObject {
-  state = new State({ initialState: { count: 0 }, onChanged: (_s, from) => this.webSockets.broadcastState(from) });
+  state = new State({ initialState: { count: 0 } });
   webSockets = new WebSockets({ state: this.state, callables: new Callables(new Api()), handlers: { onMessage: (c, m) => c.send(m) } });
   lifecycle = Lifecycle.install(this).use(this.state).use(this.webSockets);
 }

@@ -169,7 +169,7 @@ function recordingHandlers(host: TestHost): WebSocketHandlers {
   };
 }
 
-const synced = { get: () => ({ count: 1 }) };
+const synced = { get: () => ({ count: 1 }), stateFrame: () => JSON.stringify({ type: "cf_agent_state", state: { count: 1 } }) };
 const tags = (_connection: unknown, ctx: { request: Request }) => {
   const room = new URL(ctx.request.url).searchParams.get("room");
   return room ? [`room:${room}`] : [];

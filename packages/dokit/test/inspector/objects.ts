@@ -27,7 +27,7 @@ class Api extends RpcTarget {
 
 /** A room with State, WebSockets (tags from `?tags=a,b`, readonly for `?mode=view`) and an Inspector built from `options`. */
 abstract class Room extends DurableObject<Env> {
-  readonly counter = new State<Count>({ initialState: { count: 0 }, onChanged: (_s, from) => this.webSockets.broadcastState(from) });
+  readonly counter = new State<Count>({ initialState: { count: 0 } });
   readonly webSockets: WebSockets = new WebSockets({
     state: this.counter,
     callables: new Api(this.counter),

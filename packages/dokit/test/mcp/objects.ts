@@ -144,10 +144,7 @@ export class McpBroken extends DurableObject<Env> {
 export class McpStateCounter extends DurableObject<Env> {
   readonly counter = new State({
     initialState: { count: 0 },
-    onChanged: (_state, source) => {
-      this.webSockets.broadcastState(source);
-      void this.mcp.notify.resourceUpdated("counter://state");
-    },
+    onChanged: () => void this.mcp.notify.resourceUpdated("counter://state"),
   });
   readonly webSockets: WebSockets = new WebSockets({ state: this.counter });
   readonly mcp: McpHandler = new McpHandler({

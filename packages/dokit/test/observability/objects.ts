@@ -32,7 +32,6 @@ export class ObservedRoom extends DurableObject<Env> {
     validate: (value: { count: number; secret: string }) => {
       if (typeof value.count !== "number" || value.count < 0) throw new Error("count must be a non-negative number");
     },
-    onChanged: (_s, from) => this.webSockets.broadcastState(from),
   });
   readonly webSockets: WebSockets = new WebSockets({
     state: this.state,

@@ -1,4 +1,4 @@
-import type { AsyncSchemaStore, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard, WakeConflict, WakeEager, WakeRoom, WakeVarying } from "./objects";
+import type { AsyncSchemaStore, AutoBoard, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard, WakeConflict, WakeEager, WakeRoom, WakeVarying } from "./objects";
 
 declare global {
   interface Env {
@@ -11,6 +11,7 @@ declare global {
     WAKE_EAGER: DurableObjectNamespace<WakeEager>;
     WAKE_VARYING: DurableObjectNamespace<WakeVarying>;
     WAKE_CONFLICT: DurableObjectNamespace<WakeConflict>;
+    STATE_AUTO: DurableObjectNamespace<AutoBoard>;
   }
   namespace Cloudflare {
     interface Env extends globalThis.Env {}

@@ -16,7 +16,11 @@ export type Board = z.output<typeof BoardSchema>;
 
 const sourceId = (source: StateSource) => (source === "server" ? "server" : source.id);
 
-/** WebSockets + State with a zod schema; ?mode=view is readonly, ?client=sensor has no protocol. */
+/**
+ * WebSockets + State with a zod schema; ?mode=view is readonly, ?client=sensor has no protocol.
+ * Its onChanged also calls broadcastState, as code written for the reference does: the state syncs
+ * itself, so that call sends nothing more.
+ */
 export class SyncedBoard extends DurableObject<Env> {
   /** Every onChanged call: the value and who sent it. */
   readonly changes: { state: Board; source: string }[] = [];
@@ -53,9 +57,26 @@ export class SyncedBoard extends DurableObject<Env> {
   }
 }
 
+/** The same board synced by itself: no onChanged. `rename` is a DO RPC method, so it can run on an object that waits to be wired. */
+export class AutoBoard extends DurableObject<Env> {
+  readonly board = new State({ initialState: { title: "Board", cards: [], version: 0 }, validate: BoardSchema });
+  readonly webSockets: WebSockets = new WebSockets({
+    state: this.board,
+    handlers: { onMessage: (connection, message) => connection.send(message === "ping" ? "pong" : `unhandled:${String(message)}`) },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(this.board).use(this.webSockets);
+
+  /** A server-side change. */
+  async rename(title: string): Promise<Board> {
+    await this.lifecycle.start();
+    const current = this.board.get();
+    return this.board.set({ ...current, title, version: current.version + 1 });
+  }
+}
+
 type Presence = { online: number };
 
-/** protocol: false, driving the connect sequence and state frames by hand (docs/state.md's PresenceAgent). */
+/** protocol: false and syncState: false, driving the connect sequence and state frames by hand (docs/state.md's PresenceAgent). */
 export class ManualPresence extends DurableObject<Env> {
   readonly presence: State<Presence> = new State<Presence>({
     initialState: { online: 0 },
@@ -63,6 +84,7 @@ export class ManualPresence extends DurableObject<Env> {
   });
   readonly webSockets: WebSockets = new WebSockets({
     state: this.presence,
+    syncState: false,
     protocol: false,
     handlers: {
       onConnect: (connection) => this.webSockets.sendConnectFrames(connection),
@@ -160,10 +182,7 @@ class WakeCallables extends RpcTarget {
 export class WakeRoom extends DurableObject<Env> {
   /** Attaches of the WebSockets in this instance (this wake). */
   attached = 0;
-  readonly counter = new State({
-    initialState: { count: 0 },
-    onChanged: (_state, source) => this.webSockets.broadcastState(source),
-  });
+  readonly counter = new State({ initialState: { count: 0 } });
   readonly webSockets: WebSockets = new CountedSockets({
     state: this.counter,
     callables: new WakeCallables(),

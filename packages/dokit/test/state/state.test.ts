@@ -300,6 +300,56 @@ describe("State storage", () => {
   });
 });
 
+describe("a State given to WebSockets syncs itself", () => {
+  const auto = (name: string) => env.STATE_AUTO.get(env.STATE_AUTO.idFromName(name));
+  const joinAuto = async (name: string) => {
+    const socket = await openSocket(worker, `http://example.com/agents/state-auto/${name}`);
+    await socket.frames(2); // identity, state
+    return socket;
+  };
+
+  it("sends a client's change to every other client once, without onChanged", async () => {
+    const name = fresh("auto");
+    const [a, b, c] = [await joinAuto(name), await joinAuto(name), await joinAuto(name)];
+    a.send(stateFrame({ title: "from a", cards: [], version: 1 }));
+    for (const other of [b, c]) {
+      expect(await other.nextJSON()).toEqual(stateFrame({ title: "from a", cards: [], version: 1 }));
+      expect(await other.drain(100)).toEqual([]);
+    }
+    expect(await a.drain(0)).toEqual([]); // never its own change back
+    for (const socket of [a, b, c]) await socket.close();
+  });
+
+  it("sends a server change to every client, also from an object that waits to be wired after a wake", async () => {
+    const name = fresh("auto-server");
+    const [a, b] = [await joinAuto(name), await joinAuto(name)];
+    for (const round of [1, 2]) {
+      await auto(name).rename(`round ${round}`);
+      for (const socket of [a, b]) {
+        expect(await socket.nextJSON()).toEqual(stateFrame({ title: `round ${round}`, cards: [], version: round }));
+        expect(await socket.drain(50)).toEqual([]);
+      }
+      await hibernate(auto(name));
+    }
+    for (const socket of [a, b]) await socket.close();
+  });
+
+  it("sends each change once when onChanged also calls broadcastState (code written for the reference)", async () => {
+    const name = fresh("ref-style");
+    const [a, b] = [await join(name), await join(name)];
+    a.send(stateFrame({ title: "once", cards: [], version: 1 }));
+    expect(await b.nextJSON()).toEqual(stateFrame({ title: "once", cards: [], version: 1 }));
+    expect(await b.drain(100)).toEqual([]);
+    expect(await a.drain(0)).toEqual([]);
+    await synced(name).rename("server once");
+    for (const socket of [a, b]) {
+      expect((await socket.nextJSON()).state).toMatchObject({ title: "server once", version: 2 });
+      expect(await socket.drain(100)).toEqual([]);
+    }
+    for (const socket of [a, b]) await socket.close();
+  });
+});
+
 describe("State sync over WebSockets", () => {
   it("sends the state exactly once to a connecting client, even when its connect seeds it", async () => {
     const name = fresh("connect");

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { type Capability, type Claims, type Connection, getCurrentAgent, Lifecycle } from "../../src/lifecycle";
-import { isStateFrame, STATE_ERROR } from "../../src/protocol";
+import { isStateFrame, STATE, STATE_ERROR } from "../../src/protocol";
 import { WebSockets } from "../../src/websockets";
 
 /**
@@ -36,6 +36,9 @@ class TestState implements Capability {
   }
   get(): unknown {
     return this.value;
+  }
+  stateFrame(): string {
+    return JSON.stringify({ type: STATE, state: this.value ?? null });
   }
   async set(value: unknown, source: Connection | "server" = "server"): Promise<void> {
     this.value = value;
@@ -202,9 +205,10 @@ export class WsPlain extends DurableObject<Env> {
   #broken = false;
   readonly webSockets: WebSockets = new WebSockets({
     state: {
-      get: () => {
+      get: () => ({ count: 0 }),
+      stateFrame: () => {
         if (this.#broken) throw new Error("the state could not be read");
-        return { count: 0 };
+        return JSON.stringify({ type: STATE, state: { count: 0 } });
       },
     },
     handlers: {
