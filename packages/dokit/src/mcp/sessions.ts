@@ -175,10 +175,12 @@ export class LegacySessions {
       }
       return live;
     }
-    let opening = this.#opening.get(id);
+    // Keyed by owner too: a restore another identity asked for answers only that identity.
+    const key = `${owner}\n${id}`;
+    let opening = this.#opening.get(key);
     if (!opening) {
-      opening = this.#restore(id, request, authInfo).finally(() => this.#opening.delete(id));
-      this.#opening.set(id, opening);
+      opening = this.#restore(id, owner, request, authInfo).finally(() => this.#opening.delete(key));
+      this.#opening.set(key, opening);
     }
     const session = await opening;
     return session?.owner === owner ? session : undefined;
@@ -189,9 +191,10 @@ export class LegacySessions {
     return Date.now() - lastSeen > this.#settings.sessionTtlMs;
   }
 
-  async #restore(id: string, request: Request, authInfo: AuthInfo | undefined): Promise<LegacySession | undefined> {
+  /** Rebuilds a stored session for its owner; another identity's request never builds a server for it. */
+  async #restore(id: string, owner: string, request: Request, authInfo: AuthInfo | undefined): Promise<LegacySession | undefined> {
     const stored = this.#store.load(id);
-    if (!stored) return undefined;
+    if (!stored || stored.owner !== owner) return undefined;
     if (this.#expired(stored.lastSeen)) {
       this.#store.delete(id);
       return undefined;
