@@ -75,6 +75,25 @@ describe("McpHandler bounds 2025-era sessions", () => {
     expect((await rows("mcp-guarded", name)).sessions).toBe(1);
   });
 
+  it("refuses a resources/subscribe that would take the session past maxSessionSize, keeping the others", async () => {
+    const name = fresh("subscriptions");
+    const target = endpoint("mcp-guarded", name);
+    const session = await anonymous.open(target);
+    const subscribe = async (uri: string) => {
+      const response = await anonymous.post(target, session, { jsonrpc: "2.0", id: 3, method: "resources/subscribe", params: { uri } });
+      const reader = new SseReader(response, { events: true });
+      const answer = (await reader.nextMessage())?.message;
+      await reader.cancel();
+      return answer;
+    };
+    expect(await subscribe("counter://small")).toMatchObject({ id: 3, result: {} });
+    expect(await subscribe(`counter://${"u".repeat(70_000)}`)).toMatchObject({
+      id: 3,
+      error: { code: -32602, message: expect.stringContaining("maxSessionSize") },
+    });
+    expect((await echo(anonymous, target, session)).answer).toMatchObject({ result: { content: [{ text: "guarded: hi" }] } });
+  });
+
   it("keeps at most maxSessions per object, ending the least recently used first", async () => {
     const name = fresh("lru");
     const target = endpoint("mcp-few-sessions", name);
