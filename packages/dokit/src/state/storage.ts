@@ -37,9 +37,10 @@ export class StateStore {
   /** @returns the stored value (one query unless it is split across rows), or `undefined` when the state was never written */
   read(): StoredRow {
     const row = this.#table().exec(`SELECT value FROM ${TABLE} WHERE id = ?`, ROW_ID).toArray()[0];
-    this.#parted = typeof row?.value === "string" && row.value.startsWith(MARKER);
+    const value = row?.value;
+    this.#parted = typeof value === "string" && value.startsWith(MARKER);
     if (!row) return undefined;
-    return this.#parted ? this.#join(row.value as string) : { value: row.value };
+    return typeof value === "string" && this.#parted ? this.#join(value) : { value };
   }
 
   /** @returns the parts the marker names, joined, or why they cannot be */
