@@ -12,11 +12,13 @@ import { State as DokitState } from "../src/state";
 import { WebSockets as DokitWebSockets } from "../src/websockets";
 import { ScenarioCallables } from "./callables";
 import { evictRoute } from "./evict-route";
+import { idRoomEvictRoute } from "./security-websockets-objects";
 
 export { Counter, ScenarioCallables } from "./callables";
 export { FaultyHost, NoSqlHost, PlainRoom } from "./connect-objects";
 export { McpCopiedSdk, McpDefaults, McpSameOrigin } from "./mcp-objects";
 export { McpAssistant } from "./mcp-client-objects";
+export { IdRoom, IdRoomQueries } from "./security-websockets-objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -80,7 +82,8 @@ export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     // Test-only: POST /evict/<name> evicts that DokitAgent (evict-route.ts).
     return (
-      (await evictRoute(request, env.DokitAgent)) ?? (await routeAgentRequest(request, env)) ?? new Response("no route", { status: 404 })
+      (await evictRoute(request, env.DokitAgent)) ??
+      (await idRoomEvictRoute(request, env)) ?? (await routeAgentRequest(request, env)) ?? new Response("no route", { status: 404 })
     );
   },
 } satisfies ExportedHandler<Env>;
