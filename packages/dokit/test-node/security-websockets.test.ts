@@ -99,7 +99,10 @@ describe("connection ids chosen by the client", () => {
     }
   });
 
-  it("a second connection with an open one's id replaces it: the first client sees 4009 Connection replaced", async () => {
+  it.each([
+    ["awake", false],
+    ["after a wake", true],
+  ])("a second connection with an open one's id replaces it (%s): the first client sees 4009 Connection replaced", async (_label, wake) => {
     const name = fresh("dup");
     // The `ws` package, which reports the close frame it received once it stops waiting for the
     // TCP shutdown (as browsers do after a few seconds): a close the object starts while it
@@ -114,6 +117,7 @@ describe("connection ids chosen by the client", () => {
       first.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
     );
     await new Promise<void>((resolve) => first.on("message", (data) => String(data).startsWith('{"type":"welcome"') && resolve()));
+    if (wake) await evict(name);
     const second = open(`${objectPath(name)}?_pk=same`);
     expect((await second.welcome).id).toBe("same");
 
