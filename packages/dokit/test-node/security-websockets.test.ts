@@ -83,7 +83,7 @@ describe("connection ids chosen by the client", () => {
 
     for (const phase of ["awake", "after a wake"]) {
       if (phase === "after a wake") await evict(name);
-      expect(await ids(name, "role:admin"), phase).toEqual(["admin-1"]);
+      expect.soft(await ids(name, "role:admin"), phase).toEqual(["admin-1"]);
       expect((await ids(name)).sort(), phase).toEqual(["admin-1", "role:admin"]);
       // The id still finds its own connection, and only it.
       expect(await lookup(name, "role:admin"), phase).toEqual({ id: "role:admin", tags: ["role:admin"] });
@@ -95,7 +95,7 @@ describe("connection ids chosen by the client", () => {
       await admin.received(secret);
       await attacker.received(`everyone (${phase})`);
       await admin.received(`everyone (${phase})`);
-      expect(attacker.frames, phase).not.toContain(secret);
+      expect.soft(attacker.frames, phase).not.toContain(secret);
     }
   });
 
