@@ -13,12 +13,14 @@ import { WebSockets as DokitWebSockets } from "../src/websockets";
 import { ScenarioCallables } from "./callables";
 import { evictRoute } from "./evict-route";
 import { authedRoute } from "./security-mcp-route";
+import { idRoomEvictRoute } from "./security-websockets-objects";
 
 export { Counter, ScenarioCallables } from "./callables";
 export { FaultyHost, NoSqlHost, PlainRoom } from "./connect-objects";
 export { McpCopiedSdk, McpDefaults, McpSameOrigin } from "./mcp-objects";
 export { McpAssistant } from "./mcp-client-objects";
 export { McpBriefSessions, McpFewSessions, McpGuarded, McpUserSessions } from "./security-mcp-objects";
+export { IdRoom, IdRoomQueries } from "./security-websockets-objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -84,6 +86,7 @@ export default {
     return (
       (await evictRoute(request, env.DokitAgent)) ??
       (await authedRoute(request, env)) ??
+      (await idRoomEvictRoute(request, env)) ??
       (await routeAgentRequest(request, env)) ??
       new Response("no route", { status: 404 })
     );

@@ -8,9 +8,11 @@ import {
   CAPNWEB,
   CLOSE_DESTROYED,
   CLOSE_INTERNAL_ERROR,
+  CLOSE_REPLACED,
   CONNECTION_ID_PARAM,
   IDENTITY,
   isStateFrame,
+  REPLACED_REASON,
   RPC,
   STATE,
   TRANSPORT_PARAM,
@@ -21,7 +23,7 @@ import { closeWith, isThenable, parseFrame, trySend } from "../shared/wire";
 import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
 import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
-import { connectionTags, MAX_TAG_LENGTH } from "./tags";
+import { connectionTags, idTag, isIdTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
 
 const OPEN = 1;
 /** The close reason of a connection refused while opening (the stack is logged, never sent). */
@@ -122,7 +124,9 @@ export class WebSockets implements Capability {
     let accepted = false;
     try {
       const tags = plain ? flags.tags : await this.#decide(connection, ctx);
-      this.#installedOn.ctx.acceptWebSocket(server, tags);
+      // No await between the replacement and the accept: one id, one open connection.
+      this.#replace(id);
+      this.#installedOn.ctx.acceptWebSocket(server, runtimeTags(tags));
       accepted = true;
       await this.#greet(connection, ctx, plain, onConnect);
     } catch (error) {
@@ -155,6 +159,24 @@ export class WebSockets implements Capability {
       dispatch.observer ||
       dispatch.connectFrameSources[0]
     );
+  }
+
+  /**
+   * Closes the open connection with this id, if any (4009 `Connection replaced`): a client that
+   * reconnects with its id (`_pk`) before the object noticed its old socket drop replaces it.
+   * One lookup in the platform's tag index, made once per upgrade.
+   */
+  #replace(id: string): void {
+    this.#replaceSocket(id);
+    this.#live?.get(id)?.close(CLOSE_REPLACED, REPLACED_REASON);
+  }
+
+  /** Closes the open hibernating connection with this id, if any (see #replace). */
+  #replaceSocket(id: string): void {
+    for (const ws of this.#installedOn.ctx.getWebSockets(idTag(id))) {
+      // SAFETY: #isOpen accepted only dokit sockets, which asConnection makes Connections.
+      if (this.#isOpen(ws)) this.#close(asConnection(ws) as Connection, CLOSE_REPLACED, REPLACED_REASON);
+    }
   }
 
   /**
@@ -379,9 +401,11 @@ export class WebSockets implements Capability {
 
   /**
    * Iterates over open connections, optionally those with one tag.
-   * @param tag - a tag from `getConnectionTags` (or a connection id)
+   * @param tag - a tag from `getConnectionTags` (never a connection id: use `getConnection(id)`)
    */
   *getConnections(tag?: string): IterableIterator<Connection> {
+    // The id namespace is no user tag: nothing carries such a tag.
+    if (tag !== undefined && isIdTag(tag)) return;
     for (const ws of this.#installedOn.ctx.getWebSockets(tag)) {
       // SAFETY: #isOpen accepted only dokit sockets, which asConnection makes Connections.
       if (this.#isOpen(ws)) yield asConnection(ws) as Connection;
@@ -398,14 +422,18 @@ export class WebSockets implements Capability {
   *#liveWith(tag: string | undefined): IterableIterator<Connection> {
     if (!this.#live) return;
     for (const connection of this.#live.values()) {
-      if (tag === undefined || connection.tags.includes(tag)) yield connection;
+      // The first entry of `tags` is the id, which is no tag.
+      if (tag === undefined || connection.tags.indexOf(tag, 1) > 0) yield connection;
     }
   }
 
-  /** @returns one open connection by id, or `undefined` */
+  /** @returns one open connection by id (its tag in the id namespace), or `undefined` */
   getConnection(id: string): Connection | undefined {
-    for (const connection of this.getConnections(id)) if (connection.id === id) return connection;
-    return undefined;
+    for (const ws of this.#installedOn.ctx.getWebSockets(idTag(id))) {
+      // SAFETY: #isOpen accepted only dokit sockets, which asConnection makes Connections.
+      if (this.#isOpen(ws)) return asConnection(ws) as Connection;
+    }
+    return this.#live?.get(id);
   }
 
   /**
@@ -434,11 +462,14 @@ export class WebSockets implements Capability {
     const except = toExcept(options.except);
     // The hibernating sockets are not made Connections here: a broadcast after a wake then decodes
     // no flags and changes no socket's prototype (it reads each attachment once, as a string).
-    for (const ws of this.#installedOn.ctx.getWebSockets(options.tag)) {
+    const tag = options.tag;
+    // A tag in the id namespace is nobody's tag (see getConnections).
+    if (tag !== undefined && isIdTag(tag)) return;
+    for (const ws of this.#installedOn.ctx.getWebSockets(tag)) {
       if (!this.#isOpen(ws) || (except && (except.has(ws) || except.has(idOf(ws))))) continue;
       trySend(ws, payload);
     }
-    for (const connection of this.#liveWith(options.tag)) {
+    for (const connection of this.#liveWith(tag)) {
       if (except && (except.has(connection) || except.has(connection.id))) continue;
       trySend(connection, payload);
     }
@@ -547,6 +578,7 @@ export class WebSockets implements Capability {
       dispatch: this.#table,
       live: (this.#live ??= new Map()),
       connectionId,
+      replaceSocket: (id) => this.#replaceSocket(id),
       connection: (socket, id, request) => initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true }),
       decide: (connection, ctx) => this.#decide(connection, ctx),
       greet: (connection, ctx) => this.#greet(connection, ctx, false, this.#handlerSetsWith("onConnect")),
@@ -559,7 +591,7 @@ export class WebSockets implements Capability {
 /** @returns the connection id the client asked for (`_pk`) or a new one; `undefined` when the asked one is too long */
 function connectionId(request: Request, url = new URL(request.url)): string | undefined {
   const id = url.searchParams.get(CONNECTION_ID_PARAM) || crypto.randomUUID();
-  return id.length > MAX_TAG_LENGTH ? undefined : id;
+  return id.length > MAX_ID_LENGTH ? undefined : id;
 }
 
 /** @returns the state frame with the current value */
