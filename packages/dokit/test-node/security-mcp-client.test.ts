@@ -222,7 +222,7 @@ describe("the URL policy through add()", () => {
 
 describe("pending authorization URLs in cf_agent_mcp_servers", () => {
   /** A protected MCP server with its own authorization server: discovery and dynamic registration, no consent step needed here. */
-  async function protectedServer() {
+  async function protectedServer(registration: (body: string) => unknown = (body) => ({ ...JSON.parse(body), client_id: "client-1" })) {
     const server = await serve((req, res, body) => {
       const origin = `http://${req.headers.host}`;
       const json = (status: number, value: unknown) => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
@@ -237,7 +237,7 @@ describe("pending authorization URLs in cf_agent_mcp_servers", () => {
           code_challenge_methods_supported: ["S256"],
         });
       }
-      if (req.url === "/register") return json(201, { ...JSON.parse(body), client_id: "client-1" });
+      if (req.url === "/register") return json(201, registration(body));
       if (req.url === "/mcp") {
         return void res.writeHead(401, { "www-authenticate": `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource"` }).end();
       }
@@ -276,6 +276,28 @@ describe("pending authorization URLs in cf_agent_mcp_servers", () => {
     } finally {
       owner.socket.close();
       viewer.socket.close();
+    }
+  });
+
+  it("fails a server whose OAuth data would pass the stored record limit, naming it, and keeps its record as it was", async () => {
+    // A hostile authorization server: a registration of 1.5 MB.
+    const server = await protectedServer((body) => ({ ...JSON.parse(body), client_id: "client-1", client_name: "x".repeat(1_500_000) }));
+    const name = fresh("oauth-big");
+    const added = await act("mcp-guarded", name, "add", { name: "big", url: `${server.url}/mcp`, id: "big" });
+    expect(added).toMatchObject({ id: "big", state: "failed", error: expect.stringMatching(/RECORD_TOO_LARGE|more than the 1048576 allowed/) });
+    const state = (await act("mcp-guarded", name, "state")) as MCPServersState;
+    expect(state.servers.big).toMatchObject({ name: "big", state: "failed", auth_url: null });
+  });
+});
+
+describe("the upgrade's Origin", () => {
+  it("accepts a connection with an oversized Origin, and treats it as another site", async () => {
+    const page = await open("mcp-guarded", fresh("long-origin"), { origin: `${base.origin}${"/x".repeat(10_000)}` });
+    try {
+      const reply = await page.call("add", ["loopback", `${base.origin}/mcp`]);
+      expect(reply).toMatchObject({ type: "rpc", success: false, error: expect.stringMatching(/only https URLs are allowed outside local development/) });
+    } finally {
+      page.socket.close();
     }
   });
 });

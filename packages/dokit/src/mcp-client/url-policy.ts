@@ -114,6 +114,6 @@ export function defaultUrlRefusal(url: URL, local: boolean): string | undefined 
   if (url.protocol !== "https:" && url.protocol !== "http:") return `${url.protocol} URLs are not allowed`;
   if (local) return undefined;
   if (url.protocol !== "https:") return "only https URLs are allowed outside local development";
-  if (isPrivateHost(url.hostname)) return "private and loopback addresses (and any other that is not globally reachable) are not allowed outside local development";
+  if (isPrivateHost(url.hostname)) return "private and loopback addresses are not allowed outside local development, nor any other address that is not globally reachable";
   return undefined;
 }

@@ -113,7 +113,8 @@ export class WebSockets implements Capability {
     const ctx: ConnectionContext = { request };
     // `at`: when it opened (a disconnect's duration, a connection's age), kept only where events are installed.
     const at = this.#dispatch?.observer && Date.now();
-    const flags = { id, tags: [id], uri: request.url, readonly: false, protocol: true, at, origin: request.headers.get("origin") ?? undefined };
+    // The page's Origin, kept for other capabilities (McpClients); at most 256 characters (real ones are short, a cut one matches no origin).
+    const flags = { id, tags: [id], uri: request.url, readonly: false, protocol: true, at, origin: request.headers.get("origin")?.slice(0, 256) };
     const onConnect = this.#handlerSetsWith("onConnect");
     // Nothing in the connect sequence receives the connection: the socket stays as the runtime made it (#plain).
     const plain = this.#plain(onConnect);
@@ -555,7 +556,7 @@ export class WebSockets implements Capability {
       dispatch: this.#table,
       live: (this.#live ??= new Map()),
       connectionId,
-      connection: (socket, id, request) => initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true, origin: request.headers.get("origin") ?? undefined }),
+      connection: (socket, id, request) => initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true, origin: request.headers.get("origin")?.slice(0, 256) }),
       decide: (connection, ctx) => this.#decide(connection, ctx),
       greet: (connection, ctx) => this.#greet(connection, ctx, false, this.#handlerSetsWith("onConnect")),
       receive: async (connection, message) => this.#dispatchMessage(connection, message),
