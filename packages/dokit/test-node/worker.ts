@@ -21,6 +21,7 @@ export { McpCopiedSdk, McpDefaults, McpSameOrigin } from "./mcp-objects";
 export { McpAssistant } from "./mcp-client-objects";
 export { McpBriefSessions, McpFewSessions, McpGuarded, McpUserSessions } from "./security-mcp-objects";
 export { IdRoom, IdRoomQueries } from "./security-websockets-objects";
+export { McpClientGuarded, McpDeployed } from "./security-mcp-client-objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {

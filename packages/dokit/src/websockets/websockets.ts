@@ -1,4 +1,4 @@
-import type { Capability, Claims, Dispatch, FrameNote, SocketOwner } from "../lifecycle/capability";
+import type { Capability, Claims, Dispatch, FrameContext, FrameNote, ProtocolFrame, SocketOwner } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { contextUse, type CurrentAgent, inConnectionContext, runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
@@ -115,7 +115,8 @@ export class WebSockets implements Capability {
     const ctx: ConnectionContext = { request };
     // `at`: when it opened (a disconnect's duration, a connection's age), kept only where events are installed.
     const at = this.#dispatch?.observer && Date.now();
-    const flags = { id, tags: [id], uri: request.url, readonly: false, protocol: true, at };
+    // The page's Origin, kept for other capabilities (McpClients); at most 256 characters (real ones are short, a cut one matches no origin).
+    const flags = { id, tags: [id], uri: request.url, readonly: false, protocol: true, at, origin: request.headers.get("origin")?.slice(0, 256) };
     const onConnect = this.#handlerSetsWith("onConnect");
     // Nothing in the connect sequence receives the connection: the socket stays as the runtime made it (#plain).
     const plain = this.#plain(onConnect);
@@ -303,8 +304,13 @@ export class WebSockets implements Capability {
     },
 
     // Frames other capabilities broadcast (cf_agent_mcp_servers).
-    protocol(this: OwnerOf, frame: string): void {
+    protocol(this: OwnerOf, frame: ProtocolFrame): void {
       if (this.of.#options.protocol !== false) this.of.#broadcastProtocol(frame);
+    },
+
+    // The flags are a FrameContext (readonly, origin).
+    context(this: OwnerOf, connection: Connection): FrameContext | undefined {
+      return isDokitSocket(connection) ? flagsOf(connection) : undefined;
     },
   };
 
@@ -488,11 +494,14 @@ export class WebSockets implements Capability {
     this.#broadcastProtocol(stateFrame(state), except);
   }
 
-  #broadcastProtocol(frame: string, except?: Connection | "server" | null): void {
+  #broadcastProtocol(frame: ProtocolFrame, except?: Connection | "server" | null): void {
     for (const connection of this.getConnections()) {
       if (connection === except) continue;
-      if (connection === this.#connecting || !flagsOf(connection).protocol) continue;
-      trySend(connection, frame);
+      if (connection === this.#connecting) continue;
+      const flags = flagsOf(connection);
+      if (!flags.protocol) continue;
+      const text = typeof frame === "string" ? frame : frame(connection, flags);
+      if (text !== undefined) trySend(connection, text);
     }
   }
 
@@ -579,7 +588,8 @@ export class WebSockets implements Capability {
       live: (this.#live ??= new Map()),
       connectionId,
       replaceSocket: (id) => this.#replaceSocket(id),
-      connection: (socket, id, request) => initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true }),
+      connection: (socket, id, request) =>
+        initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true, origin: request.headers.get("origin")?.slice(0, 256) }),
       decide: (connection, ctx) => this.#decide(connection, ctx),
       greet: (connection, ctx) => this.#greet(connection, ctx, false, this.#handlerSetsWith("onConnect")),
       receive: async (connection, message) => this.#dispatchMessage(connection, message),
