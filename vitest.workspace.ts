@@ -8,6 +8,7 @@ export default defineConfig({
       "packages/dokit/test-node/vitest.config.ts",
       "packages/dokit/test-conformance/vitest.config.ts",
       "examples/*/vitest.config.ts",
+      "scripts/vitest.config.ts",
     ],
   },
 });

@@ -1,16 +1,19 @@
 // `pnpm test:quickstart`: the README's quick start, run the way a newcomer
-// runs it. Packs dokit (`pnpm pack`, as scripts/pack.sh does), saves every
-// README code block marked `<!-- quick-start: <path> -->` into an empty
-// temporary folder, installs the tarball plus wrangler, typescript and
-// @cloudflare/workers-types at the versions this workspace uses (from pnpm's
-// store when it has them), typechecks with tsc, starts `wrangler dev` on a free
-// loopback port and runs the README's client.ts against it twice. Prints
-// PASS or FAIL; on failure (or with QUICKSTART_KEEP=1) the folder is kept for a look.
+// runs it, with Node and npm only. Packs dokit with scripts/pack.sh and checks
+// the tarball with publint and @arethetypeswrong/cli (ESM only) and what its
+// manifest and README promise; saves every README code block marked
+// `<!-- quick-start: <path> -->` into an empty temporary folder; then runs the
+// block marked `<!-- quick-start: commands -->` line by line on a PATH with this
+// Node and the machine's npm and no pnpm: npm installs the tarball plus
+// wrangler, typescript and @cloudflare/workers-types at the versions this
+// workspace uses, npx tsc typechecks, npx wrangler dev serves on a free loopback
+// port and node client.ts runs against it twice. Prints PASS or FAIL; on failure
+// (or with QUICKSTART_KEEP=1) the folder is kept for a look.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 
 const repo = join(import.meta.dirname, "..");
 const started = Date.now();
@@ -26,9 +29,9 @@ function step(message: string): void {
  * Runs a command to completion; throws with its output when it fails or outlives `timeoutMs`.
  * @returns what it printed to stdout
  */
-function run(command: string, args: string[], cwd: string, timeoutMs = 120_000): Promise<string> {
+function run(command: string, args: string[], cwd: string, timeoutMs = 180_000, env = process.env): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let output = "";
     child.stdout.on("data", (chunk) => ((stdout += chunk), (output += chunk)));
@@ -47,26 +50,67 @@ function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(message);
 }
 
-/** The README's quick-start files: each fenced block right after `<!-- quick-start: <path> -->`. */
-function quickStartFiles(): Map<string, string> {
+/** The README's quick-start blocks: each fenced block right after `<!-- quick-start: <path> -->`. */
+function quickStartBlocks(): Map<string, string> {
   const readme = readFileSync(join(repo, "README.md"), "utf8");
-  const files = new Map<string, string>();
+  const blocks = new Map<string, string>();
   for (const match of readme.matchAll(/<!-- quick-start: (\S+) -->\n```\w*\n([\s\S]*?)```\n/g)) {
     const [, path, body] = match as unknown as [string, string, string];
     const firstLine = body.split("\n", 1)[0] ?? "";
     // A block whose first line is a comment names its own file: keep the two in step.
     if (firstLine.startsWith("//")) check(firstLine.startsWith(`// ${path}`), `README: the block marked ${path} starts with "${firstLine}"`);
-    check(!files.has(path), `README: two blocks are marked ${path}`);
-    files.set(path, body);
+    check(!blocks.has(path), `README: two blocks are marked ${path}`);
+    blocks.set(path, body);
   }
-  for (const path of ["src/index.ts", "package.json", "wrangler.jsonc", "env.d.ts", "tsconfig.json", "client.ts"]) {
-    check(files.has(path), `README: no code block marked <!-- quick-start: ${path} -->`);
+  for (const path of ["src/index.ts", "package.json", "wrangler.jsonc", "env.d.ts", "tsconfig.json", "client.ts", "commands"]) {
+    check(blocks.has(path), `README: no code block marked <!-- quick-start: ${path} -->`);
   }
-  return files;
+  return blocks;
 }
 
 function workspaceVersion(name: string): string {
   return JSON.parse(readFileSync(join(repo, "node_modules", name, "package.json"), "utf8")).version;
+}
+
+/** The first executable named `name` on `path`, or undefined. */
+function which(name: string, path: string): string | undefined {
+  for (const folder of path.split(delimiter).filter(Boolean)) {
+    try {
+      accessSync(join(folder, name), constants.X_OK);
+      return join(folder, name);
+    } catch {}
+  }
+  return undefined;
+}
+
+/**
+ * A newcomer's shell: this Node (24, or whatever runs this script) and the
+ * machine's npm in a folder of their own at the front of PATH; no pnpm, no
+ * workspace bins. What `pnpm run` adds to the environment is left out; the
+ * machine's own settings (npm_config_*, proxies, NODE_EXTRA_CA_CERTS) stay.
+ */
+function newcomerEnv(): NodeJS.ProcessEnv {
+  const original = process.env.PATH ?? "";
+  const npm = which("npm", original);
+  const npx = which("npx", original);
+  check(npm && npx, "no npm and npx on PATH: the quick start is run with npm");
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  symlinkSync(process.execPath, join(bin, "node"));
+  symlinkSync(realpathSync(npm), join(bin, "npm"));
+  symlinkSync(realpathSync(npx), join(bin, "npx"));
+  const kept = original
+    .split(delimiter)
+    .filter((folder) => folder && !folder.includes("node_modules") && !folder.startsWith(join(repo, ".node")))
+    .filter((folder) => !["pnpm", "pnpx"].some((name) => which(name, folder)));
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    const fromPnpm = /^(pnpm_|PNPM_|npm_(package|lifecycle|command|execpath|node_execpath)|npm_config_(user_agent|verify_deps_before_run)$|INIT_CWD$)/.test(key);
+    if (!fromPnpm) env[key] = value;
+  }
+  env.PATH = [bin, ...kept].join(delimiter);
+  env.npm_config_prefer_offline = "true"; // this machine's npm cache first, the registry for what it lacks
+  return env;
 }
 
 function freePort(): Promise<number> {
@@ -78,13 +122,14 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Starts `wrangler dev` on `port` and resolves once the worker answers HTTP. */
-async function startWorker(port: number): Promise<void> {
+/** Starts the README's `npx wrangler dev` on `port` and resolves once the worker answers HTTP. */
+async function startWorker(command: string[], port: number, env: NodeJS.ProcessEnv): Promise<void> {
   let output = "";
   let exited = false;
-  // detached: its own process group, so teardown stops wrangler and workerd together.
-  worker = spawn("pnpm", ["exec", "wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port)], {
+  // detached: its own process group, so teardown stops npx, wrangler and workerd together.
+  worker = spawn(command[0]!, [...command.slice(1), "--ip", "127.0.0.1", "--port", String(port)], {
     cwd: project,
+    env,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -115,51 +160,102 @@ async function stopWorker(): Promise<void> {
   clearTimeout(timer);
 }
 
-async function main(): Promise<void> {
-  step(`packing dokit into ${dir}`);
-  await run("pnpm", ["pack", "--pack-destination", dir], join(repo, "packages/dokit"));
-  const version = JSON.parse(readFileSync(join(repo, "packages/dokit/package.json"), "utf8")).version;
-  const tarball = join(dir, `dokit-${version}.tgz`);
-  check(existsSync(tarball), `pnpm pack wrote no ${tarball}`);
+/** The packed tarball as a registry would serve it: the linters made for it, then what the manifest and README promise. */
+async function checkTarball(tarball: string): Promise<void> {
+  const bin = join(repo, "node_modules/.bin");
+  const publint = await run(join(bin, "publint"), ["run", "--strict", tarball], repo);
+  step(`publint --strict: ${publint.trim().split("\n").at(-1)}`);
+  // ESM only: no `require` condition, so node10 and node16-from-CJS resolution are out of scope.
+  // It exits non-zero on any problem in the resolutions it checks.
+  await run(join(bin, "attw"), [tarball, "--profile", "esm-only", "--format", "ascii", "--no-color"], repo);
+  step("attw --profile esm-only: no problems (node16 from ESM and bundler resolve every subpath's types and code)");
 
-  const files = quickStartFiles();
-  for (const [path, body] of files) {
-    mkdirSync(dirname(join(project, path)), { recursive: true });
-    writeFileSync(join(project, path), body);
-  }
-  step(`saved ${[...files.keys()].join(", ")}`);
-
-  // The README's two install commands, with this workspace's versions.
-  await run("pnpm", ["add", "--prefer-offline", tarball], project);
-  const tools = ["wrangler", "typescript", "@cloudflare/workers-types"].map((name) => `${name}@${workspaceVersion(name)}`);
-  await run("pnpm", ["add", "--prefer-offline", "-D", ...tools], project);
-  step(`installed the tarball and ${tools.join(", ")}`);
-
-  // What was published: no dev-only export condition, the metadata users see.
-  const manifest = JSON.parse(readFileSync(join(project, "node_modules/dokit/package.json"), "utf8"));
+  const unpacked = join(dir, "unpacked");
+  mkdirSync(unpacked);
+  await run("tar", ["-xzf", tarball, "-C", unpacked], dir);
+  const manifest = JSON.parse(readFileSync(join(unpacked, "package/package.json"), "utf8"));
   check(!JSON.stringify(manifest.exports).includes("@dokit/source"), "the tarball's exports name the dev-only @dokit/source condition");
   check(manifest.exports["./client"]?.import === "./dist/client/index.js", "the tarball's exports lack ./client");
   check(manifest.engines?.node === ">=22", `the tarball's engines.node is ${manifest.engines?.node}`);
   check(manifest.peerDependencies?.["@modelcontextprotocol/server"] === "^2.4.0", "the MCP peer range is not ^2.4.0");
-  for (const name of ["README.md", "LICENSE"]) check(existsSync(join(project, "node_modules/dokit", name)), `the tarball has no ${name}`);
+  check(!manifest.devDependencies, `the tarball's package.json has devDependencies: ${Object.keys(manifest.devDependencies ?? {}).join(", ")}`);
+  check(!manifest.scripts, `the tarball's package.json has scripts: ${JSON.stringify(manifest.scripts)}`);
+  for (const field of ["repository", "homepage", "bugs"]) check(manifest[field], `the tarball's package.json has no ${field}`);
+  for (const name of ["README.md", "LICENSE"]) check(existsSync(join(unpacked, "package", name)), `the tarball has no ${name}`);
+  // The registry shows the README outside the repository: a relative link would point nowhere there.
+  const relative = [...readFileSync(join(unpacked, "package/README.md"), "utf8").matchAll(/\]\((?![a-z][a-z0-9+.-]*:|#)([^)\s]+)\)/gi)];
+  check(relative.length === 0, `the tarball's README has relative links: ${relative.map((link) => link[1]).join(", ")}`);
+  step("the packed manifest and README: no devDependencies or scripts, repository/homepage/bugs, absolute links");
+}
 
-  await run("pnpm", ["exec", "tsc"], project);
-  step("tsc: the quick start typechecks");
+async function main(): Promise<void> {
+  step(`packing dokit into ${dir} (scripts/pack.sh)`);
+  const printed = (await run("bash", [join(repo, "scripts/pack.sh"), dir], dir)).trim().split("\n").at(-1) ?? "";
+  const version = JSON.parse(readFileSync(join(repo, "packages/dokit/package.json"), "utf8")).version;
+  const tarball = join(dir, `dokit-${version}.tgz`);
+  check(printed === tarball, `scripts/pack.sh printed "${printed}", not the tarball's absolute path ${tarball}`);
+  check(existsSync(tarball), `scripts/pack.sh wrote no ${tarball}`);
+  await checkTarball(tarball);
 
+  const env = newcomerEnv();
+  const shell = (line: string) => run("sh", ["-c", line], dir, 30_000, env);
+  await shell("command -v pnpm").then(
+    (found) => check(false, `pnpm is on the quick start's PATH: ${found.trim()}`),
+    () => undefined,
+  );
+  const versions = await shell('echo "node $(node --version), npm $(npm --version)"');
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  check(major > 22 || (major === 22 && minor >= 18), `node ${process.versions.node} cannot run client.ts (22.18 or later can)`);
+  step(`the quick start's shell: ${versions.trim()}, no pnpm on PATH`);
+
+  const blocks = quickStartBlocks();
+  mkdirSync(project);
+  for (const [path, body] of blocks) {
+    if (path === "commands") continue;
+    mkdirSync(dirname(join(project, path)), { recursive: true });
+    writeFileSync(join(project, path), body);
+  }
+  step(`saved ${[...blocks.keys()].filter((path) => path !== "commands").join(", ")}`);
+
+  // The README's commands, in order, each run as written except: the tarball's
+  // placeholder path becomes the packed one, the dev tools get this workspace's
+  // versions, wrangler dev a free port, client.ts that port.
   const port = await freePort();
-  const client = files.get("client.ts") ?? "";
+  const client = blocks.get("client.ts") ?? "";
   check(client.includes('"localhost:8787"'), 'client.ts no longer connects to "localhost:8787"');
   writeFileSync(join(project, "client.ts"), client.replace('"localhost:8787"', `"127.0.0.1:${port}"`));
-  await startWorker(port);
-  step(`wrangler dev answers on 127.0.0.1:${port}`);
-
-  // Twice: the second run sees the first run's increment, stored in SQLite.
-  for (const count of [0, 1]) {
-    const output = await run("node", ["client.ts"], project, 30_000);
-    const expected = `count: ${count}\nrefused: State update rejected\n`;
-    check(output.endsWith(expected), `node client.ts printed:\n${output}\nexpected it to end with:\n${expected}`);
+  const commands = (blocks.get("commands") ?? "").split("\n").map((line) => line.replace(/#.*/, "").trim()).filter(Boolean);
+  for (const line of commands) {
+    const words = line.split(/\s+/);
+    if (/^npm install \S+\.tgz$/.test(line)) {
+      check(words[2]!.startsWith("/") && words[2]!.endsWith(`/dokit-${version}.tgz`), `README: "${line}" does not install an absolute path to dokit-${version}.tgz`);
+      await run("npm", ["install", tarball], project, 300_000, env);
+      step(`${line}: installed ${tarball}`);
+    } else if (line.startsWith("npm install -D ")) {
+      const tools = words.slice(3).map((name) => `${name}@${workspaceVersion(name)}`);
+      await run("npm", ["install", "-D", ...tools], project, 600_000, env);
+      step(`${line}: installed ${tools.join(", ")}`);
+    } else if (line === "npx tsc") {
+      await run("npx", ["tsc"], project, 120_000, env);
+      step(`${line}: the quick start typechecks`);
+    } else if (line === "npx wrangler dev") {
+      await startWorker(words, port, env);
+      step(`${line}: answers on 127.0.0.1:${port}`);
+    } else if (line === "node client.ts") {
+      // Twice: the second run sees the first run's increment, stored in SQLite.
+      for (const count of [0, 1]) {
+        const output = await run("node", ["client.ts"], project, 30_000, env);
+        const expected = `count: ${count}\nrefused: State update rejected\n`;
+        check(output.endsWith(expected), `node client.ts printed:\n${output}\nexpected it to end with:\n${expected}`);
+        step(`${line} printed: ${output.trim().split("\n").join(" / ")}`);
+      }
+    } else {
+      check(false, `README: the quick-start command "${line}" is not one this test knows how to run`);
+    }
   }
-  step("client.ts: identity and state received, the refused value rolled back, the increment stored");
+  for (const expected of ["npm install /", "npm install -D", "npx tsc", "npx wrangler dev", "node client.ts"]) {
+    check(commands.some((line) => line.startsWith(expected)), `README: the quick-start commands lack "${expected}"`);
+  }
 }
 
 try {

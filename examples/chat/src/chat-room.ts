@@ -103,7 +103,8 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   #roomOf(connection: Connection): string | undefined {
-    return connection.tags.find((tag) => tag.startsWith("room:"));
+    // tags[0] is the connection id, which the client chooses (`_pk=room:…`): the room is among the tags after it.
+    return connection.tags.find((tag, index) => index > 0 && tag.startsWith("room:"));
   }
 
   #send(connection: Connection, event: ChatEvent): void {

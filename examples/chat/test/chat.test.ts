@@ -52,6 +52,19 @@ describe("chat", () => {
     await Promise.all([ada.socket.close(), bob.socket.close(), eve.socket.close()]);
   });
 
+  it("keeps a member whose connection id looks like a room (_pk=room:random) in the room it joined", async () => {
+    const name = fresh("id-room");
+    const eve = await join(name, "random", "eve");
+    const socket = await openSocket(worker, `http://example.com/agents/chat-room/${name}`, { query: { room: "general", nickname: "mallory", _pk: "room:random" } });
+    expect(await socket.nextJSON()).toMatchObject({ type: "cf_agent_identity" });
+    expect(await socket.nextJSON()).toMatchObject({ type: "welcome", room: "general", members: ["mallory"] });
+    socket.send({ type: "say", text: "into random?" });
+    socket.send({ type: "nick", nickname: "mal" });
+    expect(await socket.nextJSON()).toMatchObject({ type: "renamed", from: "mallory", to: "mal" });
+    expect(await eve.socket.drain()).toEqual([]);
+    await Promise.all([eve.socket.close(), socket.close()]);
+  });
+
   it("renames a member, and keeps the nickname on the connection across hibernation", async () => {
     const name = fresh("nick");
     const ada = await join(name, "general", "ada");

@@ -15,7 +15,8 @@ const MINUTE = 60_000;
 
 const SensorId = z.string().regex(/^[\w-]{1,32}$/);
 const param = (request: Request, key: string) => new URL(request.url).searchParams.get(key);
-const isSensor = (connection: Connection) => connection.tags.includes("sensor");
+// tags[0] is the connection id, which the client chooses (`_pk=sensor`): the tags this hub gave are after it.
+const isSensor = (connection: Connection) => connection.tags.indexOf("sensor", 1) > 0;
 
 /** Both clients call these; only sensors may report. */
 export class HubCallables extends RpcTarget implements HubApi {
@@ -74,7 +75,7 @@ export class SensorHub extends DurableObject<Env> {
     handlers: {
       onMessage: async (connection, message) => {
         // Binary frame: one float64 reading from the sensor named in the connection's tags.
-        const sensorId = connection.tags.find((tag) => tag.startsWith("sensor:"))?.slice("sensor:".length);
+        const sensorId = connection.tags.find((tag, index) => index > 0 && tag.startsWith("sensor:"))?.slice("sensor:".length);
         if (!sensorId || !(message instanceof ArrayBuffer) || message.byteLength !== 8) return;
         const value = new DataView(message).getFloat64(0, true);
         if (Number.isFinite(value)) await this.record(sensorId, value);

@@ -79,6 +79,24 @@ describe("sensor hub", () => {
     await Promise.all([device.close(), watcher.socket.close()]);
   });
 
+  it("does not take a browser whose connection id looks like a sensor tag (_pk=sensor, _pk=sensor:s9) for a sensor", async () => {
+    const info = vi.spyOn(console, "info").mockImplementation(() => {});
+    onTestFinished(() => info.mockRestore());
+    const name = fresh("spoof");
+    for (const id of ["sensor", "sensor:s9"]) {
+      const socket = await openSocket(worker, hubUrl(name), { query: { _pk: id } });
+      expect(await socket.nextJSON()).toMatchObject({ type: "cf_agent_identity" });
+      await socket.nextJSON(); // the state frame: a browser's
+      await expect(socket.rpc("reportReading", ["s9", 1])).rejects.toThrow("Only sensors report readings");
+      socket.send(float64(99));
+      expect(await socket.drain()).toEqual([]);
+      await socket.close();
+    }
+    const { socket, summary } = await browser(name);
+    expect(summary).toEqual({ sensors: {}, readings: 0, alerts: [] });
+    await socket.close();
+  });
+
   it("keeps a sensor protocol-free and readonly across hibernation", async () => {
     const name = fresh("wake");
     const watcher = await browser(name);

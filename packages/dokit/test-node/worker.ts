@@ -12,11 +12,16 @@ import { State as DokitState } from "../src/state";
 import { WebSockets as DokitWebSockets } from "../src/websockets";
 import { ScenarioCallables } from "./callables";
 import { evictRoute } from "./evict-route";
+import { authedRoute } from "./security-mcp-route";
+import { idRoomEvictRoute } from "./security-websockets-objects";
 
 export { Counter, ScenarioCallables } from "./callables";
 export { FaultyHost, NoSqlHost, PlainRoom } from "./connect-objects";
 export { McpCopiedSdk, McpDefaults, McpSameOrigin } from "./mcp-objects";
 export { McpAssistant } from "./mcp-client-objects";
+export { McpBriefSessions, McpFewSessions, McpGuarded, McpUserSessions } from "./security-mcp-objects";
+export { IdRoom, IdRoomQueries } from "./security-websockets-objects";
+export { McpClientGuarded, McpDeployed } from "./security-mcp-client-objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -79,7 +84,11 @@ export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     // Test-only: POST /evict/<name> evicts that DokitAgent (evict-route.ts).
     return (
-      (await evictRoute(request, env.DokitAgent)) ?? (await routeAgentRequest(request, env)) ?? new Response("no route", { status: 404 })
+      (await evictRoute(request, env.DokitAgent)) ??
+      (await authedRoute(request, env)) ??
+      (await idRoomEvictRoute(request, env)) ??
+      (await routeAgentRequest(request, env)) ??
+      new Response("no route", { status: 404 })
     );
   },
 } satisfies ExportedHandler<Env>;

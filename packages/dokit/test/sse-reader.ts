@@ -15,6 +15,11 @@ export class SseReader {
   readonly #decoder = new TextDecoder();
   readonly #events: boolean;
   #buffer = "";
+  /**
+   * Text read since `#buffer` last held a frame end, not yet joined to it: joining (and searching)
+   * only when a frame completes keeps reading a large frame linear.
+   */
+  #pending: string[] = [];
   /** The last `retry:` value the stream announced (kept when `events` skips its frame). */
   retry: string | undefined;
 
@@ -48,7 +53,14 @@ export class SseReader {
       const chunk = await Promise.race([this.#reader.read(), timeout]).finally(() => clearTimeout(timer));
       if (chunk === "timeout") throw new Error("timed out reading the SSE stream");
       if (chunk.done) return undefined;
-      this.#buffer += this.#decoder.decode(chunk.value, { stream: true });
+      const text = this.#decoder.decode(chunk.value, { stream: true });
+      const before = this.#pending.at(-1) ?? this.#buffer;
+      if ((before.slice(-1) + text).includes("\n\n")) {
+        this.#buffer += this.#pending.join("") + text;
+        this.#pending = [];
+      } else {
+        this.#pending.push(text);
+      }
     }
   }
 

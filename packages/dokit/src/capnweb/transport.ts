@@ -4,7 +4,8 @@ import { CLOSE_REPLACED, REPLACED_REASON, Session, sessionOf } from "./session";
 /**
  * Accepts an upgrade with `__agents_transport=capnweb`: a plain accepted
  * WebSocket carrying a Cap'n Web session. A session with the id of an open
- * one replaces it (the old one is closed with 1001 `Session replaced`).
+ * one replaces it (the old one is closed with 1001 `Session replaced`); it also
+ * replaces a hibernating connection with that id (closed with 4009 `Connection replaced`).
  */
 async function accept(request: Request, host: TransportHost): Promise<Response> {
   const id = host.connectionId(request);
@@ -16,6 +17,7 @@ async function accept(request: Request, host: TransportHost): Promise<Response> 
     if (session) await session.end(CLOSE_REPLACED, REPLACED_REASON, true);
     else previous.close(CLOSE_REPLACED, REPLACED_REASON);
   }
+  host.replaceSocket(id);
 
   const { 0: client, 1: server } = new WebSocketPair();
   server.accept();

@@ -8,6 +8,7 @@ import { Feed } from "./feed";
 import { isCrossSite, isLocalDevelopment } from "./guard";
 import type { ConnectionView, InspectorOptions, InspectorSnapshot, SectionError } from "./options";
 import { PAGE_SCRIPT, pageHtml } from "./page";
+import { redactQuery } from "./redact";
 
 const DEFAULT_PATH = "/__dokit";
 const READY_STATES = ["connecting", "open", "closing", "closed"];
@@ -182,7 +183,7 @@ export class Inspector implements Capability {
         readyState: READY_STATES[connection.readyState] ?? String(connection.readyState),
         connectedAt: this.#connectedAt.get(connection.id) ?? null,
         state: connection.state,
-        uri: connection.uri,
+        uri: this.#options.showQueryValues === true ? connection.uri : redactQuery(connection.uri),
       });
     }
     // Connections that went away without an onClose here (refused, evicted meanwhile).

@@ -68,6 +68,11 @@ export interface InspectorOptions {
   scheduler?: InspectedJobs;
   /** The Queue, to list queued jobs. */
   queue?: InspectedJobs;
+  /**
+   * Show the values of query parameters in each connection's `uri` (default `false`: every value
+   * reads `redacted`, names stay), for upgrade URLs that carry no tokens.
+   */
+  showQueryValues?: boolean;
   /** How many recent events the Inspector keeps for a page that opens (default 200). */
   maxEvents?: number;
 }
@@ -84,6 +89,7 @@ export interface ConnectionView {
   connectedAt: number | null;
   /** The user's per-connection value (`connection.state`). */
   state: unknown;
+  /** The upgrade URL; query values read `redacted` unless `showQueryValues` is set. */
   uri: string | null;
 }
 

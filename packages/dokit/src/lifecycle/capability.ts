@@ -20,7 +20,11 @@ export type RouteHandler = (request: Request, path: string) => Response | Promis
 export interface FrameContext {
   /** Whether the connection may not change synced state. */
   readonly readonly: boolean;
+  /** The `Origin` header of its upgrade, when sent (the page that opened it). */
+  readonly origin?: string;
 }
+/** A protocol frame chosen per connection (already serialized), or `undefined` to send it nothing. */
+export type ProtocolFrame = string | ((connection: Connection, context: FrameContext) => string | undefined);
 /**
  * Handles one parsed text frame of a claimed type. Returning `false` means the
  * frame is not well-formed for this type and goes to the user's `onMessage`.
@@ -57,7 +61,9 @@ export interface SocketOwner {
   /** @returns false when the socket is not one of the owner's */
   error(ws: WebSocket, error: unknown): Promise<boolean>;
   /** Sends a serialized protocol frame to every protocol-enabled connection (none inside its connect sequence). */
-  protocol(frame: string): void;
+  protocol(frame: ProtocolFrame): void;
+  /** @returns what the owner knows of one of its connections (readonly, where its upgrade came from), or `undefined` for another socket */
+  context(connection: Connection): FrameContext | undefined;
 }
 
 /** A set of client-callable methods: what every transport (rpc frames, Cap'n Web) calls through. */
@@ -83,8 +89,10 @@ export interface Dispatch {
   method(name: string): CallableSource | undefined;
   /** @returns the names of every claimed client-callable method */
   methodNames(): string[];
-  /** Sends a serialized protocol frame to every protocol-enabled connection, through the socket owner (if any). */
-  broadcastProtocol(frame: string): void;
+  /** Sends a serialized protocol frame (or one chosen per connection) to every protocol-enabled connection, through the socket owner (if any). */
+  broadcastProtocol(frame: ProtocolFrame): void;
+  /** @returns what the socket owner knows of a connection (readonly, where its upgrade came from), or `undefined` without one */
+  connectionContext(connection: Connection): FrameContext | undefined;
   /** The installed event publisher (dokit/observability), if any: capabilities publish through it. */
   readonly observer: Observer | undefined;
 }

@@ -8,8 +8,10 @@ import type {
   DestroyHook,
   Dispatch,
   FrameClaim,
+  FrameContext,
   FrameHandler,
   Observer,
+  ProtocolFrame,
   RouteHandler,
   SocketOwner,
   StartHook,
@@ -78,8 +80,13 @@ export class DispatchTable implements Dispatch {
   }
 
   /** Sends a protocol frame to the socket owner's protocol-enabled connections */
-  broadcastProtocol(frame: string): void {
+  broadcastProtocol(frame: ProtocolFrame): void {
     this.slots.sockets?.value.protocol(frame);
+  }
+
+  /** @returns what the socket owner knows of a connection */
+  connectionContext(connection: Connection): FrameContext | undefined {
+    return this.slots.sockets?.value.context(connection);
   }
 
   /** @returns the claim for a frame type */

@@ -26,7 +26,8 @@ export type DokitErrorCode =
   | "JOB_INTERRUPTED"
   | "URL_NOT_ALLOWED"
   | "UNKNOWN_SERVER"
-  | "SERVER_UNAVAILABLE";
+  | "SERVER_UNAVAILABLE"
+  | "RECORD_TOO_LARGE";
 
 /** The one error class of dokit. Messages start with `dokit:`; `code` is stable. */
 export class DokitError extends Error {

@@ -12,6 +12,7 @@ export type {
   FrameClaim,
   FrameContext,
   FrameHandler,
+  ProtocolFrame,
   RouteHandler,
   SocketOwner,
   StartHook,

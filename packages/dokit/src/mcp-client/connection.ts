@@ -3,12 +3,13 @@ import {
   type ClientCapabilities,
   type FetchLike,
   type Prompt,
+  ProtocolError,
   type Resource,
   StreamableHTTPClientTransport,
   type Tool,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
-import { errorMessage } from "../lifecycle/errors";
+import { DokitError, errorMessage } from "../lifecycle/errors";
 import type { MCPConnectionState } from "../protocol/frames";
 import type { McpClientsOptions, TransportOptions } from "./options";
 import { StoredOAuthProvider } from "./provider";
@@ -37,6 +38,22 @@ const TRANSPORT = "streamable-http";
 /** Longest error text kept (and broadcast) for a failed server. */
 const MAX_ERROR_LENGTH = 500;
 
+/** An error whose message dokit wrote from what it knows (origins, limits, states), never from a fetched body. */
+class ConnectionError extends Error {}
+
+/** Errors the fetch itself threw (no connection, TLS, aborted): there was no response, so no body in their text. */
+const fetchFailures = new WeakSet<object>();
+
+/** @returns `fetch(url, init)`, its failure noted in {@link fetchFailures} */
+async function noted(fetch: FetchLike, url: URL, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (error !== null && typeof error === "object") fetchFailures.add(error);
+    throw error;
+  }
+}
+
 /** The stored per-server options. */
 export type StoredOptions = { headers?: Record<string, string>; transport?: TransportOptions };
 
@@ -62,6 +79,8 @@ export class ServerConnection {
   #provider: StoredOAuthProvider | undefined;
   /** Whether the server's stored options keep a notification stream open. */
   #listen = true;
+  /** The latest error status a server or OAuth endpoint answered (`<origin> answered HTTP <status>`), for error texts. */
+  #lastStatus: string | undefined;
   readonly #settings: ConnectionSettings;
 
   /**
@@ -123,14 +142,17 @@ export class ServerConnection {
   /**
    * A request failed below the protocol (the server or its session went away, a transport
    * error, a timeout): the server is `failed` with the message now, and the next use reconnects.
+   * @returns the error's text as clients may see it
    */
-  lost(error: unknown): void {
-    if (this.state !== "ready" || this.#closed) return;
+  lost(error: unknown): string {
+    const text = this.publicMessage(error);
+    if (this.state !== "ready" || this.#closed) return text;
     const client = this.#client;
     this.#client = undefined;
     void client?.close().catch(() => undefined);
-    this.#fail(error);
+    this.#fail(error, text);
     this.#settings.event("mcp:client:close", () => ({ serverId: this.id, url: this.url, transport: TRANSPORT, state: this.state, error: this.error }));
+    return text;
   }
 
   /** Closes the client; the connection is not used again. */
@@ -150,6 +172,7 @@ export class ServerConnection {
     await this.#client?.close().catch(() => undefined);
     this.#client = undefined;
     this.error = null;
+    this.#lastStatus = undefined;
     this.#set("connecting");
     this.#settings.event("mcp:client:preconnect", () => ({ serverId: this.id }));
     const transport = this.#newTransport(abort);
@@ -275,14 +298,16 @@ export class ServerConnection {
   /** @returns an error when the server offers more `kind` than allowed */
   #tooMany(kind: string, items: unknown[]): Error | undefined {
     const max = this.#settings.maxCatalogueSize;
-    if (!Array.isArray(items)) return new Error(`the server's ${kind} list is not a list`);
-    return items.length > max ? new Error(`the server offers ${items.length} ${kind}, more than the ${max} allowed (maxCatalogueSize)`) : undefined;
+    if (!Array.isArray(items)) return new ConnectionError(`the server's ${kind} list is not a list`);
+    return items.length > max ? new ConnectionError(`the server offers ${items.length} ${kind}, more than the ${max} allowed (maxCatalogueSize)`) : undefined;
   }
 
   /**
    * The fetch the transport uses: every URL (the server, its OAuth endpoints, redirects) is checked
    * against the URL policy, requests end when the attempt is aborted, and an announced body larger
-   * than `maxResponseBytes` is refused.
+   * than `maxResponseBytes` is refused. Redirects are followed here only within the origin and
+   * method of the request (as the client SDK's own fetch does), so the headers the request carries
+   * (`Authorization` with the user's or the OAuth token, `add()`'s headers) never reach another origin.
    */
   #guardedFetch(abort: AbortController, local: boolean, listen: boolean): FetchLike {
     const base = this.#settings.options.fetch ?? ((url, init) => fetch(url, init));
@@ -290,36 +315,48 @@ export class ServerConnection {
     return async (input, init) => {
       let url = new URL(input instanceof Request ? input.url : String(input));
       const refusal = this.#settings.refusal(url, local);
-      if (refusal) throw new Error(`fetching ${url.origin} is not allowed: ${refusal}`);
+      if (refusal) throw new ConnectionError(`fetching ${url.origin} is not allowed: ${refusal}`);
       // The standalone notification stream (a GET to the server URL): declined when listening is off.
-      if (!listen && (init?.method ?? "GET") === "GET" && url.href === new URL(this.url).href) {
+      const method = (init?.method ?? "GET").toUpperCase();
+      if (!listen && method === "GET" && url.href === new URL(this.url).href) {
         return new Response(null, { status: 405 });
       }
       const signal = init?.signal ? AbortSignal.any([init.signal, abort.signal]) : abort.signal;
-      // Redirects are followed here, each target checked against the policy first.
-      let request: RequestInit = { ...init, signal, redirect: "manual" };
-      let response = await base(url, request);
+      const request: RequestInit = { ...init, signal, redirect: "manual" };
+      let response = await noted(base, url, request);
       for (let hops = 0; REDIRECTS.has(response.status); hops++) {
         const location = response.headers.get("location");
         if (location === null) break;
         await response.body?.cancel().catch(() => undefined);
         const next = new URL(location, url);
-        const refused = hops >= MAX_REDIRECTS ? `more than ${MAX_REDIRECTS} redirects` : this.#settings.refusal(next, local);
-        if (refused) throw new Error(`the redirect of ${url.origin} to ${next.origin} is not allowed: ${refused}`);
-        // 303 (and 301/302 after a POST, as browsers do) continue as a GET without a body.
-        if (response.status === 303 || (response.status < 303 && (request.method ?? "GET") === "POST")) {
-          request = { ...request, method: "GET", body: undefined };
-        }
+        const refused = hops >= MAX_REDIRECTS ? `more than ${MAX_REDIRECTS} redirects` : (this.#settings.refusal(next, local) ?? redirectRefusal(url, next, method, response.status));
+        if (refused) throw new ConnectionError(`the redirect of ${url.origin} to ${next.origin} is not allowed: ${refused}`);
         url = next;
-        response = await base(url, request);
+        response = await noted(base, url, request);
       }
+      if (!response.ok) this.#lastStatus = `${url.origin} answered HTTP ${response.status}`;
       const length = Number(response.headers.get("content-length") ?? 0);
       if (length > maxResponseBytes) {
         await response.body?.cancel().catch(() => undefined);
-        throw new Error(`the response of ${url.origin} is ${length} bytes, more than the ${maxResponseBytes} allowed`);
+        throw new ConnectionError(`the response of ${url.origin} is ${length} bytes, more than the ${maxResponseBytes} allowed`);
       }
       return response;
     };
+  }
+
+  /**
+   * @returns the text kept, broadcast and returned for `error`: dokit's own messages, network errors,
+   *   and the protocol's errors as they are; any other (the SDK's, which may quote a fetched body) is
+   *   replaced by the status the server answered, and logged here in full.
+   */
+  publicMessage(error: unknown): string {
+    if (error instanceof UnauthorizedError || error instanceof ProtocolError) return errorMessage(error) || "unknown error";
+    // The SDK wraps what the fetch threw (a refusal, a limit, a lost connection, a TLS failure) as `cause`.
+    for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 8; cause = cause.cause, depth++) {
+      if (cause instanceof ConnectionError || cause instanceof DokitError || fetchFailures.has(cause)) return errorMessage(cause) || "unknown error";
+    }
+    console.warn(`dokit: MCP server ${this.id} failed:`, errorMessage(error));
+    return this.#lastStatus ? `${this.#lastStatus} (the body is not shown; see the object's log)` : "the server's answer is not a valid MCP response (see the object's log)";
   }
 
   #set(state: MCPConnectionState): void {
@@ -328,11 +365,10 @@ export class ServerConnection {
     this.#settings.changed();
   }
 
-  #fail(error: unknown): void {
+  #fail(error: unknown, message = this.publicMessage(error)): void {
     this.tools = [];
     this.prompts = [];
     this.resources = [];
-    const message = errorMessage(error) || "unknown error";
     this.error = message.length > MAX_ERROR_LENGTH ? `${message.slice(0, MAX_ERROR_LENGTH)}…` : message;
     this.state = "failed";
     this.#settings.changed();
@@ -342,13 +378,21 @@ export class ServerConnection {
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 
+/** @returns why a redirect (already allowed by the URL policy) is not followed, or `undefined` to follow it */
+function redirectRefusal(from: URL, to: URL, method: string, status: number): string | undefined {
+  if (to.origin !== from.origin) return "redirects to another origin are not followed (the request's credentials would go there); use the target as the server's URL if you trust it";
+  if ((to.username || to.password) && (to.username !== from.username || to.password !== from.password)) return "a redirect may not change the URL's credentials";
+  if (method !== "GET" && status !== 307 && status !== 308) return `a ${status} redirect would turn the ${method} into a GET`;
+  return undefined;
+}
+
 /** @returns `work`, or a rejection after `ms` (the attempt's controller is aborted then) */
 function withTimeout<T>(work: Promise<T>, ms: number, what: string, abort?: AbortController): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       abort?.abort();
-      reject(new Error(`timed out after ${ms} ms ${what}`));
+      reject(new ConnectionError(`timed out after ${ms} ms ${what}`));
     }, ms);
   });
   return Promise.race([work, timeout]).finally(() => timer !== undefined && clearTimeout(timer));

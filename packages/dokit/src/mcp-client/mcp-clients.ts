@@ -1,7 +1,7 @@
 import { type CallToolResult, type Client, type GetPromptResult, type Prompt, ProtocolError, type ReadResourceResult, type Resource, type Tool } from "@modelcontextprotocol/client";
-import type { Capability, Claims } from "../lifecycle/capability";
 import { getCurrentAgent } from "../lifecycle/current";
-import { DokitError, errorMessage } from "../lifecycle/errors";
+import type { Capability, Claims, Connection, FrameContext, ProtocolFrame } from "../lifecycle/capability";
+import { DokitError } from "../lifecycle/errors";
 import { BASE_HEADER } from "../lifecycle/headers";
 import { MCP_SERVERS, type MCPServersState } from "../protocol/frames";
 import { type ConnectionSettings, ServerConnection, type StoredOptions } from "./connection";
@@ -9,6 +9,7 @@ import type { AddServerOptions, AddServerResult, McpClientsOptions, McpServerInf
 import { callbackPage, redirectTo } from "./page";
 import { randomToken } from "./provider";
 import { Registry } from "./registry";
+import { isCrossSite } from "../lifecycle/cross-site";
 import { defaultUrlRefusal, isLoopbackHost } from "./url-policy";
 
 const DEFAULTS = {
@@ -45,8 +46,8 @@ export class McpClients implements Capability {
   #registry: Registry | undefined;
   #settings: ConnectionSettings | undefined;
   #loaded = false;
-  /** The serialized frame, until the next change. */
-  #frame: string | undefined;
+  /** The serialized frame, until the next change: `full` for connections that may authorize, `pending` (no `auth_url`) for others. */
+  #frame: { full: string; pending: string } | undefined;
 
   /** @param options - the client identity, URL policy, OAuth routes, limits and server-request handlers */
   constructor(options: McpClientsOptions) {
@@ -63,7 +64,7 @@ export class McpClients implements Capability {
   attach(claims: Claims): void {
     this.#claims = claims;
     claims.route(this.#callbackPath, (request) => this.#callback(request));
-    claims.connectFrames(() => this.#connectFrame());
+    claims.connectFrames((connection) => this.#connectFrame(connection));
     // In the background: start never waits for remote servers. (No hook otherwise: a wake then runs no start turn for McpClients.)
     if (this.#options.connectOnStart) claims.onStart(() => queueMicrotask(() => this.#restoreLogged()));
     claims.onDestroy(async () => {
@@ -229,22 +230,27 @@ export class McpClients implements Capability {
       return await run(client);
     } catch (error) {
       if (error instanceof ProtocolError) throw error;
-      connection.lost(error);
-      throw new DokitError("SERVER_UNAVAILABLE", `MCP server ${serverId} failed: ${errorMessage(error)}`, { cause: error });
+      const text = connection.lost(error);
+      throw new DokitError("SERVER_UNAVAILABLE", `MCP server ${serverId} failed: ${text}`, { cause: error });
     }
   }
 
   // ------------------------------------------------------------------ frame
 
-  /** @returns the servers and catalogue in the reference's `MCPServersState` shape (what the frame carries) */
+  /** @returns the servers and catalogue in the reference's `MCPServersState` shape (what the frame carries), with every pending `auth_url` */
   getMcpServers(): MCPServersState {
+    return this.#servers(true);
+  }
+
+  /** @returns the servers and catalogue; `auth_url` is `null` everywhere unless `withAuthUrls` */
+  #servers(withAuthUrls: boolean): MCPServersState {
     this.#restore();
     const servers: MCPServersState["servers"] = {};
     for (const c of this.#connections.values()) {
       servers[c.id] = {
         name: c.name,
         server_url: c.url,
-        auth_url: c.authUrl,
+        auth_url: withAuthUrls ? c.authUrl : null,
         state: c.state,
         error: c.error,
         instructions: c.instructions,
@@ -254,14 +260,35 @@ export class McpClients implements Capability {
     return { servers, tools: this.tools(), prompts: this.prompts(), resources: this.resources() };
   }
 
-  #frameText(): string {
-    return (this.#frame ??= JSON.stringify({ type: MCP_SERVERS, mcp: this.getMcpServers() }));
+  /** @returns the frame for every connection (a string), or a choice per connection while an authorization is pending */
+  #protocolFrame(): ProtocolFrame {
+    if (!this.#frame) {
+      const full = JSON.stringify({ type: MCP_SERVERS, mcp: this.#servers(true) });
+      const pending = [...this.#connections.values()].some((c) => c.authUrl) ? JSON.stringify({ type: MCP_SERVERS, mcp: this.#servers(false) }) : full;
+      this.#frame = { full, pending };
+    }
+    const { full, pending } = this.#frame;
+    return full === pending ? full : (connection, context) => (this.#mayAuthorize(connection, context) ? full : pending);
+  }
+
+  /** @returns whether the connection may see pending authorization URLs (see {@link McpClientsOptions.canAuthorize}) */
+  #mayAuthorize(connection: Connection, context: FrameContext | undefined): boolean {
+    const readonly = context?.readonly === true;
+    const decide = this.#options.canAuthorize;
+    if (!decide) return !readonly;
+    try {
+      return decide(connection, { readonly }) === true;
+    } catch (error) {
+      console.error("dokit: McpClients canAuthorize failed; the connection is not shown authorization URLs", error);
+      return false;
+    }
   }
 
   /** The connect frame: a registry that cannot be read (no SQLite) is logged, and the connection still opens. */
-  #connectFrame(): string | undefined {
+  #connectFrame(connection: Connection): string | undefined {
     try {
-      return this.#frameText();
+      const frame = this.#protocolFrame();
+      return typeof frame === "string" ? frame : frame(connection, this.#claims?.dispatch.connectionContext(connection) ?? { readonly: false });
     } catch (error) {
       console.error("dokit: McpClients could not list its servers for a new connection", error);
       return undefined;
@@ -273,7 +300,7 @@ export class McpClients implements Capability {
     const claims = this.#claims;
     if (claims) {
       try {
-        claims.dispatch.broadcastProtocol(this.#frameText());
+        claims.dispatch.broadcastProtocol(this.#protocolFrame());
       } catch (error) {
         console.error("dokit: broadcasting the MCP servers failed", error);
       }
@@ -347,17 +374,18 @@ export class McpClients implements Capability {
     return defaultUrlRefusal(url, local);
   }
 
-  /** @returns whether the object runs in local development (see {@link McpClientsOptions.localDevelopment}) */
+  /**
+   * @returns whether the object runs in local development (see {@link McpClientsOptions.localDevelopment}):
+   *   the request, or the calling connection's upgrade, was addressed to a loopback host and did not come
+   *   from a page on another site (a page anywhere may open a WebSocket to localhost; its Origin says so)
+   */
   #isLocal(): boolean {
     if (this.#options.localDevelopment !== undefined) return this.#options.localDevelopment;
     const { request, connection } = getCurrentAgent();
-    const address = request?.url ?? connection?.uri;
-    if (!address) return false;
-    try {
-      return isLoopbackHost(new URL(address).hostname);
-    } catch {
-      return false;
-    }
+    if (request) return !isCrossSite(request.url, request.headers.get("origin"), request.headers.get("sec-fetch-site")) && isLoopbackUrl(request.url);
+    if (!connection?.uri) return false;
+    const context = this.#claims?.dispatch.connectionContext(connection);
+    return context !== undefined && !isCrossSite(connection.uri, context.origin, undefined) && isLoopbackUrl(connection.uri);
   }
 
   /** @returns the OAuth redirect URL for a server added now, or `null` when none can be known */
@@ -418,5 +446,14 @@ export class McpClients implements Capability {
     if (serverId) url.searchParams.set("serverId", serverId);
     if (!ok && error) url.searchParams.set("error", error);
     return redirectTo(url.href);
+  }
+}
+
+/** @returns whether `address` is a URL whose host is loopback */
+function isLoopbackUrl(address: string): boolean {
+  try {
+    return isLoopbackHost(new URL(address).hostname);
+  } catch {
+    return false;
   }
 }

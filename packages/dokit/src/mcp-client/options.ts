@@ -5,6 +5,7 @@ import type {
   ElicitResult,
   FetchLike,
 } from "@modelcontextprotocol/client";
+import type { Connection } from "../lifecycle/connection";
 import type { MCPConnectionState } from "../protocol/frames";
 
 /** Options of {@link McpClients}. */
@@ -23,9 +24,18 @@ export interface McpClientsOptions {
    * Whether the object runs in local development, where the default policy also allows
    * `http:` and private or loopback hosts. Default: decided per `add()`, true when the request
    * that reached the object (or the WebSocket upgrade of the calling connection) was addressed
-   * to a loopback host (`localhost`, `127.0.0.1`, `[::1]`), as under `wrangler dev`.
+   * to a loopback host (`localhost`, `127.0.0.1`, `[::1]`), as under `wrangler dev`, and did not
+   * come from a page on another site (`Origin` of another host, or `Sec-Fetch-Site: cross-site`).
    */
   localDevelopment?: boolean;
+  /**
+   * Whether a WebSocket connection is shown pending authorization URLs (`auth_url` in
+   * `cf_agent_mcp_servers`). Whoever opens one may complete the authorization with their own
+   * account, and spends its single-use `state`. Other connections see the server `authenticating`
+   * with `auth_url: null`. Default: every connection that is not readonly.
+   * @returns `true` to show this connection the URLs
+   */
+  canAuthorize?: (connection: Connection, context: { readonly: boolean }) => boolean;
   /** The path (below the object's base path) of the OAuth callback route it claims (default `/mcp-client/callback`). */
   callbackPath?: string;
   /**

@@ -6,6 +6,13 @@ import { DokitError } from "../lifecycle/errors";
 /** The table McpClients owns. */
 export const SERVERS_TABLE = "dokit_mcp_servers";
 
+/**
+ * The largest stored record of one server: the UTF-8 bytes of its text columns (name, URL,
+ * headers, OAuth registration, tokens, discovery). Far below the 2 MB SQLite allows per row in a
+ * Durable Object, so a record is never half-written or refused by SQLite; real records are a few KB.
+ */
+export const MAX_RECORD_BYTES = 1024 * 1024;
+
 /** One stored server. JSON columns are `null` when empty. */
 export type ServerRow = {
   id: string;
@@ -100,8 +107,12 @@ export class Registry {
     return this.#db.exec<ServerRow>(`SELECT * FROM ${SERVERS_TABLE} WHERE id = ?`, id).toArray()[0];
   }
 
-  /** Adds a server (an existing row with the same id is replaced). */
+  /**
+   * Adds a server (an existing row with the same id is replaced).
+   * @throws DokitError RECORD_TOO_LARGE over {@link MAX_RECORD_BYTES} (nothing is written)
+   */
   insert(row: Pick<ServerRow, "id" | "name" | "url" | "options" | "callback_url" | "local">): void {
+    checkSize(row);
     this.#db.exec(
       `INSERT OR REPLACE INTO ${SERVERS_TABLE} (id, name, url, options, callback_url, local, created) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       row.id,
@@ -114,10 +125,16 @@ export class Registry {
     );
   }
 
-  /** Updates columns of one server (a removed server is left removed). */
+  /**
+   * Updates columns of one server (a removed server is left removed).
+   * @throws DokitError RECORD_TOO_LARGE when the record would grow over {@link MAX_RECORD_BYTES} (nothing is written)
+   */
   update(id: string, patch: ServerPatch): void {
     const keys = Object.keys(patch) as (keyof ServerPatch)[];
     if (keys.length === 0) return;
+    // Measured whole (updates are rare: the OAuth flow): the OAuth data comes from the server, any size.
+    const current = this.get(id);
+    if (current) checkSize({ ...current, ...patch });
     this.#db.exec(
       `UPDATE ${SERVERS_TABLE} SET ${keys.map((k) => `${k} = ?`).join(", ")} WHERE id = ?`,
       ...keys.map((k) => patch[k] ?? null),
@@ -145,5 +162,19 @@ export class Registry {
   /** Forgets the table handle (after `lifecycle.destroy()` wiped the storage). */
   reset(): void {
     this.#sql = undefined;
+  }
+}
+
+/** @throws DokitError RECORD_TOO_LARGE when the text columns of `row` come to more than {@link MAX_RECORD_BYTES} UTF-8 bytes */
+function checkSize(row: Partial<ServerRow>): void {
+  const encoder = new TextEncoder();
+  let bytes = 0;
+  for (const value of Object.values(row)) if (typeof value === "string") bytes += encoder.encode(value).byteLength;
+  if (bytes > MAX_RECORD_BYTES) {
+    throw new DokitError(
+      "RECORD_TOO_LARGE",
+      `McpClients: the stored record of server "${row.id}" would be ${bytes} bytes (its name, URL, headers and OAuth data), ` +
+        `more than the ${MAX_RECORD_BYTES} allowed (MAX_RECORD_BYTES; SQLite in a Durable Object stores at most 2 MB per row). Nothing was stored.`,
+    );
   }
 }

@@ -1,5 +1,5 @@
 import type { EventStore, JSONRPCMessage } from "@modelcontextprotocol/server";
-import { EVENTS_TABLE, type Tables } from "./tables";
+import { EVENT_PARTS_TABLE, EVENTS_TABLE, type Tables } from "./tables";
 
 // Resumability for 2025-era sessions: the SDK transport's EventStore, kept in
 // the object's SQLite storage so `Last-Event-ID` works across an eviction.
@@ -8,6 +8,16 @@ import { EVENTS_TABLE, type Tables } from "./tables";
 // only that stream, and only for the session that owns the store (an id from
 // another session, or a made-up one, is refused by the SDK as invalid).
 // `n` is the row id: increasing, so "after" is a plain comparison.
+//
+// SQLite in a Durable Object refuses a string, BLOB or row over 2 MB
+// (SQLITE_TOOBIG), and a tool result may be larger. An event whose JSON is
+// over PART_BYTES is kept as UTF-8 pieces of PART_BYTES in EVENT_PARTS_TABLE
+// (its event row holds `''`, which no JSON message is), written in one
+// synchronous transaction with its event row and read back whole, so the
+// client on a live stream and the client that resumes both get all of it.
+
+/** The largest piece of an event stored in one row, in bytes (well under SQLite's 2 MB). */
+export const PART_BYTES = 1024 * 1024;
 
 /** @returns the stream an event id names, and its sequence number */
 function parseEventId(eventId: string): { stream: string; seq: number } | undefined {
@@ -45,25 +55,67 @@ export class SqlEventStore implements EventStore {
   /** Stores one outgoing message. @returns its event id */
   async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     if (this.muted) return `${streamId}:0`;
+    const json = JSON.stringify(message);
+    // A UTF-16 code unit is at most 3 UTF-8 bytes: short JSON fits one row without encoding it.
+    const bytes = json.length * 3 <= PART_BYTES ? undefined : new TextEncoder().encode(json);
     const sql = this.#tables.created();
-    const row = sql
-      .exec<{ id: number }>(
-        `INSERT INTO ${EVENTS_TABLE} (session, stream, message) VALUES (?, ?, ?) RETURNING id`,
-        this.#session,
-        streamId,
-        JSON.stringify(message),
-      )
-      .one();
-    // Keep the newest `maxPerStream` events of this stream.
+    const id = this.#tables.storage.transactionSync(() => {
+      const inline = bytes === undefined || bytes.byteLength <= PART_BYTES;
+      const row = sql
+        .exec<{ id: number }>(
+          `INSERT INTO ${EVENTS_TABLE} (session, stream, message) VALUES (?, ?, ?) RETURNING id`,
+          this.#session,
+          streamId,
+          inline ? json : "",
+        )
+        .one();
+      if (!inline) {
+        for (let n = 0, at = 0; at < bytes.byteLength; n++, at += PART_BYTES) {
+          sql.exec(
+            `INSERT INTO ${EVENT_PARTS_TABLE} (event, n, session, stream, part) VALUES (?, ?, ?, ?, ?)`,
+            row.id,
+            n,
+            this.#session,
+            streamId,
+            bytes.subarray(at, at + PART_BYTES),
+          );
+        }
+      }
+      this.#trim(sql, streamId);
+      return row.id;
+    });
+    return `${streamId}:${id}`;
+  }
+
+  /** Keeps the newest `maxPerStream` events of a stream (and the pieces of those it drops go too). */
+  #trim(sql: SqlStorage, streamId: string): void {
+    const older = `SELECT id FROM ${EVENTS_TABLE} WHERE session = ? AND stream = ? ORDER BY id DESC LIMIT -1 OFFSET ?`;
     sql.exec(
-      `DELETE FROM ${EVENTS_TABLE} WHERE id IN (
-         SELECT id FROM ${EVENTS_TABLE} WHERE session = ? AND stream = ? ORDER BY id DESC LIMIT -1 OFFSET ?
-       )`,
+      `DELETE FROM ${EVENT_PARTS_TABLE} WHERE session = ? AND stream = ? AND event IN (${older})`,
+      this.#session,
+      streamId,
       this.#session,
       streamId,
       this.#maxPerStream,
     );
-    return `${streamId}:${row.id}`;
+    sql.exec(`DELETE FROM ${EVENTS_TABLE} WHERE id IN (${older})`, this.#session, streamId, this.#maxPerStream);
+  }
+
+  /** @returns the JSON of a stored event, joined from its pieces when it has them; `undefined` once trimmed */
+  #read(sql: SqlStorage, row: { id: number; message: string }): string | undefined {
+    if (row.message !== "") return row.message;
+    const parts = sql
+      .exec<{ part: ArrayBuffer }>(`SELECT part FROM ${EVENT_PARTS_TABLE} WHERE event = ? ORDER BY n`, row.id)
+      .toArray()
+      .map((piece) => new Uint8Array(piece.part));
+    if (parts.length === 0) return undefined;
+    const whole = new Uint8Array(parts.reduce((size, piece) => size + piece.byteLength, 0));
+    let at = 0;
+    for (const piece of parts) {
+      whole.set(piece, at);
+      at += piece.byteLength;
+    }
+    return new TextDecoder().decode(whole);
   }
 
   /** @returns the stream of an event this session stored, or `undefined` for an unknown id */
@@ -105,8 +157,11 @@ export class SqlEventStore implements EventStore {
       )
       .toArray();
     for (const row of rows) {
+      const json = this.#read(sql, row);
+      // An event trimmed while earlier ones were being sent is gone: nothing to send.
+      if (json === undefined) continue;
       // SAFETY: the store only ever writes JSON of a JSON-RPC message (or the SDK's `{}` priming event).
-      const message = JSON.parse(row.message) as JSONRPCMessage;
+      const message = JSON.parse(json) as JSONRPCMessage;
       // Priming events (`{}`) are resume anchors, not messages: never sent again.
       if (!("jsonrpc" in message)) continue;
       await send(`${parsed.stream}:${row.id}`, message);
@@ -117,12 +172,14 @@ export class SqlEventStore implements EventStore {
   /** Deletes one stream's events (its response stream completed). */
   clearStream(streamId: string): void {
     const sql = this.#tables.created();
+    sql.exec(`DELETE FROM ${EVENT_PARTS_TABLE} WHERE session = ? AND stream = ?`, this.#session, streamId);
     sql.exec(`DELETE FROM ${EVENTS_TABLE} WHERE session = ? AND stream = ?`, this.#session, streamId);
   }
 
   /** Deletes every event of the session. */
   clear(): void {
     const sql = this.#tables.created();
+    sql.exec(`DELETE FROM ${EVENT_PARTS_TABLE} WHERE session = ?`, this.#session);
     sql.exec(`DELETE FROM ${EVENTS_TABLE} WHERE session = ?`, this.#session);
   }
 }

@@ -15,6 +15,7 @@ import { preflight, rejectForeign, withCors } from "./guard";
 import { checkBody, INTERNAL_ERROR, jsonRpcError, type RawMessage, readBody, SERVER_ERROR } from "./jsonrpc";
 import { McpNotifier } from "./notify";
 import { DEFAULTS, type McpHandlerOptions, type McpServerContext } from "./options";
+import { digestOfProps } from "./owner";
 import { forSdk } from "./server-shape";
 import { LegacySessions } from "./sessions";
 import { withRetryField } from "./sse-retry";
@@ -43,6 +44,8 @@ export class McpHandler<Host = unknown> implements Capability {
     retryMs: number | false;
     maxEventsPerStream: number;
     sessionTtlMs: number;
+    maxSessions: number;
+    maxSessionSize: number;
   };
   readonly #bus: InMemoryServerEventBus;
   readonly #report: (error: Error) => void;
@@ -62,6 +65,11 @@ export class McpHandler<Host = unknown> implements Capability {
     if (retryMs !== false && !(Number.isSafeInteger(retryMs) && retryMs >= 0)) {
       throw new DokitError("INVALID_ARGUMENT", "McpHandler: retryMs must be a non-negative integer of milliseconds, or false");
     }
+    const positive = (name: "sessionTtlMs" | "maxSessions" | "maxSessionSize") => {
+      const value = options[name] ?? DEFAULTS[name];
+      if (!(Number.isSafeInteger(value) && value > 0)) throw new DokitError("INVALID_ARGUMENT", `McpHandler: ${name} must be a positive integer`);
+      return value;
+    };
     this.#options = options;
     this.#settings = {
       route: options.route ?? DEFAULTS.route,
@@ -70,7 +78,9 @@ export class McpHandler<Host = unknown> implements Capability {
       keepAliveMs: options.keepAliveMs ?? DEFAULTS.keepAliveMs,
       retryMs,
       maxEventsPerStream: options.maxEventsPerStream ?? DEFAULTS.maxEventsPerStream,
-      sessionTtlMs: options.sessionTtlMs ?? DEFAULTS.sessionTtlMs,
+      sessionTtlMs: positive("sessionTtlMs"),
+      maxSessions: positive("maxSessions"),
+      maxSessionSize: positive("maxSessionSize"),
     };
     const onError = options.onError;
     this.#report = (error) => {
@@ -176,7 +186,9 @@ export class McpHandler<Host = unknown> implements Capability {
     // 2025-era traffic (initialize, Mcp-Session-Id, GET streams, DELETE): the session lane
     if (legacy === "sessions" && (await isLegacyRequest(request, checked?.body, { maxRequestBodySize }))) {
       if (note) note.era = "legacy";
-      return this.#legacy().handle(request, checked, authInfo);
+      const props = getCurrentAgent().props;
+      const owner = (await (this.#options.sessionOwner ?? digestOfProps)(props, request)) ?? "";
+      return this.#legacy().handle(request, checked, authInfo, owner);
     }
     if (note) note.era = "modern";
     // 2026-07-28 traffic (per-request envelope, subscriptions/listen): the SDK's own handler
@@ -225,7 +237,7 @@ export class McpHandler<Host = unknown> implements Capability {
     if (this.#sessions) return this.#sessions;
     const claims = this.#claims;
     if (!claims) throw new DokitError("NOT_INSTALLED", "McpHandler is not installed: use Lifecycle.install(this).use(mcpHandler)");
-    this.#tables ??= new Tables(claims.lifecycle.ctx.storage.sql);
+    this.#tables ??= new Tables(claims.lifecycle.ctx.storage);
     this.#sessions = new LegacySessions(
       this.#tables,
       this.#settings,

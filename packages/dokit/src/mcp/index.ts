@@ -1,3 +1,3 @@
 export { McpHandler } from "./handler";
 export type { McpNotifier } from "./notify";
-export type { LegacyMode, McpCorsOptions, McpHandlerOptions, McpServerContext, McpServerFactory } from "./options";
+export type { LegacyMode, McpCorsOptions, McpHandlerOptions, McpServerContext, McpServerFactory, SessionOwner } from "./options";

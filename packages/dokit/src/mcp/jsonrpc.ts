@@ -6,6 +6,7 @@
 /** JSON-RPC error codes dokit answers itself. */
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
+export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 /** The MCP transport's generic server error (bad headers, forbidden, too large). */
 export const SERVER_ERROR = -32000;

@@ -1,5 +1,6 @@
 import type { AuthInfo, McpServer, PerRequestResponseMode, Server } from "@modelcontextprotocol/server";
 import type { McpCorsOptions } from "./guard";
+import type { SessionOwner } from "./owner";
 
 /** What the server factory is told about the request or session it serves. */
 export interface McpServerContext<Host = unknown> {
@@ -72,8 +73,28 @@ export interface McpHandlerOptions<Host = unknown> {
   responseMode?: PerRequestResponseMode;
   /** Events kept per stream for `Last-Event-ID` resumption; 0 turns resumability off (default 500). */
   maxEventsPerStream?: number;
-  /** A 2025-era session unused this long (ms) is deleted when a new session starts (default 7 days). */
+  /**
+   * A 2025-era session unused this long (ms) expires: its id is then unknown (404) and its row and
+   * events are deleted, checked when it is next used and when a new session starts (default 24 hours).
+   */
   sessionTtlMs?: number;
+  /**
+   * The most 2025-era sessions one object keeps; a new session first ends the least recently used
+   * one beyond it (default 1000).
+   */
+  maxSessions?: number;
+  /**
+   * Bytes one 2025-era session may store: its `initialize` params plus its resource subscriptions, as JSON.
+   * An `initialize` over it is refused with JSON-RPC -32602 and no session; so is a `resources/subscribe`
+   * that would pass it (default 65 536).
+   */
+  maxSessionSize?: number;
+  /**
+   * The identity a request is made under: a 2025-era session serves only requests with the identity it
+   * was created under, others get 404 as for an unknown session. Default: SHA-256 of the routed props
+   * (stable JSON), or `""` without props. Return a stable user id when props carry per-request values.
+   */
+  sessionOwner?: SessionOwner;
   /** Maps the routed props to the SDK's `AuthInfo` (seen by handlers as `ctx.http.authInfo`). */
   authInfo?: (props: Record<string, unknown> | undefined, request: Request) => AuthInfo | undefined;
   /** Receives protocol errors and refused requests (default: logged with `console.warn`). */
@@ -88,7 +109,9 @@ export const DEFAULTS = {
   keepAliveMs: 25_000,
   retryMs: 1000,
   maxEventsPerStream: 500,
-  sessionTtlMs: 7 * 24 * 60 * 60 * 1000,
+  sessionTtlMs: 24 * 60 * 60 * 1000,
+  maxSessions: 1000,
+  maxSessionSize: 64 * 1024,
 } as const;
 
-export type { McpCorsOptions };
+export type { McpCorsOptions, SessionOwner };

@@ -1,7 +1,8 @@
-import { EVENTS_TABLE, SESSIONS_TABLE, type Tables } from "./tables";
+import { EVENT_PARTS_TABLE, EVENTS_TABLE, SESSIONS_TABLE, type Tables } from "./tables";
 
 // The rows of 2025-era sessions: what a session needs after a wake (its
-// `initialize` params and resource subscriptions) and when it was last used.
+// `initialize` params and resource subscriptions), whose it is (the digest of
+// the identity it was created under) and when it was last used.
 
 /** A stored session as the legacy lane restores it. */
 export interface StoredSession {
@@ -9,9 +10,13 @@ export interface StoredSession {
   init: unknown;
   /** Resource URIs the client subscribed to. */
   subscriptions: string[];
+  /** The identity the session was created under. */
+  owner: string;
+  /** When the session was last used (ms since the epoch). */
+  lastSeen: number;
 }
 
-type Row = { id: string; init: string; subscriptions: string; last_seen: number };
+type Row = { id: string; init: string; subscriptions: string; last_seen: number; owner: string };
 
 /** The session rows of one McpHandler, in the object's SQLite storage. */
 export class SessionStore {
@@ -26,18 +31,27 @@ export class SessionStore {
   load(id: string): StoredSession | undefined {
     const row = this.#tables.created().exec<Row>(`SELECT * FROM ${SESSIONS_TABLE} WHERE id = ?`, id).toArray()[0];
     if (!row) return undefined;
-    // SAFETY: both columns only ever hold JSON written by `save` and `saveSubscriptions`.
-    return { init: JSON.parse(row.init), subscriptions: JSON.parse(row.subscriptions) as string[] };
+    return {
+      init: JSON.parse(row.init),
+      // SAFETY: the column only ever holds JSON written by `save` and `saveSubscriptions`.
+      subscriptions: JSON.parse(row.subscriptions) as string[],
+      owner: row.owner,
+      lastSeen: row.last_seen,
+    };
   }
 
-  /** Stores a new session (or replaces the row of the same id). */
-  save(id: string, init: unknown, subscriptions: Iterable<string>): void {
+  /**
+   * Stores a new session (or replaces the row of the same id).
+   * @param init - the `initialize` params, already serialized (their size was checked)
+   */
+  save(id: string, init: string, subscriptions: Iterable<string>, owner: string): void {
     this.#tables.created().exec(
-      `INSERT OR REPLACE INTO ${SESSIONS_TABLE} (id, init, subscriptions, last_seen) VALUES (?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO ${SESSIONS_TABLE} (id, init, subscriptions, last_seen, owner) VALUES (?, ?, ?, ?, ?)`,
       id,
-      JSON.stringify(init ?? {}),
+      init,
       JSON.stringify([...subscriptions]),
       Date.now(),
+      owner,
     );
   }
 
@@ -51,22 +65,32 @@ export class SessionStore {
     this.#tables.created().exec(`UPDATE ${SESSIONS_TABLE} SET last_seen = ? WHERE id = ?`, at, id);
   }
 
-  /**
-   * Deletes sessions last used before `before`, with their events.
-   * @param keep - ids to leave alone (sessions live in memory)
-   */
-  deleteUnusedSince(before: number, keep: (id: string) => boolean): void {
+  /** @returns the ids of sessions last used before `before` */
+  unusedSince(before: number): string[] {
     const sql = this.#tables.created();
-    const stale = sql.exec<{ id: string }>(`SELECT id FROM ${SESSIONS_TABLE} WHERE last_seen < ?`, before).toArray();
-    for (const { id } of stale) {
-      if (keep(id)) continue;
-      sql.exec(`DELETE FROM ${EVENTS_TABLE} WHERE session = ?`, id);
-      sql.exec(`DELETE FROM ${SESSIONS_TABLE} WHERE id = ?`, id);
-    }
+    return sql.exec<{ id: string }>(`SELECT id FROM ${SESSIONS_TABLE} WHERE last_seen < ?`, before).toArray().map((row) => row.id);
   }
 
-  /** Deletes a session's row (its events are cleared by its event store). */
+  /**
+   * @param room - how many sessions must fit beside the kept ones
+   * @returns the least recently used sessions that must go so that at most `max - room` remain
+   */
+  overCap(max: number, room: number): string[] {
+    const sql = this.#tables.created();
+    const { n } = sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${SESSIONS_TABLE}`).one();
+    const excess = n - (max - room);
+    if (excess <= 0) return [];
+    return sql
+      .exec<{ id: string }>(`SELECT id FROM ${SESSIONS_TABLE} ORDER BY last_seen, id LIMIT ?`, excess)
+      .toArray()
+      .map((row) => row.id);
+  }
+
+  /** Deletes a session's row with its events. */
   delete(id: string): void {
-    this.#tables.created().exec(`DELETE FROM ${SESSIONS_TABLE} WHERE id = ?`, id);
+    const sql = this.#tables.created();
+    sql.exec(`DELETE FROM ${EVENT_PARTS_TABLE} WHERE session = ?`, id);
+    sql.exec(`DELETE FROM ${EVENTS_TABLE} WHERE session = ?`, id);
+    sql.exec(`DELETE FROM ${SESSIONS_TABLE} WHERE id = ?`, id);
   }
 }

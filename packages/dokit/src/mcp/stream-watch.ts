@@ -24,10 +24,20 @@ export function watchStream(response: Response, onComplete: (summary: StreamSumm
   const summary: StreamSummary = { streams: new Set(), responses: 0 };
   const decoder = new TextDecoder();
   let pending = "";
+  // Text since `pending` last held a frame end, joined only when a frame completes, so a
+  // large event arriving in many chunks is read in linear time.
+  let unjoined: string[] = [];
   const watch = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
       controller.enqueue(chunk);
-      pending += decoder.decode(chunk, { stream: true });
+      const text = decoder.decode(chunk, { stream: true });
+      const before = unjoined.at(-1) ?? pending;
+      if (!(before.slice(-1) + text).includes("\n\n")) {
+        unjoined.push(text);
+        return;
+      }
+      pending += unjoined.join("") + text;
+      unjoined = [];
       let end = pending.indexOf("\n\n");
       while (end >= 0) {
         readFrame(pending.slice(0, end), summary);

@@ -63,6 +63,12 @@ export const CAPNWEB = "capnweb";
 /** Close codes the protocol names. */
 export const CLOSE_DESTROYED = 1001;
 export const CLOSE_INTERNAL_ERROR = 1011;
+/**
+ * A hibernating connection replaced by a newer one with the same id (`_pk`). In 4000–4999, so
+ * clients treat it as final: two live clients sharing an id do not take turns replacing each other.
+ */
+export const CLOSE_REPLACED = 4009;
+export const REPLACED_REASON = "Connection replaced";
 /** Close codes a close event may report but no endpoint may send: a close reciprocating them carries no code. */
 export const RESERVED_CLOSE_CODES: ReadonlySet<number> = new Set([1005, 1006, 1015]);
 

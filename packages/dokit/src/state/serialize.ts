@@ -1,20 +1,23 @@
 import { DokitError, errorMessage } from "../lifecycle/errors";
+import { splitRows } from "./rows";
 
 /**
- * The largest serialized state, in UTF-8 bytes. A Durable Object's SQLite row
- * (and any string in it) is limited to 2 MB; dokit checks the length itself so
- * an oversized value gets a clear error instead of an SQLite failure.
+ * The largest serialized state, in UTF-8 bytes: 32 MiB, the runtime's WebSocket
+ * message limit (a larger frame closes the socket with 1009), less 1 KiB for the
+ * `{"type":"cf_agent_state","state":…}` frame around the value, so the state
+ * frame sent on connect and on every change always fits one message. A value
+ * over 1 MiB is stored across several rows (rows.ts).
  */
-export const MAX_STATE_BYTES = 2 * 1024 * 1024;
+export const MAX_STATE_BYTES = 32 * 1024 * 1024 - 1024;
 
 /** A value turned into the JSON text that is stored. */
 export interface Serialized {
   json: string;
   /** Whether `JSON.parse(json)` differs from the value (a `toJSON`, an `undefined` property, a class instance). */
   lossy: boolean;
+  /** `json` cut into the parts stored one per row (just `json` for a value under 1 MiB). */
+  parts: string[];
 }
-
-const encoder = new TextEncoder();
 
 // Built-ins JSON would silently turn into `{}` or drop: refused instead.
 const LOSSY_BUILT_INS: ReadonlyArray<abstract new (...args: never[]) => unknown> = [
@@ -74,16 +77,17 @@ export function serializeState(value: unknown): Serialized {
     throw new DokitError("INVALID_STATE", `State values must be JSON-serializable: ${reason}`, { cause: error });
   }
   if (json === undefined) throw notJson("undefined", "");
-  // Every UTF-16 unit takes at most 3 UTF-8 bytes: encode only when the text could be over.
-  const bytes = json.length * 3 > MAX_STATE_BYTES ? encoder.encode(json).byteLength : 0;
+  // A value small enough for one row whatever its characters is neither measured nor copied.
+  const { parts, bytes } = splitRows(json);
   if (bytes > MAX_STATE_BYTES) {
     throw new DokitError(
       "STATE_TOO_LARGE",
-      `the state is ${bytes} bytes as JSON; a Durable Object's SQLite row holds at most ${MAX_STATE_BYTES} bytes. ` +
+      `the state is ${bytes} bytes as JSON; State holds at most ${MAX_STATE_BYTES} bytes ` +
+        "(32 MiB, the WebSocket message limit, less 1 KiB for the frame that carries it). " +
         "Keep large or growing data in your own SQL tables and sync a summary.",
     );
   }
-  return { json, lossy };
+  return { json, lossy, parts };
 }
 
 function notJson(what: string, key: string): DokitError {

@@ -7,6 +7,7 @@ import { lifecycleOf, type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake"
 import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/frames";
 import { trySend } from "../lifecycle/wire";
 import { publishState } from "./events";
+import { splitRows } from "./rows";
 import { serializeState } from "./serialize";
 import { StateStore, type StoredRow } from "./storage";
 import type { CheckedStateOptions, SchemaStateOptions, StateOptions } from "./options";
@@ -76,10 +77,10 @@ class StateCapability<T = unknown> implements Capability {
 
   /**
    * Validates, stores and caches a new value, then calls `onChanged`.
-   * @param next - the new value (JSON-serializable, at most 2 MB as JSON)
+   * @param next - the new value (JSON-serializable, at most `MAX_STATE_BYTES`, 32 MiB less 1 KiB, as JSON)
    * @param source - who made the change; `"server"` by default
    * @returns the stored value (a schema's output)
-   * @throws DokitError `INVALID_STATE` (refused or not serializable) or `STATE_TOO_LARGE`; nothing is stored then
+   * @throws DokitError `INVALID_STATE` (refused or not serializable) or `STATE_TOO_LARGE`; nothing is stored then and the previous value stays
    */
   set(next: T, source: StateSource = "server"): T {
     const { value } = this.#commit(next, source);
@@ -121,8 +122,9 @@ class StateCapability<T = unknown> implements Capability {
     let stored: { value: T; json: string; lossy: boolean };
     try {
       const value = validateState(this.#options.validate, next, source);
-      stored = { value, ...serializeState(value) };
-      this.#storeOf().write(stored.json);
+      const serialized = serializeState(value);
+      this.#storeOf().write(serialized.parts);
+      stored = { value, ...serialized };
     } catch (error) {
       // SAFETY: a DokitError carries a string `code`; other thrown values have none (INTERNAL).
       this.#observe(source, undefined, next, (error as { code?: string } | null)?.code ?? "INTERNAL");
@@ -214,7 +216,7 @@ class StateCapability<T = unknown> implements Capability {
     } else {
       // An object that used the reference implementation keeps its value: adopt its row once.
       loaded = this.#parse(store.readReference(), "cf_agents_state (the reference implementation's table)") ?? this.#initial();
-      store.write(loaded.json);
+      store.write(splitRows(loaded.json).parts);
     }
     this.#value = loaded.value;
     this.#json = loaded.json;
@@ -226,6 +228,7 @@ class StateCapability<T = unknown> implements Capability {
   #parse(row: StoredRow, table: string): { value: T; json: string } | undefined {
     if (!row) return undefined;
     try {
+      if (row.corrupt) throw new TypeError(row.corrupt);
       if (typeof row.value !== "string") {
         throw new TypeError(`the value column holds ${row.value === null ? "NULL" : typeof row.value}`);
       }

@@ -16,6 +16,8 @@ export interface ConnectionFlags {
   uri: string | null;
   readonly: boolean;
   protocol: boolean;
+  /** The upgrade's `Origin` header (the page that opened the connection; browsers always send it on upgrades); absent without one. */
+  origin?: string;
   /** When the connection opened (ms since epoch); absent on connections opened before dokit recorded it and on Cap'n Web sessions. */
   at?: number;
 }

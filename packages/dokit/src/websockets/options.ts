@@ -44,6 +44,8 @@ export interface TransportHost {
   connectionId(request: Request): string | undefined;
   /** @returns `socket` as a Connection with this id and upgrade URL, flags at their defaults */
   connection(socket: WebSocket, id: string, request: Request): Connection;
+  /** Closes the hibernating connection with this id, if any (4009 `Connection replaced`): the session replaces it. */
+  replaceSocket(id: string): void;
   /** Connections that are not hibernating sockets, by id: `getConnections()` and broadcasts include them. */
   readonly live: Map<string, Connection>;
   /** Makes the options' decisions (tags, readonly, protocol) and stores them on the connection. */

@@ -4,21 +4,52 @@ import { DokitError } from "../lifecycle/errors";
 export const MAX_TAGS = 10;
 export const MAX_TAG_LENGTH = 256;
 
+// The client chooses its connection id (`_pk`), so the id never becomes a tag of its own in the
+// runtime's tag list: it is stored as ID_TAG_PREFIX + id, a prefix that user tags may not start
+// with. An id can then never equal a tag from getConnectionTags (`_pk=role:admin` is not in
+// `getConnections("role:admin")`), and getConnection(id) finds exactly one socket by its tag.
+// `connection.tags` shows `[id, ...userTags]`, as it always did; only the runtime's list differs.
+
+/** The prefix of the id's tag in the runtime's tag list; user tags may not start with it. */
+export const ID_TAG_PREFIX = "_pk:";
+/** The longest connection id: its tag (prefix and id) must fit the platform's tag length. */
+export const MAX_ID_LENGTH = MAX_TAG_LENGTH - ID_TAG_PREFIX.length;
+
+/** @returns the runtime tag that holds a connection's id */
+export function idTag(id: string): string {
+  return ID_TAG_PREFIX + id;
+}
+
+/** @returns whether `tag` is in the id namespace (so no user tag can be it) */
+export function isIdTag(tag: string): boolean {
+  return tag.startsWith(ID_TAG_PREFIX);
+}
+
 /**
- * Checks `[id, ...userTags]` against the platform's limits (at most 10 tags,
- * each a non-empty string of at most 256 characters).
- * @returns the tags to accept the socket with
+ * Checks the tags `getConnectionTags` returned against the platform's limits (with the id, at
+ * most 10 tags, each a non-empty string of at most 256 characters) and the id namespace.
+ * @returns the connection's tags as `connection.tags` shows them: `[id, ...userTags]`
  * @throws DokitError INVALID_TAGS stating the limits and showing what was returned
  */
 export function connectionTags(id: string, userTags: unknown): string[] {
   const tags: unknown[] = Array.isArray(userTags) ? [id, ...userTags] : [];
-  if (!tags.length || tags.length > MAX_TAGS || tags.some((tag) => typeof tag !== "string" || !tag || tag.length > MAX_TAG_LENGTH)) {
+  if (
+    !tags.length ||
+    tags.length > MAX_TAGS ||
+    tags.some((tag, index) => typeof tag !== "string" || !tag || tag.length > MAX_TAG_LENGTH || (index > 0 && isIdTag(tag)))
+  ) {
     throw new DokitError(
       "INVALID_TAGS",
       `getConnectionTags must return an array of at most ${MAX_TAGS - 1} non-empty strings of at most ${MAX_TAG_LENGTH} ` +
-        `characters; got ${JSON.stringify(userTags)?.slice(0, 80)}`,
+        `characters, none starting with "${ID_TAG_PREFIX}"; got ${JSON.stringify(userTags)?.slice(0, 80)}`,
     );
   }
   // SAFETY: every element was just checked to be a string.
   return tags as string[];
+}
+
+/** @returns the tags a socket is accepted with: the id's tag, then the user's tags (`tags` as {@link connectionTags} returns them) */
+export function runtimeTags(tags: readonly string[]): string[] {
+  // SAFETY: connectionTags always returns the id first.
+  return [idTag(tags[0] as string), ...tags.slice(1)];
 }

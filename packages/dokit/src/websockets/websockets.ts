@@ -1,4 +1,4 @@
-import type { Capability, Claims, Dispatch, SocketOwner } from "../lifecycle/capability";
+import type { Capability, Claims, Dispatch, FrameContext, ProtocolFrame, SocketOwner } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { contextStorage, type CurrentAgent, inConnectionContext, runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
@@ -8,9 +8,11 @@ import {
   CAPNWEB,
   CLOSE_DESTROYED,
   CLOSE_INTERNAL_ERROR,
+  CLOSE_REPLACED,
   CONNECTION_ID_PARAM,
   IDENTITY,
   isStateFrame,
+  REPLACED_REASON,
   RPC,
   STATE,
   TRANSPORT_PARAM,
@@ -21,7 +23,7 @@ import { closeWith, isThenable, parseFrame, trySend } from "../lifecycle/wire";
 import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
 import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
-import { connectionTags, MAX_TAG_LENGTH } from "./tags";
+import { connectionTags, idTag, isIdTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
 
 /** What a `message:dispatch` event reports of a message: its frame type and the capability or handler that took it. */
 type FrameNote = { type: string; handler: string };
@@ -125,7 +127,8 @@ export class WebSockets implements Capability {
     const ctx: ConnectionContext = { request };
     // `at`: when it opened (a disconnect's duration, a connection's age), kept only where events are installed.
     const at = this.#dispatch?.observer && Date.now();
-    const flags = { id, tags: [id], uri: request.url, readonly: false, protocol: true, at };
+    // The page's Origin, kept for other capabilities (McpClients); at most 256 characters (real ones are short, a cut one matches no origin).
+    const flags = { id, tags: [id], uri: request.url, readonly: false, protocol: true, at, origin: request.headers.get("origin")?.slice(0, 256) };
     const onConnect = this.#handlerSetsWith("onConnect");
     // Nothing in the connect sequence receives the connection: the socket stays as the runtime made it (#plain).
     const plain = this.#plain(onConnect);
@@ -134,7 +137,9 @@ export class WebSockets implements Capability {
     let accepted = false;
     try {
       const tags = plain ? flags.tags : await this.#decide(connection, ctx);
-      this.#installedOn.ctx.acceptWebSocket(server, tags);
+      // No await between the replacement and the accept: one id, one open connection.
+      this.#replace(id);
+      this.#installedOn.ctx.acceptWebSocket(server, runtimeTags(tags));
       accepted = true;
       await this.#greet(connection, ctx, plain, onConnect);
     } catch (error) {
@@ -167,6 +172,24 @@ export class WebSockets implements Capability {
       dispatch.observer ||
       dispatch.connectFrameSources[0]
     );
+  }
+
+  /**
+   * Closes the open connection with this id, if any (4009 `Connection replaced`): a client that
+   * reconnects with its id (`_pk`) before the object noticed its old socket drop replaces it.
+   * One lookup in the platform's tag index, made once per upgrade.
+   */
+  #replace(id: string): void {
+    this.#replaceSocket(id);
+    this.#live?.get(id)?.close(CLOSE_REPLACED, REPLACED_REASON);
+  }
+
+  /** Closes the open hibernating connection with this id, if any (see #replace). */
+  #replaceSocket(id: string): void {
+    for (const ws of this.#installedOn.ctx.getWebSockets(idTag(id))) {
+      // SAFETY: #isOpen accepted only dokit sockets, which asConnection makes Connections.
+      if (this.#isOpen(ws)) this.#close(asConnection(ws) as Connection, CLOSE_REPLACED, REPLACED_REASON);
+    }
   }
 
   /**
@@ -300,8 +323,13 @@ export class WebSockets implements Capability {
     },
 
     // Frames other capabilities broadcast (cf_agent_mcp_servers).
-    protocol(this: OwnerOf, frame: string): void {
+    protocol(this: OwnerOf, frame: ProtocolFrame): void {
       if (this.of.#options.protocol !== false) this.of.#broadcastProtocol(frame);
+    },
+
+    // The flags are a FrameContext (readonly, origin).
+    context(this: OwnerOf, connection: Connection): FrameContext | undefined {
+      return isDokitSocket(connection) ? flagsOf(connection) : undefined;
     },
   };
 
@@ -407,9 +435,11 @@ export class WebSockets implements Capability {
 
   /**
    * Iterates over open connections, optionally those with one tag.
-   * @param tag - a tag from `getConnectionTags` (or a connection id)
+   * @param tag - a tag from `getConnectionTags` (never a connection id: use `getConnection(id)`)
    */
   *getConnections(tag?: string): IterableIterator<Connection> {
+    // The id namespace is no user tag: nothing carries such a tag.
+    if (tag !== undefined && isIdTag(tag)) return;
     for (const ws of this.#installedOn.ctx.getWebSockets(tag)) {
       // SAFETY: #isOpen accepted only dokit sockets, which asConnection makes Connections.
       if (this.#isOpen(ws)) yield asConnection(ws) as Connection;
@@ -426,14 +456,18 @@ export class WebSockets implements Capability {
   *#liveWith(tag: string | undefined): IterableIterator<Connection> {
     if (!this.#live) return;
     for (const connection of this.#live.values()) {
-      if (tag === undefined || connection.tags.includes(tag)) yield connection;
+      // The first entry of `tags` is the id, which is no tag.
+      if (tag === undefined || connection.tags.indexOf(tag, 1) > 0) yield connection;
     }
   }
 
-  /** @returns one open connection by id, or `undefined` */
+  /** @returns one open connection by id (its tag in the id namespace), or `undefined` */
   getConnection(id: string): Connection | undefined {
-    for (const connection of this.getConnections(id)) if (connection.id === id) return connection;
-    return undefined;
+    for (const ws of this.#installedOn.ctx.getWebSockets(idTag(id))) {
+      // SAFETY: #isOpen accepted only dokit sockets, which asConnection makes Connections.
+      if (this.#isOpen(ws)) return asConnection(ws) as Connection;
+    }
+    return this.#live?.get(id);
   }
 
   /**
@@ -462,11 +496,14 @@ export class WebSockets implements Capability {
     const except = toExcept(options.except);
     // The hibernating sockets are not made Connections here: a broadcast after a wake then decodes
     // no flags and changes no socket's prototype (it reads each attachment once, as a string).
-    for (const ws of this.#installedOn.ctx.getWebSockets(options.tag)) {
+    const tag = options.tag;
+    // A tag in the id namespace is nobody's tag (see getConnections).
+    if (tag !== undefined && isIdTag(tag)) return;
+    for (const ws of this.#installedOn.ctx.getWebSockets(tag)) {
       if (!this.#isOpen(ws) || (except && (except.has(ws) || except.has(idOf(ws))))) continue;
       trySend(ws, payload);
     }
-    for (const connection of this.#liveWith(options.tag)) {
+    for (const connection of this.#liveWith(tag)) {
       if (except && (except.has(connection) || except.has(connection.id))) continue;
       trySend(connection, payload);
     }
@@ -487,11 +524,14 @@ export class WebSockets implements Capability {
     this.#broadcastProtocol(frame, except);
   }
 
-  #broadcastProtocol(frame: string, except?: Connection | "server" | null): void {
+  #broadcastProtocol(frame: ProtocolFrame, except?: Connection | "server" | null): void {
     for (const connection of this.getConnections()) {
       if (connection === except) continue;
-      if (connection === this.#connecting || !flagsOf(connection).protocol) continue;
-      trySend(connection, frame);
+      if (connection === this.#connecting) continue;
+      const flags = flagsOf(connection);
+      if (!flags.protocol) continue;
+      const text = typeof frame === "string" ? frame : frame(connection, flags);
+      if (text !== undefined) trySend(connection, text);
     }
   }
 
@@ -576,7 +616,9 @@ export class WebSockets implements Capability {
       dispatch: this.#table,
       live: (this.#live ??= new Map()),
       connectionId,
-      connection: (socket, id, request) => initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true }),
+      replaceSocket: (id) => this.#replaceSocket(id),
+      connection: (socket, id, request) =>
+        initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true, origin: request.headers.get("origin")?.slice(0, 256) }),
       decide: (connection, ctx) => this.#decide(connection, ctx),
       greet: (connection, ctx) => this.#greet(connection, ctx, false, this.#handlerSetsWith("onConnect")),
       receive: async (connection, message) => this.#dispatchMessage(connection, message),
@@ -588,7 +630,7 @@ export class WebSockets implements Capability {
 /** @returns the connection id the client asked for (`_pk`) or a new one; `undefined` when the asked one is too long */
 function connectionId(request: Request, url = new URL(request.url)): string | undefined {
   const id = url.searchParams.get(CONNECTION_ID_PARAM) || crypto.randomUUID();
-  return id.length > MAX_TAG_LENGTH ? undefined : id;
+  return id.length > MAX_ID_LENGTH ? undefined : id;
 }
 
 function toExcept(except: string | Connection | ReadonlyArray<string | Connection> | undefined): Set<unknown> | undefined {

@@ -580,6 +580,21 @@ describe.each(FORMS)("Cap'n Web transport, %s", (_form, binding) => {
     await second.close();
   });
 
+  it("keeps one connection per id across transports: the newer one replaces the older (4009 Connection replaced for a hibernating one)", async () => {
+    const name = fresh("mixed");
+    const stub = stubOf(binding, name);
+    const socket = await connect(binding, name, { _pk: "mixed" });
+    const session = await openCapnweb(binding, name, { _pk: "mixed" });
+    await session.inbox.atLeast(2);
+    expect(await socket.closed).toEqual({ code: 4009, reason: "Connection replaced" });
+    expect(await stub.connectionIds()).toEqual(["mixed"]);
+    expect(await session.main.add(1, 1)).toBe(2);
+    const again = await connect(binding, name, { _pk: "mixed" });
+    expect(await session.closed).toEqual({ code: 4009, reason: "Connection replaced" });
+    expect(await stub.connectionIds()).toEqual(["mixed"]);
+    await again.close();
+  });
+
   it("checks argument schemas where they are installed", async () => {
     const client = await openCapnweb(binding, fresh("capschema"));
     if (binding !== "call-wrapped") {

@@ -158,7 +158,8 @@ describe("Inspector: the snapshot", () => {
     expect(connections.map((c) => c.id).sort()).toEqual(["editor-1", "viewer-1"]);
     const viewerView = connections.find((c) => c.id === "viewer-1");
     expect(viewerView).toMatchObject({ tags: ["viewer-1", "red", "blue"], readonly: true, protocol: true, readyState: "open", state: null });
-    expect(viewerView?.uri).toContain("mode=view");
+    // Query values are hidden by default (showQueryValues shows them); names stay.
+    expect(viewerView?.uri).toContain("mode=redacted");
     expect(viewerView?.connectedAt).toBeTypeOf("number");
     expect(connections.find((c) => c.id === "editor-1")).toMatchObject({ tags: ["editor-1"], readonly: false });
     expect(snapshot.schedules).toEqual([expect.objectContaining({ callback: "remind", payload: { text: "later" }, type: "delayed" })]);

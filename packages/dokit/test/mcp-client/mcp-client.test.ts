@@ -182,6 +182,29 @@ describe("the default URL policy", () => {
     expect(isPrivateHost(new URL(`https://${host}/`).hostname)).toBe(expected);
   });
 
+  // Every block of the IANA IPv4 and IPv6 special-purpose registries that is not globally reachable, and the IPv6 forms that embed an IPv4 address.
+  it.each([
+    // IPv4
+    ["0.1.2.3", true], ["10.255.255.255", true], ["100.64.0.0", true], ["100.127.255.255", true], ["127.0.0.2", true],
+    ["169.254.169.254", true], ["172.16.0.0", true], ["192.0.0.170", true], ["192.0.0.8", true], ["192.0.2.1", true],
+    ["192.88.99.1", true], ["192.168.0.1", true], ["198.18.0.1", true], ["198.19.255.255", true], ["198.51.100.7", true],
+    ["203.0.113.9", true], ["224.0.0.251", true], ["239.255.255.250", true], ["240.0.0.1", true], ["255.255.255.255", true],
+    ["100.63.255.255", false], ["172.15.255.255", false], ["192.0.1.1", false], ["198.20.0.1", false], ["1.1.1.1", false], ["223.255.255.254", false],
+    // IPv6
+    ["[::]", true], ["[::1]", true], ["[::7f00:1]", true], ["[::a9fe:a9fe]", true], ["[::808:808]", true],
+    ["[::ffff:a9fe:a9fe]", true], ["[::ffff:c612:1]", true], ["[64:ff9b::a9fe:a9fe]", true], ["[64:ff9b::7f00:1]", true],
+    ["[64:ff9b:1::1]", true], ["[100::1]", true], ["[2001::1]", true], ["[2001:0:4136:e378:8000:63bf:3fff:fdd2]", true],
+    ["[2001:2::1]", true], ["[2001:10::1]", true], ["[2001:db8::1]", true], ["[2002:a9fe:a9fe::]", true], ["[2002:7f00:1::1]", true],
+    ["[2002:c0a8:101::1]", true], ["[3fff::1]", true], ["[5f00::1]", true], ["[fc00::1]", true], ["[fd00:ec2::254]", true],
+    ["[fe80::1]", true], ["[fec0::1]", true], ["[ff02::1]", true], ["[4000::1]", true],
+    ["[2606:4700:4700::1111]", false], ["[2a00:1450:4001:80b::200e]", false], ["[2001:4860:4860::8888]", false],
+    ["[::ffff:808:808]", false], ["[64:ff9b::808:808]", false], ["[2002:808:808::1]", false], ["[2400:cb00::1]", false],
+    // names
+    ["router.home.arpa", true], ["metadata.google.internal", true], ["example.com", false],
+  ] as const)("the special-purpose registries: isPrivateHost(%s) is %s", (host, expected) => {
+    expect(isPrivateHost(new URL(`https://${host}/`).hostname)).toBe(expected);
+  });
+
   it("allows https to public hosts, and http or private hosts only in local development", () => {
     const check = (url: string, local: boolean) => defaultUrlRefusal(new URL(url), local);
     expect(check("https://example.com/mcp", false)).toBeUndefined();
@@ -274,6 +297,21 @@ describe("bad input", () => {
     const state = await stub.state();
     for (const [id] of cases) expect(state.servers[id]?.state).toBe("failed");
     expect(await stub.callToolError("garbage", "get")).toMatchObject({ code: "SERVER_UNAVAILABLE" });
+  });
+});
+
+describe("the stored record limit", () => {
+  it("refuses up front a server whose record would pass the limit, naming it; nothing is stored and the object keeps working", async () => {
+    const stub = assistant(fresh("record"));
+    for (const size of [3 * 1024 * 1024, 1024 * 1024 + 1]) {
+      const refused = await stub.addError("big", serverUrl("big"), { id: "big", headers: { "x-big": "x".repeat(size) } });
+      expect(refused).toMatchObject({ code: "RECORD_TOO_LARGE", message: expect.stringMatching(/more than the 1048576 allowed .*Nothing was stored/) });
+    }
+    // A name of multi-byte characters is measured in UTF-8 bytes.
+    expect(await stub.addError("é".repeat(600_000), serverUrl("big"), { id: "wide" })).toMatchObject({ code: "RECORD_TOO_LARGE" });
+    expect(await stub.servers()).toEqual([]);
+    expect(await stub.tableExists()).toBe(false);
+    expect(await stub.add("small", serverUrl(fresh("srv")), { id: "small", transport: { listen: false }, headers: { "x-api-key": "k" } })).toEqual({ id: "small", state: "ready" });
   });
 });
 

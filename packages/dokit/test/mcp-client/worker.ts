@@ -13,7 +13,7 @@ async function misbehave(url: URL): Promise<Response | undefined> {
     case "/redirect-private":
       return new Response(null, { status: 307, headers: { location: "https://10.0.0.1/mcp" } });
     case "/redirect-loop":
-      return new Response(null, { status: 302, headers: { location: "/redirect-loop" } });
+      return new Response(null, { status: 307, headers: { location: "/redirect-loop" } });
     case "/http-error":
       return new Response("upstream exploded", { status: 502 });
     case "/hang":

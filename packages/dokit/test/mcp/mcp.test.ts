@@ -95,6 +95,15 @@ async function storedEvents(stub: DurableObjectStub, session: string): Promise<{
   });
 }
 
+/** @returns how many pieces of large events one session stores */
+async function storedParts(stub: DurableObjectStub, session: string): Promise<number> {
+  return runInDurableObject(stub, (_instance, ctx: DurableObjectState) => {
+    const tables = ctx.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE name = '_dokit_mcp_event_parts'").toArray();
+    if (tables.length === 0) return 0;
+    return ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM _dokit_mcp_event_parts WHERE session = ?", session).one().n;
+  });
+}
+
 const counterStub = (name: string) => env.MCP_COUNTER.get(env.MCP_COUNTER.idFromName(name));
 const lanes = [
   { lane: "modern (2026-07-28)", modern: true },
@@ -404,6 +413,25 @@ describe("2025-era sessions", () => {
     expect(await reader.next(2000)).toEqual({ comment: "keepalive" });
     await reader.cancel();
   });
+
+  it("stay bound to the user they were created for after an eviction", async () => {
+    const name = fresh("owner-evicted");
+    const target = endpoint("mcp-counter", name);
+    const as = (user: string) =>
+      rawSessions((input, init) => send(input, { ...init, headers: { ...(init?.headers as Record<string, string>), "x-test-user": user } }));
+    const alice = as("alice");
+    const session = await alice.open(target);
+    await evictDurableObject(counterStub(name));
+    const call = { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "whoami", arguments: {} } };
+    const stolen = await as("mallory").post(target, session, call);
+    expect(stolen.status).toBe(404);
+    expect(await stolen.json()).toMatchObject({ error: { code: -32001, message: "Session not found" } });
+    const own = new SseReader(await alice.post(target, session, call), { events: true });
+    // SAFETY: whoami answers with one text block of JSON.
+    const answer = (await own.nextMessage())?.message as { result: { content: { text: string }[] } };
+    expect(JSON.parse(answer.result.content[0]!.text)).toMatchObject({ user: "alice" });
+    await own.cancel();
+  });
 });
 
 // ---------------------------------------------------------------- resumability
@@ -497,6 +525,37 @@ describe("resumability (Last-Event-ID)", () => {
     const session = await rawSession(target);
     for (let i = 0; i < 6; i++) await stub.toolsChanged();
     expect(await storedEvents(stub, session)).toEqual([{ stream: "_GET_stream", n: 3 }]);
+  });
+
+  // Deployed SQLite refuses a value over 2 MB; the local runtime's limit is higher (about 10 MB),
+  // so the event here is 12 MiB: over both.
+  it("keeps a dropped stream's 12 MiB result (over SQLite's row limit) in pieces and replays it whole", async () => {
+    const name = fresh("oversized-event");
+    const target = endpoint("mcp-counter", name);
+    const stub = counterStub(name);
+    const session = await rawSession(target);
+    const size = 12 * 1024 * 1024;
+    const post = new SseReader(
+      await rawPost(target, session, { jsonrpc: "2.0", id: 12, method: "tools/call", params: { name: "echo", arguments: { text: "x", repeat: size, delayMs: 300 } } }),
+      { events: true },
+    );
+    const priming = await post.next();
+    await post.cancel();
+    await sleep(1000);
+    const stream = priming!.id!.split(":")[0]!;
+    expect((await storedEvents(stub, session)).find((row) => row.stream === stream)?.n).toBeGreaterThanOrEqual(2);
+    // 12 MiB of text plus its JSON-RPC envelope: thirteen pieces of 1 MiB.
+    expect(await storedParts(stub, session)).toBe(13);
+
+    const resumed = new SseReader(await rawGet(target, session, priming!.id), { events: true });
+    const answer = await resumed.nextMessage(10_000);
+    expect(answer?.message).toMatchObject({ id: 12, result: { content: [{ type: "text" }] } });
+    // SAFETY: matched just above.
+    const text = (answer!.message as { result: { content: { text: string }[] } }).result.content[0]!.text;
+    expect(text.length === size && /^x*$/.test(text)).toBe(true);
+    expect(await resumed.next()).toBeUndefined();
+    await sleep(20);
+    expect(await storedParts(stub, session)).toBe(0);
   });
 });
 

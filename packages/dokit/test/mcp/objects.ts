@@ -41,10 +41,13 @@ export class McpCounter extends DurableObject<Env> {
     });
     server.registerTool(
       "echo",
-      { description: "Answers with its input after a delay", inputSchema: z.object({ text: z.string(), delayMs: z.number() }) },
-      async ({ text: value, delayMs }) => {
+      {
+        description: "Answers with its input (repeated `repeat` times) after a delay",
+        inputSchema: z.object({ text: z.string(), delayMs: z.number(), repeat: z.number().optional() }),
+      },
+      async ({ text: value, delayMs, repeat }) => {
         await sleep(delayMs);
-        return text(value);
+        return text(value.repeat(repeat ?? 1));
       },
     );
     server.registerTool(

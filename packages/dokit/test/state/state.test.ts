@@ -4,7 +4,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { type Connection, Lifecycle } from "../../src/lifecycle";
 import { STATE } from "../../src/protocol";
-import { MAX_STATE_BYTES, State } from "../../src/state";
+import { State } from "../../src/state";
 import { hibernate, openSocket, type TestSocket, type Upgrader } from "../../src/testing";
 import { captureConsole } from "../logs";
 import { type Board, BoardSchema, PlainStore, type SyncedBoard } from "./objects";
@@ -168,29 +168,6 @@ describe("State storage", () => {
       expect(storedRow(ctx)).toBe('"before"');
       expect(instance.changes).toBe(1);
     });
-  });
-
-  it("refuses values over 2 MB with STATE_TOO_LARGE and stores one at the limit", async () => {
-    const stub = plain();
-    await stub.write("before");
-    await runInDurableObject(stub, (instance: PlainStore, ctx) => {
-      // JSON adds two quote bytes; "é" is two UTF-8 bytes but one UTF-16 unit.
-      const oversized: [string, number][] = [
-        ["x".repeat(MAX_STATE_BYTES - 1), MAX_STATE_BYTES + 1],
-        ["é".repeat(MAX_STATE_BYTES / 2), MAX_STATE_BYTES + 2],
-      ];
-      for (const [value, bytes] of oversized) {
-        const outcome = instance.tryWrite(value);
-        expect(outcome).toMatchObject({ ok: false, code: "STATE_TOO_LARGE" });
-        expect((outcome as { message: string }).message).toMatch(
-          new RegExp(`^dokit: the state is ${bytes} bytes as JSON; .* at most 2097152 bytes`),
-        );
-      }
-      expect(storedRow(ctx)).toBe('"before"');
-      expect(instance.tryWrite("x".repeat(MAX_STATE_BYTES - 2))).toMatchObject({ ok: true });
-    });
-    await hibernate(stub);
-    expect(((await stub.read()) as string).length).toBe(MAX_STATE_BYTES - 2);
   });
 
   it("refuses a value the function validator rejects, with INVALID_STATE", async () => {

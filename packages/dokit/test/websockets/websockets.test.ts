@@ -137,7 +137,7 @@ describe("connections and tags", () => {
       const refused = await open("ws-room", name, { tags, _pk: `bad-${i}` });
       expect(await refused.closed).toEqual({ code: 1011, reason: "Internal error while opening the connection" });
     }
-    const limits = "getConnectionTags must return an array of at most 9 non-empty strings of at most 256 characters";
+    const limits = 'getConnectionTags must return an array of at most 9 non-empty strings of at most 256 characters, none starting with "_pk:"';
     expect(logs.error).toEqual(
       [0, 1, 2].map((i) =>
         expect.stringContaining(`dokit: connection bad-${i} failed while opening; refusing it with 1011 DokitError: dokit: ${limits}; got [`),
@@ -159,7 +159,7 @@ describe("connections and tags", () => {
         return `${(error as { code: string }).code}: ${(error as Error).message}`;
       }
     };
-    const limits = "getConnectionTags must return an array of at most 9 non-empty strings of at most 256 characters";
+    const limits = 'getConnectionTags must return an array of at most 9 non-empty strings of at most 256 characters, none starting with "_pk:"';
     expect(refusal(Array.from({ length: 10 }, (_, i) => `t${i}`))).toBe(
       `INVALID_TAGS: dokit: ${limits}; got ["t0","t1","t2","t3","t4","t5","t6","t7","t8","t9"]`,
     );
@@ -167,7 +167,10 @@ describe("connections and tags", () => {
     expect(refusal([7])).toBe(`INVALID_TAGS: dokit: ${limits}; got [7]`);
     expect(refusal("room")).toBe(`INVALID_TAGS: dokit: ${limits}; got "room"`);
     expect(refusal(["x".repeat(257)])).toBe(`INVALID_TAGS: dokit: ${limits}; got ["${"x".repeat(78)}`);
+    // The id's namespace in the runtime's tag list: no user tag can be a connection's id tag.
+    expect(refusal(["_pk:someone"])).toBe(`INVALID_TAGS: dokit: ${limits}; got ["_pk:someone"]`);
     expect(connectionTags("id", ["a", "b"])).toEqual(["id", "a", "b"]);
+    expect(connectionTags("_pk:id", ["a"])).toEqual(["_pk:id", "a"]);
   });
 
   it("broadcasts once-serialized messages to everyone, except some, or to one tag", async () => {

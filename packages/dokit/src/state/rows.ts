@@ -1,0 +1,43 @@
+/**
+ * The most UTF-8 bytes State puts in one SQLite row. A Durable Object's SQLite
+ * refuses a string, BLOB or row over 2 MB (`SQLITE_TOOBIG`; local workerd
+ * allows more, production does not); a value whose JSON is larger is split
+ * into parts of at most this size, each in its own row.
+ */
+export const ROW_BYTES = 1024 * 1024;
+
+/** A JSON text cut into the parts stored one per row, and its UTF-8 length. */
+export interface Rows {
+  /** One part for a value that fits a row; otherwise the parts in order, each at most {@link ROW_BYTES} as UTF-8. */
+  parts: string[];
+  /** The text's UTF-8 length, or `-1` when it fits one row without being measured. */
+  bytes: number;
+}
+
+const encoder = new TextEncoder();
+let scratch: Uint8Array | undefined;
+
+/**
+ * Cuts `json` into parts of at most {@link ROW_BYTES} UTF-8 bytes, never between
+ * the two halves of a surrogate pair (SQLite would store a lone half as U+FFFD).
+ * Text short enough to fit one row whatever its characters is neither measured nor copied.
+ */
+export function splitRows(json: string): Rows {
+  // Every UTF-16 unit takes at most 3 UTF-8 bytes.
+  if (json.length * 3 <= ROW_BYTES) return { parts: [json], bytes: -1 };
+  scratch ??= new Uint8Array(ROW_BYTES);
+  const parts: string[] = [];
+  let bytes = 0;
+  for (let offset = 0; offset < json.length; ) {
+    // The slice holds ROW_BYTES units and the buffer ROW_BYTES bytes; encodeInto never splits a pair,
+    // and a high half alone at the slice's end (3 bytes) cannot fit after ROW_BYTES - 1 units of at
+    // least a byte each, so a part never ends inside a pair. The first code point always fits, so no
+    // part is empty.
+    const slice = json.slice(offset, offset + ROW_BYTES);
+    const { read, written } = encoder.encodeInto(slice, scratch);
+    parts.push(read === slice.length ? slice : slice.slice(0, read));
+    bytes += written;
+    offset += read;
+  }
+  return { parts, bytes };
+}
