@@ -17,6 +17,7 @@ export { Counter, ScenarioCallables } from "./callables";
 export { FaultyHost, NoSqlHost, PlainRoom } from "./connect-objects";
 export { McpCopiedSdk, McpDefaults, McpSameOrigin } from "./mcp-objects";
 export { McpAssistant } from "./mcp-client-objects";
+export { JobsHost } from "./jobs-objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
