@@ -150,7 +150,15 @@ export class JobRunner {
         }
         const row = table.takeDue(now);
         if (!row) return await stop(this.#next()?.due);
-        await this.#runOne(row);
+        try {
+          await this.#runOne(row);
+        } catch (error) {
+          // Not the callback's failure (#runOne handles that) but the row's: it cannot be read
+          // (say, a spec no code of ours wrote). Set it aside so the jobs behind it still run.
+          const message = `${this.#owner}: job "${row.id}" (${row.callback}) cannot be run: ${errorMessage(error)}; it was set aside and never runs`;
+          console.error(`dokit: ${message}`, error);
+          table.keepFailed(row, message, row.attempts + 1);
+        }
       }
     } finally {
       this.#draining = false;

@@ -81,6 +81,29 @@ describe("times the alarm cannot be set to", () => {
   });
 });
 
+describe("rows the engine cannot read", () => {
+  it("sets aside a row whose spec cannot be read, and still runs the good ones", async () => {
+    const stub = timers("bad-spec");
+    const logs = captureConsole();
+    const good = await stub.set(60, "note", { text: "good" });
+    await stub.backdate(good.id, 60_001);
+    // A row no dokit call can write, due before the good one: as if written by other code.
+    await runInDurableObject(stub, async (_instance, ctx) => {
+      ctx.storage.sql.exec(
+        "INSERT INTO dokit_schedules (id, callback, payload, due, spec, created) VALUES ('garbled', 'note', '{\"text\":\"bad\"}', 0, 'not json', 0)",
+      );
+    });
+    await runDurableObjectAlarm(stub);
+    await vi.waitFor(async () => expect((await stub.runs()).map((r) => r.payload)).toEqual([{ text: "good" }]));
+    await runInDurableObject(stub, async (_instance, ctx) => {
+      const row = ctx.storage.sql.exec<{ failed: number; error: string }>("SELECT failed, error FROM dokit_schedules WHERE id = 'garbled'").one();
+      expect(row).toMatchObject({ failed: 1, error: expect.stringContaining('job "garbled" (note) cannot be run') });
+      expect(await ctx.storage.getAlarm()).toBeNull();
+    });
+    expect(logs.error.join("\n")).toContain('job "garbled" (note) cannot be run');
+  });
+});
+
 describe("the shared alarm", () => {
   it("refuses a host setAlarm the runtime cannot arm, before storing it; dokit's work still runs", async () => {
     const stub = timers("host-range");
