@@ -194,14 +194,12 @@ class Alarms {
  * they are stored; this guards a schedule written by other code.
  */
 function dropUnarmable(schedule: Schedule): void {
-  for (const key of Object.keys(schedule.work)) {
-    if (isAlarmTime(schedule.work[key])) continue;
-    console.error(`dokit: dropped alarm work "${key}": ${String(schedule.work[key])} is not an alarm time`);
-    delete schedule.work[key];
-  }
-  if (schedule.host !== undefined && !isAlarmTime(schedule.host)) {
-    console.error(`dokit: dropped the host's alarm: ${String(schedule.host)} is not an alarm time`);
-    delete schedule.host;
+  const { work, host } = schedule;
+  for (const [key, at] of Object.entries(host === undefined ? work : { ...work, "(the host's)": host })) {
+    if (isAlarmTime(at)) continue;
+    console.error(`dokit: dropped alarm work "${key}": ${at} is not an alarm time`);
+    if (key in work) delete work[key];
+    else delete schedule.host;
   }
 }
 

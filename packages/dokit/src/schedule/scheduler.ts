@@ -1,6 +1,7 @@
 import type { Capability, Claims } from "../lifecycle/capability";
 import { DokitError } from "../lifecycle/errors";
-import { adoptOnStart, checkDue, JobRunner, resolveHungMs } from "../shared/job-runner";
+import { isAlarmTime, LATEST_ALARM_TIME } from "../lifecycle/alarms";
+import { adoptOnStart, JobRunner, resolveHungMs } from "../shared/job-runner";
 import { checkJobId, type JobRow, JobTable, parsePayload, serializePayload } from "../shared/job-table";
 import { DEFAULT_RETRY, resolveRetry, type RetryOptions } from "../shared/retry";
 import { adoptReferenceSchedules } from "./adopt";
@@ -168,7 +169,10 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
   // ------------------------------------------------------------------ internals
 
   async #store<P>(due: number, spec: Spec, callback: string, payload: P | undefined, options: ScheduleOptions, recurring: boolean): Promise<Schedule<P>> {
-    checkDue(due, OWNER, "INVALID_SCHEDULE", `the ${spec.type} schedule's first run`);
+    if (!isAlarmTime(due)) {
+      const latest = new Date(LATEST_ALARM_TIME).toISOString();
+      throw new DokitError("INVALID_SCHEDULE", `${OWNER}: the first run (${due} ms since the epoch) is after the latest time an alarm can be set, ${latest}`);
+    }
     if (!Object.hasOwn(this.#callbacks, callback) || typeof this.#callbacks[callback] !== "function") {
       throw new DokitError("UNKNOWN_CALLBACK", `${OWNER}: no callback named "${String(callback)}" is registered in new Scheduler({ callbacks })`);
     }

@@ -1,4 +1,4 @@
-import { type AlarmWork, claimAlarm, isAlarmTime, LATEST_ALARM_TIME } from "../lifecycle/alarms";
+import { type AlarmWork, claimAlarm, isAlarmTime } from "../lifecycle/alarms";
 import type { Claims } from "../lifecycle/capability";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import { type Adoption, type JobRow, type JobTable, reportAdoption } from "./job-table";
@@ -39,16 +39,6 @@ export function resolveHungMs(owner: string, seconds: number | undefined = 30): 
     throw new DokitError("INVALID_ARGUMENT", `${owner}: hungTimeoutSeconds must be a number of seconds above 0 and at most ${MAX_HUNG_TIMEOUT_SECONDS}, got ${String(seconds)}`);
   }
   return seconds * 1000;
-}
-
-/**
- * @returns `due` when the alarm can be set to it
- * @throws DokitError `code` naming the latest time an alarm can be set; nothing is stored then
- */
-export function checkDue(due: number, owner: string, code: "INVALID_SCHEDULE" | "INVALID_ARGUMENT", what: string): number {
-  if (isAlarmTime(due)) return due;
-  const latest = new Date(LATEST_ALARM_TIME).toISOString();
-  throw new DokitError(code, `${owner}: ${what} (${String(due)} ms since the epoch) is after the latest time an alarm can be set, ${latest}`);
 }
 
 /** Drives one JobTable from its claimed alarm key. */
@@ -155,9 +145,7 @@ export class JobRunner {
         } catch (error) {
           // Not the callback's failure (#runOne handles that) but the row's: it cannot be read
           // (say, a spec no code of ours wrote). Set it aside so the jobs behind it still run.
-          const message = `${this.#owner}: job "${row.id}" (${row.callback}) cannot be run: ${errorMessage(error)}; it was set aside and never runs`;
-          console.error(`dokit: ${message}`, error);
-          table.keepFailed(row, message, row.attempts + 1);
+          this.#setAside(row, `cannot be run (${errorMessage(error)})`);
         }
       }
     } finally {
@@ -174,10 +162,15 @@ export class JobRunner {
     for (;;) {
       const next = this.#table.next();
       if (!next || isAlarmTime(next.due)) return next;
-      const message = `${this.#owner}: job "${next.id}" (${next.callback}) is due at ${String(next.due)}, a time the alarm cannot be set to; it was set aside and never runs`;
-      console.error(`dokit: ${message}`);
-      this.#table.keepFailed(next, message, next.attempts);
+      this.#setAside(next, `is due at ${next.due}, a time the alarm cannot be set to`);
     }
+  }
+
+  /** Keeps a row that cannot run as failed (listed, never run again), with the reason, and logs it. */
+  #setAside(row: JobRow, reason: string): void {
+    const message = `${this.#owner}: job "${row.id}" (${row.callback}) ${reason}; it was set aside and never runs`;
+    console.error(`dokit: ${message}`);
+    this.#table.keepFailed(row, message, row.attempts);
   }
 
   /**

@@ -261,29 +261,21 @@ function clip(error: string): string {
   return error.length <= MAX_ERROR_CHARS ? error : `${error.slice(0, MAX_ERROR_CHARS)}…`;
 }
 
-const encoder = new TextEncoder();
-
-/** @returns the UTF-8 size of `text` */
-function utf8Bytes(text: string | null): number {
-  return text === null ? 0 : encoder.encode(text).byteLength;
-}
-
 /**
  * @throws DokitError INVALID_PAYLOAD when `job` needs more than {@link MAX_JOB_BYTES} in one row
  */
 function checkJobSize(job: NewJob, owner: string): void {
   const budget = MAX_JOB_BYTES - ROW_OVERHEAD;
+  const text = `${job.payload}${job.id}${job.callback}${job.spec}`;
   // Cheap bound first (at most 3 UTF-8 bytes per UTF-16 unit): a job far below the limit is not encoded.
-  const chars = (job.payload?.length ?? 0) + job.id.length + job.callback.length + job.spec.length;
-  if (chars * 3 <= budget) return;
-  const payload = utf8Bytes(job.payload);
-  const rest = utf8Bytes(job.id) + utf8Bytes(job.callback) + utf8Bytes(job.spec);
-  if (payload + rest <= budget) return;
-  throw new DokitError(
-    "INVALID_PAYLOAD",
-    `${owner}: the payload is ${payload} bytes as JSON; a stored job (payload, id, callback and options) may take at most ` +
-      `${budget} bytes, as SQLite refuses a row over 2 MB. Store large data elsewhere (R2, KV, your own table) and pass its key`,
-  );
+  if (text.length * 3 <= budget) return;
+  const bytes = new TextEncoder().encode(text).byteLength;
+  if (bytes > budget) {
+    throw new DokitError(
+      "INVALID_PAYLOAD",
+      `${owner}: the job takes ${bytes} bytes (payload as JSON, id, callback, options); at most ${budget} fit in one row, as SQLite refuses a row over 2 MB: store large data elsewhere and pass its key`,
+    );
+  }
 }
 
 /** The outcome of adopting the reference implementation's rows (npm agents). */

@@ -21,7 +21,7 @@ describe("payload size", () => {
       for (const payload of ["x".repeat(MAX_JOB_BYTES), { text: "€".repeat(MAX_JOB_BYTES / 3) }]) {
         const error = await queue.push("step", payload).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(DokitError);
-        expect(error).toMatchObject({ code: "INVALID_PAYLOAD", message: expect.stringMatching(/^dokit: Queue: the payload is \d+ bytes as JSON; .* 2 MB/) });
+        expect(error).toMatchObject({ code: "INVALID_PAYLOAD", message: expect.stringMatching(/^dokit: Queue: the job takes \d+ bytes .* 2 MB/) });
         // Replacing an item by id with an oversized payload keeps the item as it was.
         expect(await queue.push("step", payload, { id }).catch((e: unknown) => e)).toMatchObject({ code: "INVALID_PAYLOAD" });
       }
