@@ -22,6 +22,7 @@ export { McpAssistant } from "./mcp-client-objects";
 export { McpBriefSessions, McpFewSessions, McpGuarded, McpUserSessions } from "./security-mcp-objects";
 export { IdRoom, IdRoomQueries } from "./security-websockets-objects";
 export { McpClientGuarded, McpDeployed } from "./security-mcp-client-objects";
+export { JobsHost } from "./jobs-objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {

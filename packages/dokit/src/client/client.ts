@@ -7,10 +7,11 @@ import { MIN_UPTIME_MS, reconnectDelay } from "./backoff";
 import { asBinaryType, byteSize } from "./binary";
 import type { AgentClientMessage, BinaryType } from "./binary";
 import { asError, DEFAULT_CALL_TIMEOUT_MS, invokeNative, PendingCall } from "./calls";
-import { AgentConnectionError, isFinalCloseCode } from "./errors";
+import { AgentConnectionError, AgentFrameError, isFinalCloseCode } from "./errors";
 import { ClientEventTarget } from "./event-target";
 import { openJsonLink } from "./link";
 import type { Link, OpenLink } from "./link";
+import { readFrame, type ServerFrame } from "./read-frame";
 import { createStub } from "./stub";
 import type {
   AgentCall,
@@ -396,23 +397,28 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
   }
 
   #onText(text: string): void {
-    let frame: Record<string, unknown>;
-    try {
-      frame = JSON.parse(text);
-    } catch {
-      return; // not JSON: an ordinary message, only for `message` listeners
-    }
-    if (typeof frame !== "object" || frame === null) return;
+    const frame = readFrame(text);
+    if (frame === undefined) return; // not a protocol frame: an ordinary message, only for `message` listeners
+    if (!("problem" in frame)) return this.#onProtocolFrame(frame);
+    const error = new AgentFrameError(frame.type, frame.problem);
+    // A malformed answer still settles its call, so it does not wait for a timeout (a stream has none).
+    if (frame.id !== undefined) this.#calls.get(frame.id)?.fail(new Error(`Malformed rpc frame from the server: ${frame.problem}`));
+    if (this.options.onFrameError) this.options.onFrameError(error);
+    else console.warn(error.message);
+  }
+
+  #onProtocolFrame(frame: ServerFrame): void {
     switch (frame.type) {
       // {"type":"cf_agent_identity","name","agent","stateFollows"?:true}
       case IDENTITY: {
-        const identity = { name: String(frame.name), agent: String(frame.agent) };
-        if (frame.stateFollows === true) this.#pendingIdentity = identity;
+        const identity = { name: frame.name, agent: frame.agent };
+        if (frame.stateFollows) this.#pendingIdentity = identity;
         else this.#identify(identity);
         return;
       }
       // {"type":"cf_agent_state","state"}
       case STATE: {
+        // SAFETY: the server's state has the type the client was made with (the server validates what it stores).
         const state = frame.state as State;
         this.state = state;
         this.#serverState = state;
@@ -430,16 +436,15 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
       case STATE_ERROR: {
         this.state = this.#serverState;
         this.options.onStateUpdate?.(this.#serverState as State, "server");
-        this.options.onStateUpdateError?.(String(frame.error));
+        this.options.onStateUpdateError?.(frame.error);
         this.#notify();
         return;
       }
       // {"type":"cf_agent_mcp_servers","mcp":{servers,tools,prompts,resources}}
       case MCP_SERVERS: {
-        const mcp = frame.mcp as MCPServersState;
-        this.mcp = mcp;
+        this.mcp = frame.mcp;
         try {
-          this.options.onMcpUpdate?.(mcp);
+          this.options.onMcpUpdate?.(frame.mcp);
         } finally {
           this.#notify();
         }
@@ -447,10 +452,10 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
       }
       // {"type":"rpc","id","success","done"?,"result"?,"error"?}
       case RPC: {
-        const call = typeof frame.id === "string" ? this.#calls.get(frame.id) : undefined;
+        const call = this.#calls.get(frame.id);
         if (!call) return; // timed out, or rejected when its socket closed
-        if (frame.success === false) call.fail(new Error(String(frame.error)));
-        else if (frame.done === false) call.chunk(frame.result);
+        if (!frame.success) call.fail(new Error(frame.error));
+        else if (!frame.done) call.chunk(frame.result);
         else call.succeed(frame.result);
         return;
       }

@@ -1,6 +1,6 @@
 export { AgentClient } from "./client";
 export { DEFAULT_CALL_TIMEOUT_MS } from "./calls";
-export { AgentConnectionError, isFinalCloseCode } from "./errors";
+export { AgentConnectionError, AgentFrameError, isFinalCloseCode } from "./errors";
 export { agentPath, socketUrl } from "./url";
 export type { AgentClientMessage, BinaryType } from "./binary";
 export type { AgentClientEventMap, ListenerOptions } from "./event-target";

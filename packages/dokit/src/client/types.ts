@@ -1,6 +1,7 @@
 // Public types of `dokit/client`: options, call options and the typed stub.
 import type { AgentStub, CallableName } from "../rpc/stub-types";
 import type { MCPServersState } from "../protocol/frames";
+import type { AgentFrameError } from "./errors";
 
 export type { AgentStub };
 
@@ -60,6 +61,11 @@ export interface AgentClientOptions<State = unknown> {
   onIdentity?: (name: string, agent: string) => void;
   /** Runs when the object's MCP servers or their catalogue change (`cf_agent_mcp_servers`, as with the official `useAgent`). */
   onMcpUpdate?: (mcp: MCPServersState) => void;
+  /**
+   * Runs when the server sent a protocol frame the client cannot read (a field of the wrong
+   * type); the frame is ignored (a call it answers fails). Default: a console warning.
+   */
+  onFrameError?: (error: AgentFrameError) => void;
   /** Runs when the connection closes for good without `close()` being called. */
   onConnectionError?: (error: Error & { code: number; reason: string; wasClean: boolean }) => void;
   /** Do not connect until `reconnect()` is called. */

@@ -1,4 +1,4 @@
-import { type AlarmWork, claimAlarm } from "../lifecycle/alarms";
+import { type AlarmWork, claimAlarm, isAlarmTime } from "../lifecycle/alarms";
 import type { Claims } from "../lifecycle/capability";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import { publishJob } from "./events";
@@ -28,6 +28,21 @@ export interface JobHandler {
 
 /** One alarm run stops after this long and continues in a fresh alarm invocation. */
 const RUN_BUDGET_MS = 10_000;
+
+/** The longest `hungTimeoutSeconds` accepted: one day (a run never lasts that long; the deadman must stay armable). */
+export const MAX_HUNG_TIMEOUT_SECONDS = 86_400;
+
+/**
+ * @param seconds - the capability's `hungTimeoutSeconds` option (default 30)
+ * @returns it in ms
+ * @throws DokitError INVALID_ARGUMENT unless it is a finite number of seconds above 0 and at most a day
+ */
+export function resolveHungMs(owner: string, seconds: number | undefined = 30): number {
+  if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_HUNG_TIMEOUT_SECONDS) {
+    throw new DokitError("INVALID_ARGUMENT", `${owner}: hungTimeoutSeconds must be a number of seconds above 0 and at most ${MAX_HUNG_TIMEOUT_SECONDS}, got ${String(seconds)}`);
+  }
+  return seconds * 1000;
+}
 
 /** Drives one JobTable from its claimed alarm key. */
 export class JobRunner {
@@ -76,8 +91,7 @@ export class JobRunner {
     // A drain in progress re-arms when it ends (and keeps its deadman until then).
     if (this.#draining) return;
     if (due !== undefined && this.#armedAt !== undefined && this.#armedAt <= due) return;
-    const next = this.#table.next();
-    await this.#arm(next?.due);
+    await this.#arm(this.#next()?.due);
   }
 
   async #arm(at: number | undefined): Promise<void> {
@@ -116,7 +130,7 @@ export class JobRunner {
         // The deadman: if this instance dies while a job runs, the alarm fires again and the job reruns.
         // Armed before the first job is taken, and refreshed as the run goes on.
         if (now + this.#hungMs / 2 > deadman) {
-          const next = table.next();
+          const next = this.#next();
           if (!next || next.due > now) return await stop(next?.due);
           if (!marked) {
             // The last run stopped mid-job: the job at the head is the one it was running.
@@ -129,12 +143,38 @@ export class JobRunner {
           this.#armedAt = deadman;
         }
         const row = table.takeDue(now);
-        if (!row) return await stop(table.next()?.due);
-        await this.#runOne(row);
+        if (!row) return await stop(this.#next()?.due);
+        try {
+          await this.#runOne(row);
+        } catch (error) {
+          // Not the callback's failure (#runOne handles that) but the row's: it cannot be read
+          // (say, a spec no code of ours wrote). Set it aside so the jobs behind it still run.
+          this.#setAside(row, `cannot be run (${errorMessage(error)})`);
+        }
       }
     } finally {
       this.#draining = false;
     }
+  }
+
+  /**
+   * @returns the next job to run, after setting aside (failed, kept, logged) any at the head whose
+   * time the alarm cannot be set to: one such row never keeps the alarm from running the others.
+   * Such times are refused before they are stored; this guards rows written by other code.
+   */
+  #next(): JobRow | undefined {
+    for (;;) {
+      const next = this.#table.next();
+      if (!next || isAlarmTime(next.due)) return next;
+      this.#setAside(next, `is due at ${next.due}, a time the alarm cannot be set to`);
+    }
+  }
+
+  /** Keeps a row that cannot run as failed (listed, never run again), with the reason, and logs it. */
+  #setAside(row: JobRow, reason: string): void {
+    const message = `${this.#owner}: job "${row.id}" (${row.callback}) ${reason}; it was set aside and never runs`;
+    console.error(`dokit: ${message}`);
+    this.#table.keepFailed(row, message, row.attempts);
   }
 
   /**

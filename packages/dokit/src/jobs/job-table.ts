@@ -34,6 +34,20 @@ export type JobRow = {
 /** What a new or replacing job stores. */
 export type NewJob = Pick<JobRow, "id" | "callback" | "payload" | "due" | "spec" | "created">;
 
+/**
+ * The most bytes one stored job may take: SQLite on Cloudflare refuses a string, BLOB or
+ * row over 2 MB (SQLITE_TOOBIG), read here as 2,000,000 bytes. A job is refused up front
+ * when its payload, id, callback and options (as UTF-8) need more than this less
+ * {@link ROW_OVERHEAD}; a job is never split across rows.
+ */
+export const MAX_JOB_BYTES = 2_000_000;
+
+/** Room kept in a row for its numbers, its record header and a stored error message. */
+const ROW_OVERHEAD = 16_384;
+
+/** The longest error message kept in a job's row (in UTF-16 units); a longer one is cut. */
+const MAX_ERROR_CHARS = 4_096;
+
 /** How many due jobs one query takes (they run one at a time; see {@link JobTable.takeDue}). */
 export const TAKE_BATCH = 32;
 
@@ -92,8 +106,12 @@ export class JobTable {
     this.#byCallback = byCallback;
   }
 
-  /** Stores `job`, replacing a job with the same id (the replacement keeps its place in a queue). */
+  /**
+   * Stores `job`, replacing a job with the same id (the replacement keeps its place in a queue).
+   * @throws DokitError INVALID_PAYLOAD when the job is too large for one row ({@link MAX_JOB_BYTES}); nothing is written then
+   */
   upsert(job: NewJob): JobRow {
+    checkJobSize(job, this.#owner);
     return this.#change<JobRow>(
       `INSERT INTO ${this.#name} (id, callback, payload, due, spec, created) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT(id) DO UPDATE SET callback = excluded.callback, payload = excluded.payload, due = excluded.due,
@@ -193,13 +211,13 @@ export class JobTable {
   /** Counts a failed attempt and moves the job to its retry time. */
   retryAt(row: JobRow, due: number, error: string): void {
     const sql = `UPDATE ${this.#name} SET due = ?, error = ?, attempts = attempts + 1 WHERE seq = ? AND rev = ?`;
-    this.#change(sql, due, error, row.seq, row.rev);
+    this.#change(sql, due, clip(error), row.seq, row.rev);
   }
 
   /** Keeps a job that failed its last attempt (`attempts` in all); it never runs again. */
   keepFailed(row: JobRow, error: string, attempts: number): void {
     const sql = `UPDATE ${this.#name} SET failed = 1, error = ?, attempts = ? WHERE seq = ? AND rev = ?`;
-    this.#change(sql, error, attempts, row.seq, row.rev);
+    this.#change(sql, clip(error), attempts, row.seq, row.rev);
   }
 
 
@@ -235,6 +253,28 @@ export class JobTable {
     }
     this.#sql = sql;
     return sql;
+  }
+}
+
+/** @returns an error message short enough to keep in a job's row (a thrown message can be any size) */
+function clip(error: string): string {
+  return error.length <= MAX_ERROR_CHARS ? error : `${error.slice(0, MAX_ERROR_CHARS)}…`;
+}
+
+/**
+ * @throws DokitError INVALID_PAYLOAD when `job` needs more than {@link MAX_JOB_BYTES} in one row
+ */
+function checkJobSize(job: NewJob, owner: string): void {
+  const budget = MAX_JOB_BYTES - ROW_OVERHEAD;
+  const text = `${job.payload}${job.id}${job.callback}${job.spec}`;
+  // Cheap bound first (at most 3 UTF-8 bytes per UTF-16 unit): a job far below the limit is not encoded.
+  if (text.length * 3 <= budget) return;
+  const bytes = new TextEncoder().encode(text).byteLength;
+  if (bytes > budget) {
+    throw new DokitError(
+      "INVALID_PAYLOAD",
+      `${owner}: the job takes ${bytes} bytes (payload as JSON, id, callback, options); at most ${budget} fit in one row, as SQLite refuses a row over 2 MB: store large data elsewhere and pass its key`,
+    );
   }
 }
 

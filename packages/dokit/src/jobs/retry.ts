@@ -10,13 +10,16 @@ export interface RetryOptions {
   maxDelayMs?: number;
 }
 
+/** The longest retry delay accepted: 365 days (a retry is armed on the alarm, which has a latest time). */
+export const MAX_RETRY_DELAY_MS = 365 * 86_400_000;
+
 /** The reference's defaults (agents: maxAttempts 3, 100 ms, 3 s). */
 export const DEFAULT_RETRY: Required<RetryOptions> = { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 3000 };
 
 /**
  * @param owner - the capability, for errors
  * @returns `retry` checked and filled from `defaults`
- * @throws DokitError INVALID_RETRY for a non-integer or non-positive `maxAttempts`, a negative or non-finite delay, or `baseDelayMs > maxDelayMs`
+ * @throws DokitError INVALID_RETRY for a non-integer or non-positive `maxAttempts`, a negative delay or one over 365 days, or `baseDelayMs > maxDelayMs`
  */
 export function resolveRetry(owner: string, retry: RetryOptions | undefined, defaults: Required<RetryOptions> = DEFAULT_RETRY): Required<RetryOptions> {
   const resolved = { ...defaults, ...definedOnly(retry) };
@@ -25,8 +28,8 @@ export function resolveRetry(owner: string, retry: RetryOptions | undefined, def
     throw new DokitError("INVALID_RETRY", `${owner}: retry.maxAttempts must be an integer of at least 1, got ${String(maxAttempts)}`);
   }
   for (const [name, value] of [["baseDelayMs", baseDelayMs], ["maxDelayMs", maxDelayMs]] as const) {
-    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-      throw new DokitError("INVALID_RETRY", `${owner}: retry.${name} must be a finite number of at least 0, got ${String(value)}`);
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > MAX_RETRY_DELAY_MS) {
+      throw new DokitError("INVALID_RETRY", `${owner}: retry.${name} must be a number of ms from 0 to ${MAX_RETRY_DELAY_MS} (365 days), got ${String(value)}`);
     }
   }
   if (baseDelayMs > maxDelayMs) {

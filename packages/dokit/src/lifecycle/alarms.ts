@@ -1,5 +1,6 @@
 import type { AlarmHook, Claims } from "./capability";
 import { claimKey, type Owned } from "./dispatch";
+import { DokitError } from "./errors";
 import type { Lifecycle } from "./lifecycle";
 
 // The platform keeps ONE alarm per object. dokit shares it with the host by
@@ -23,6 +24,30 @@ import type { Lifecycle } from "./lifecycle";
 // a storage read when its own alarm fires.
 
 const KEY = "__dokit_alarms";
+
+/**
+ * The latest alarm time the runtime accepts, in ms since the epoch (2262-04-11T23:47:16.854Z):
+ * it keeps times as signed 64-bit nanoseconds and refuses a later one with a TypeError
+ * ("This API doesn't support dates after 2189"), and as far before the epoch.
+ */
+export const LATEST_ALARM_TIME = 9_223_372_036_854;
+
+/** @returns whether the platform alarm can be set to `at` (ms since the epoch) */
+export function isAlarmTime(at: unknown): at is number {
+  return typeof at === "number" && Number.isFinite(at) && Math.abs(at) <= LATEST_ALARM_TIME;
+}
+
+/**
+ * @returns `at` when the platform alarm can be set to it
+ * @throws DokitError INVALID_ARGUMENT otherwise (nothing is stored then)
+ */
+function checkAlarmTime(at: unknown, what: string): number {
+  if (isAlarmTime(at)) return at;
+  throw new DokitError(
+    "INVALID_ARGUMENT",
+    `${what}: ${String(at)} is not an alarm time (ms since the epoch, at most ${LATEST_ALARM_TIME}, ${new Date(LATEST_ALARM_TIME).toISOString()})`,
+  );
+}
 
 type Schedule = { work: Record<string, number>; host?: number };
 
@@ -56,7 +81,7 @@ function installAlarms(claims: Claims): Alarms {
   const alarms = new Alarms(storage, platformSet);
   perLifecycle.set(claims.lifecycle, alarms);
   claims.takeAlarm((now, runHost) => alarms.run(now, runHost));
-  storage.setAlarm = (time) => alarms.hostSet(typeof time === "number" ? time : time.getTime());
+  storage.setAlarm = async (time) => alarms.hostSet(checkAlarmTime(time instanceof Date ? time.getTime() : time, "setAlarm"));
   return alarms;
 }
 
@@ -84,6 +109,7 @@ class Alarms {
   }
 
   async schedule(key: string, at: number): Promise<void> {
+    checkAlarmTime(at, `alarm work "${key}"`);
     const schedule = await this.#load();
     await this.#noteHostAlarm(schedule);
     schedule.work[key] = at;
@@ -147,6 +173,7 @@ class Alarms {
   }
 
   async #arm(schedule: Schedule): Promise<void> {
+    dropUnarmable(schedule);
     await this.#save(schedule);
     const times = Object.values(schedule.work);
     if (schedule.host !== undefined) times.push(schedule.host);
@@ -158,6 +185,21 @@ class Alarms {
     }
     const next = Math.min(...times);
     if ((await this.#storage.getAlarm()) !== next) await this.#setAlarm(next);
+  }
+}
+
+/**
+ * Drops (and logs) a stored time the platform alarm cannot be set to, so one bad entry
+ * never keeps the alarm from being armed for the others. Such times are refused before
+ * they are stored; this guards a schedule written by other code.
+ */
+function dropUnarmable(schedule: Schedule): void {
+  const { work, host } = schedule;
+  for (const [key, at] of Object.entries(host === undefined ? work : { ...work, "(the host's)": host })) {
+    if (isAlarmTime(at)) continue;
+    console.error(`dokit: dropped alarm work "${key}": ${at} is not an alarm time`);
+    if (key in work) delete work[key];
+    else delete schedule.host;
   }
 }
 

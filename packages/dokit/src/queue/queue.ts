@@ -1,6 +1,6 @@
 import type { Capability, Claims } from "../lifecycle/capability";
 import { DokitError } from "../lifecycle/errors";
-import { adoptOnStart, JobRunner } from "../jobs/job-runner";
+import { adoptOnStart, JobRunner, resolveHungMs } from "../jobs/job-runner";
 import { checkJobId, type JobRow, JobTable, parsePayload, serializePayload } from "../jobs/job-table";
 import { adoptReferenceItems } from "./adopt";
 import { DEFAULT_RETRY, resolveRetry, type RetryOptions } from "../jobs/retry";
@@ -23,16 +23,18 @@ export class Queue<Handlers extends QueueHandlers = QueueCallbacks> implements C
   readonly #callbacks: Record<string, (payload: unknown, item: QueueItem<unknown>) => unknown>;
   readonly #options: QueueOptions<Handlers>;
   readonly #retry: Required<RetryOptions>;
+  readonly #hungMs: number;
   #table: JobTable | undefined;
   #runner: JobRunner | undefined;
 
   /**
    * @param options - the named callbacks, the default retry policy, `onError`, `keepFailed`
-   * @throws DokitError INVALID_RETRY for a bad default retry policy
+   * @throws DokitError INVALID_RETRY for a bad default retry policy, INVALID_ARGUMENT for a bad `hungTimeoutSeconds`
    */
   constructor(options: QueueOptions<Handlers> = {}) {
     this.#options = options;
     this.#retry = resolveRetry(OWNER, options.retry, DEFAULT_RETRY);
+    this.#hungMs = resolveHungMs(OWNER, options.hungTimeoutSeconds);
     // SAFETY: a registered callback receives the payload it was pushed with (checked where push is typed).
     this.#callbacks = Object.assign(Object.create(null), options.callbacks) as Record<string, (payload: unknown, item: QueueItem<unknown>) => unknown>;
   }
@@ -53,7 +55,7 @@ export class Queue<Handlers extends QueueHandlers = QueueCallbacks> implements C
         events: "queue",
       },
       OWNER,
-      (this.#options.hungTimeoutSeconds ?? 30) * 1000,
+      this.#hungMs,
     );
     runner.attach(claims, ALARM_KEY);
     // The reference's items (cf_agents_queues, cf_agents_jobs) become ours on start.
@@ -70,7 +72,7 @@ export class Queue<Handlers extends QueueHandlers = QueueCallbacks> implements C
    * @param payload - what the callback receives (JSON-serializable)
    * @param options - a stable `id` (pushing it again replaces the item in place), `retry`
    * @returns the stored item
-   * @throws DokitError UNKNOWN_CALLBACK, INVALID_PAYLOAD, INVALID_RETRY, INVALID_ARGUMENT (the id); nothing is stored then
+   * @throws DokitError UNKNOWN_CALLBACK, INVALID_PAYLOAD (not JSON, or a job over 2 MB), INVALID_RETRY, INVALID_ARGUMENT (the id); nothing is stored then
    */
   async push<Name extends keyof Handlers & string>(
     callback: Name,

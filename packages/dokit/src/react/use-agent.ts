@@ -85,6 +85,7 @@ export function useAgent<T = unknown, State = unknown>(options: UseAgentOptions<
         onStateUpdateError: (error) => latest.current.onStateUpdateError?.(error),
         onIdentity: (name, agent) => latest.current.onIdentity?.(name, agent),
         onMcpUpdate: (mcp) => latest.current.onMcpUpdate?.(mcp),
+        onFrameError: (error) => (latest.current.onFrameError ? latest.current.onFrameError(error) : console.warn(error.message)),
         onConnectionError: (error) => latest.current.onConnectionError?.(error),
       }),
     [key],

@@ -1,6 +1,7 @@
 import type { Capability, Claims } from "../lifecycle/capability";
 import { DokitError } from "../lifecycle/errors";
-import { adoptOnStart, JobRunner } from "../jobs/job-runner";
+import { isAlarmTime, LATEST_ALARM_TIME } from "../lifecycle/alarms";
+import { adoptOnStart, JobRunner, resolveHungMs } from "../jobs/job-runner";
 import { checkJobId, type JobRow, JobTable, parsePayload, serializePayload } from "../jobs/job-table";
 import { DEFAULT_RETRY, resolveRetry, type RetryOptions } from "../jobs/retry";
 import { adoptReferenceSchedules } from "./adopt";
@@ -32,16 +33,18 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
   readonly #callbacks: Record<string, (payload: unknown, schedule: Schedule<unknown>) => unknown>;
   readonly #options: SchedulerOptions<Handlers>;
   readonly #retry: Required<RetryOptions>;
+  readonly #hungMs: number;
   #table: JobTable | undefined;
   #runner: JobRunner | undefined;
 
   /**
    * @param options - the named callbacks, the default retry policy, `onError`, `keepFailed`
-   * @throws DokitError INVALID_RETRY for a bad default retry policy
+   * @throws DokitError INVALID_RETRY for a bad default retry policy, INVALID_ARGUMENT for a bad `hungTimeoutSeconds`
    */
   constructor(options: SchedulerOptions<Handlers> = {}) {
     this.#options = options;
     this.#retry = resolveRetry(OWNER, options.retry, DEFAULT_RETRY);
+    this.#hungMs = resolveHungMs(OWNER, options.hungTimeoutSeconds);
     // SAFETY: a registered callback receives the payload it was scheduled with (checked where set/every are typed).
     this.#callbacks = Object.assign(Object.create(null), options.callbacks) as Record<string, (payload: unknown, schedule: Schedule<unknown>) => unknown>;
   }
@@ -59,7 +62,7 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
         events: "schedule",
       },
       OWNER,
-      (this.#options.hungTimeoutSeconds ?? 30) * 1000,
+      this.#hungMs,
     );
     runner.attach(claims, ALARM_KEY);
     // The reference's schedules (cf_agents_schedules, cf_agents_jobs) become ours on start.
@@ -76,7 +79,9 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
    * @param payload - what the callback receives (JSON-serializable)
    * @param options - a stable `id`, `retry`, `idempotent`, a cron `timeZone`
    * @returns the stored schedule
-   * @throws DokitError UNKNOWN_CALLBACK, INVALID_SCHEDULE (a past date, a negative delay, an invalid cron expression or time zone), INVALID_PAYLOAD, INVALID_RETRY, INVALID_ARGUMENT (the id); nothing is stored then
+   * @throws DokitError UNKNOWN_CALLBACK, INVALID_SCHEDULE (a past date, a negative delay, a time after the latest alarm time
+   * (2262-04-11), an invalid cron expression or time zone), INVALID_PAYLOAD (not JSON, or too large), INVALID_RETRY,
+   * INVALID_ARGUMENT (the id); nothing is stored then
    */
   async set<Name extends keyof Handlers & string>(
     when: Date | string | number,
@@ -165,6 +170,10 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
   // ------------------------------------------------------------------ internals
 
   async #store<P>(due: number, spec: Spec, callback: string, payload: P | undefined, options: ScheduleOptions, recurring: boolean): Promise<Schedule<P>> {
+    if (!isAlarmTime(due)) {
+      const latest = new Date(LATEST_ALARM_TIME).toISOString();
+      throw new DokitError("INVALID_SCHEDULE", `${OWNER}: the first run (${due} ms since the epoch) is after the latest time an alarm can be set, ${latest}`);
+    }
     if (!Object.hasOwn(this.#callbacks, callback) || typeof this.#callbacks[callback] !== "function") {
       throw new DokitError("UNKNOWN_CALLBACK", `${OWNER}: no callback named "${String(callback)}" is registered in new Scheduler({ callbacks })`);
     }
