@@ -99,6 +99,8 @@ it("sends a 5 MB state to a new client after an eviction, and answers a state fr
   expect(over.length).toBeLessThanOrEqual(32 * 1024 * 1024);
   writer.ws.send(over);
   expect(await writer.next()).toBe(REJECTED);
+  // The refusal is followed by the stored value, to the sender only.
+  expect((await writer.next()) === five.frame).toBe(true);
 
   // Over the runtime's message limit: the runtime closes that socket with 1009 before the object sees it.
   const huge = JSON.stringify({ type: "cf_agent_state", state: "x".repeat(32 * 1024 * 1024) });
