@@ -4,6 +4,7 @@ import type { CallableName } from "../rpc/stub-types";
 import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";
 import { serveRpc, TargetCallables } from "../rpc/serve-rpc";
 import { type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake";
+import type { CallablesErrorCode } from "./errors";
 
 /**
  * Argument schemas for some methods: for each, the argument names in call
@@ -45,11 +46,11 @@ export class Callables<T extends object = object> implements Capability, Callabl
     // SAFETY: ArgumentSchemas maps method names to records of schemas; checked value by value below.
     for (const [method, schemas] of Object.entries(options.args ?? {}) as [string, Record<string, unknown>][]) {
       if (!this.#methods.methodNames.includes(method)) {
-        throw new DokitError("INVALID_TARGET", `argument schemas name "${method}", which ${target.constructor.name} does not expose`);
+        throw new DokitError<CallablesErrorCode>("INVALID_TARGET", `argument schemas name "${method}", which ${target.constructor.name} does not expose`);
       }
       for (const [name, schema] of Object.entries(schemas)) {
         if (!isStandardSchema(schema)) {
-          throw new DokitError(
+          throw new DokitError<CallablesErrorCode>(
             "INVALID_ARGUMENT",
             `the schema for argument "${name}" of ${method} is not a Standard Schema (zod 4, valibot, arktype)`,
           );
@@ -87,7 +88,7 @@ async function checkArguments(method: string, schemas: [string, StandardSchema][
   for (const [index, [name, schema]] of schemas.entries()) {
     const result = await schema["~standard"].validate(args[index]);
     if (result.issues) {
-      throw new WireError("INVALID_ARGUMENT", `Invalid argument ${name} of ${method}: ${describeIssues(result.issues)}`);
+      throw new WireError<CallablesErrorCode>("INVALID_ARGUMENT", `Invalid argument ${name} of ${method}: ${describeIssues(result.issues)}`);
     }
     parsed[index] = result.value;
   }

@@ -11,3 +11,4 @@ export type {
   InspectorSnapshot,
   SectionError,
 } from "./options";
+export type { InspectorErrorCode } from "./errors";

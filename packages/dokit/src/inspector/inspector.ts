@@ -9,6 +9,7 @@ import { isCrossSite, isLocalDevelopment } from "./guard";
 import type { ConnectionView, InspectorOptions, InspectorSnapshot, SectionError } from "./options";
 import { PAGE_SCRIPT, pageHtml } from "./page";
 import { redactQuery } from "./redact";
+import type { InspectorErrorCode } from "./errors";
 
 const DEFAULT_PATH = "/__dokit";
 const READY_STATES = ["connecting", "open", "closing", "closed"];
@@ -55,7 +56,7 @@ export class Inspector implements Capability {
   constructor(options: InspectorOptions = {}) {
     const path = options.path ?? DEFAULT_PATH;
     if (!path.startsWith("/") || path === "/") {
-      throw new DokitError("INVALID_ARGUMENT", `Inspector: path "${path}" must start with "/" and name a route below the object`);
+      throw new DokitError<InspectorErrorCode>("INVALID_ARGUMENT", `Inspector: path "${path}" must start with "/" and name a route below the object`);
     }
     this.#options = options;
     this.#path = normalizeRoute(path);
@@ -88,7 +89,7 @@ export class Inspector implements Capability {
   }
 
   get #installedOn(): Lifecycle {
-    if (!this.#lifecycle) throw new DokitError("NOT_INSTALLED", "this Inspector is not installed or not enabled: new Inspector({ enabled: true, ... })");
+    if (!this.#lifecycle) throw new DokitError<InspectorErrorCode>("NOT_INSTALLED", "this Inspector is not installed or not enabled: new Inspector({ enabled: true, ... })");
     return this.#lifecycle;
   }
 

@@ -4,6 +4,7 @@ import { DokitError, errorMessage } from "../lifecycle/errors";
 import { publishJob } from "./events";
 import { type Adoption, type JobRow, type JobTable, reportAdoption } from "./job-table";
 import { backoffMs, type RetryOptions } from "./retry";
+import type { JobErrorCode } from "./errors";
 
 // Runs a JobTable's due jobs on the object's one alarm (through claimAlarm, so
 // the host's own alarm keeps working). At least once: rows are deleted only
@@ -39,7 +40,7 @@ export const MAX_HUNG_TIMEOUT_SECONDS = 86_400;
  */
 export function resolveHungMs(owner: string, seconds: number | undefined = 30): number {
   if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_HUNG_TIMEOUT_SECONDS) {
-    throw new DokitError("INVALID_ARGUMENT", `${owner}: hungTimeoutSeconds must be a number of seconds above 0 and at most ${MAX_HUNG_TIMEOUT_SECONDS}, got ${String(seconds)}`);
+    throw new DokitError<JobErrorCode>("INVALID_ARGUMENT", `${owner}: hungTimeoutSeconds must be a number of seconds above 0 and at most ${MAX_HUNG_TIMEOUT_SECONDS}, got ${String(seconds)}`);
   }
   return seconds * 1000;
 }
@@ -185,7 +186,7 @@ export class JobRunner {
     const row = this.#table.countCutShort(next);
     this.#table.clearRunning();
     if (row.attempts < this.#handler.retry(row).maxAttempts) return false;
-    const error = new DokitError("JOB_INTERRUPTED", `${this.#owner}: job "${row.id}" (${row.callback}) was cut short ${row.attempts} times`);
+    const error = new DokitError<JobErrorCode>("JOB_INTERRUPTED", `${this.#owner}: job "${row.id}" (${row.callback}) was cut short ${row.attempts} times`);
     await this.#failedFinally(row, error, error.message, row.attempts);
     return true;
   }

@@ -1,4 +1,5 @@
 import { DokitError } from "../lifecycle/errors";
+import type { JobErrorCode } from "./errors";
 
 /** Which job tables have a run in progress: a row left here means the instance stopped mid-run. */
 const RUNS = "dokit_job_runs";
@@ -245,7 +246,7 @@ export class JobTable {
       sql.exec(`CREATE TABLE IF NOT EXISTS ${RUNS} (name TEXT PRIMARY KEY NOT NULL)`);
       if (this.#byCallback) sql.exec(`CREATE INDEX IF NOT EXISTS ${t}_callback ON ${t}(callback)`);
     } catch (error) {
-      throw new DokitError(
+      throw new DokitError<JobErrorCode>(
         "NO_SQLITE",
         `${this.#owner} stores its jobs in SQLite: bind this class in "new_sqlite_classes" (not "new_classes") in its wrangler migration`,
         { cause: error },
@@ -271,7 +272,7 @@ function checkJobSize(job: NewJob, owner: string): void {
   if (text.length * 3 <= budget) return;
   const bytes = new TextEncoder().encode(text).byteLength;
   if (bytes > budget) {
-    throw new DokitError(
+    throw new DokitError<JobErrorCode>(
       "INVALID_PAYLOAD",
       `${owner}: the job takes ${bytes} bytes (payload as JSON, id, callback, options); at most ${budget} fit in one row, as SQLite refuses a row over 2 MB: store large data elsewhere and pass its key`,
     );
@@ -311,9 +312,9 @@ export function serializePayload(payload: unknown, owner: string): string | null
   try {
     json = JSON.stringify(payload);
   } catch (error) {
-    throw new DokitError("INVALID_PAYLOAD", `${owner}: the payload is not JSON-serializable (${(error as Error).message})`, { cause: error });
+    throw new DokitError<JobErrorCode>("INVALID_PAYLOAD", `${owner}: the payload is not JSON-serializable (${(error as Error).message})`, { cause: error });
   }
-  if (json === undefined) throw new DokitError("INVALID_PAYLOAD", `${owner}: the payload is not JSON-serializable (a ${typeof payload})`);
+  if (json === undefined) throw new DokitError<JobErrorCode>("INVALID_PAYLOAD", `${owner}: the payload is not JSON-serializable (a ${typeof payload})`);
   return json;
 }
 
@@ -328,7 +329,7 @@ export function parsePayload(json: string | null): unknown {
  */
 export function checkJobId(id: unknown, owner: string): string {
   if (typeof id !== "string" || id.length === 0 || id.length > 256) {
-    throw new DokitError("INVALID_ARGUMENT", `${owner}: an id must be a non-empty string of at most 256 characters`);
+    throw new DokitError<JobErrorCode>("INVALID_ARGUMENT", `${owner}: an id must be a non-empty string of at most 256 characters`);
   }
   return id;
 }

@@ -1,4 +1,5 @@
 import { DokitError } from "../lifecycle/errors";
+import type { JobErrorCode } from "./errors";
 
 /** How a failing job is retried: attempts include the first; delays grow exponentially with jitter. */
 export interface RetryOptions {
@@ -25,15 +26,15 @@ export function resolveRetry(owner: string, retry: RetryOptions | undefined, def
   const resolved = { ...defaults, ...definedOnly(retry) };
   const { maxAttempts, baseDelayMs, maxDelayMs } = resolved;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
-    throw new DokitError("INVALID_RETRY", `${owner}: retry.maxAttempts must be an integer of at least 1, got ${String(maxAttempts)}`);
+    throw new DokitError<JobErrorCode>("INVALID_RETRY", `${owner}: retry.maxAttempts must be an integer of at least 1, got ${String(maxAttempts)}`);
   }
   for (const [name, value] of [["baseDelayMs", baseDelayMs], ["maxDelayMs", maxDelayMs]] as const) {
     if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > MAX_RETRY_DELAY_MS) {
-      throw new DokitError("INVALID_RETRY", `${owner}: retry.${name} must be a number of ms from 0 to ${MAX_RETRY_DELAY_MS} (365 days), got ${String(value)}`);
+      throw new DokitError<JobErrorCode>("INVALID_RETRY", `${owner}: retry.${name} must be a number of ms from 0 to ${MAX_RETRY_DELAY_MS} (365 days), got ${String(value)}`);
     }
   }
   if (baseDelayMs > maxDelayMs) {
-    throw new DokitError("INVALID_RETRY", `${owner}: retry.baseDelayMs (${baseDelayMs}) must not exceed retry.maxDelayMs (${maxDelayMs})`);
+    throw new DokitError<JobErrorCode>("INVALID_RETRY", `${owner}: retry.baseDelayMs (${baseDelayMs}) must not exceed retry.maxDelayMs (${maxDelayMs})`);
   }
   return resolved;
 }

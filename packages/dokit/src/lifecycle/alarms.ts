@@ -1,6 +1,7 @@
 import type { AlarmHook, Claims } from "./capability";
 import { claimKey, type Owned } from "./dispatch";
 import { DokitError } from "./errors";
+import type { LifecycleErrorCode } from "./errors";
 import type { Lifecycle } from "./lifecycle";
 
 // The platform keeps ONE alarm per object. dokit shares it with the host by
@@ -43,7 +44,7 @@ export function isAlarmTime(at: unknown): at is number {
  */
 function checkAlarmTime(at: unknown, what: string): number {
   if (isAlarmTime(at)) return at;
-  throw new DokitError(
+  throw new DokitError<LifecycleErrorCode>(
     "INVALID_ARGUMENT",
     `${what}: ${String(at)} is not an alarm time (ms since the epoch, at most ${LATEST_ALARM_TIME}, ${new Date(LATEST_ALARM_TIME).toISOString()})`,
   );

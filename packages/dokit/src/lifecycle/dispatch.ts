@@ -19,6 +19,7 @@ import type {
 } from "./capability";
 import type { Connection } from "./connection";
 import { DokitError } from "./errors";
+import type { LifecycleErrorCode } from "./errors";
 import type { Lifecycle } from "./lifecycle";
 
 /** A claimed value and the capability that claimed it. */
@@ -32,10 +33,10 @@ type Slots = { catchAll?: Owned<UpgradeHandler>; sockets?: Owned<SocketOwner>; a
 export function claimKey<T>(kind: string, table: Record<string, Owned<T>>, key: string, owner: string, value: T): void {
   // Object.prototype's names include `__proto__` and `constructor`.
   if (key === "then" || key in Object.prototype) {
-    throw new DokitError("RESERVED_NAME", `${owner} cannot claim the ${kind} "${key}": that name is reserved`);
+    throw new DokitError<LifecycleErrorCode>("RESERVED_NAME", `${owner} cannot claim the ${kind} "${key}": that name is reserved`);
   }
   const taken = table[key];
-  if (taken) throw new DokitError("DUPLICATE_CLAIM", `the ${kind} "${key}" is claimed by ${taken.owner} and by ${owner}`);
+  if (taken) throw new DokitError<LifecycleErrorCode>("DUPLICATE_CLAIM", `the ${kind} "${key}" is claimed by ${taken.owner} and by ${owner}`);
   table[key] = { owner, value };
 }
 
@@ -63,7 +64,7 @@ export class DispatchTable implements Dispatch {
     const taken = this.slots[slot];
     if (taken && taken.value !== value) {
       const message = taken.owner === owner ? `one object can install one ${owner}` : `the ${slot} slot is claimed by ${taken.owner} and by ${owner}; only one may hold it`;
-      throw new DokitError("DUPLICATE_CLAIM", message);
+      throw new DokitError<LifecycleErrorCode>("DUPLICATE_CLAIM", message);
     }
     // SAFETY: K ties the slot to its value type.
     this.slots[slot] ??= { owner, value } as Slots[K];
@@ -144,7 +145,7 @@ class CapabilityClaims implements Claims {
     this.dispatch.claimSlot("catchAll", this.owner, handler);
   }
   route(path: string, handler: RouteHandler): void {
-    if (!path.startsWith("/")) throw new DokitError("INVALID_ARGUMENT", `${this.owner}: route "${path}" must start with "/"`);
+    if (!path.startsWith("/")) throw new DokitError<LifecycleErrorCode>("INVALID_ARGUMENT", `${this.owner}: route "${path}" must start with "/"`);
     claimKey("route", this.dispatch.routes, normalizeRoute(path), this.owner, handler);
     this.dispatch.routeCount++;
   }

@@ -22,6 +22,6 @@ export type { Connection, ConnectionContext } from "./connection";
 export { getCurrentAgent } from "./current";
 export type { CurrentAgent } from "./context";
 export { DokitError, isDokitError, Refusal } from "./errors";
-export type { DokitErrorCode } from "./errors";
+export type { LifecycleErrorCode } from "./errors";
 export { claimAlarm } from "./alarms";
 export type { AlarmWork } from "./alarms";

@@ -5,6 +5,7 @@ import type { Capability, SocketOwner } from "./capability";
 import { runInContext } from "./context";
 import { DispatchTable } from "./dispatch";
 import { DokitError, errorMessage } from "./errors";
+import type { LifecycleErrorCode } from "./errors";
 import { readProps, subPath } from "./headers";
 import { type Wakeable, WAITING, type Waiting, WORKS_UNATTACHED } from "./wake";
 
@@ -81,7 +82,7 @@ type SocketEventName = "message" | "close" | "error";
 
 function installedOn(host: Installed): Lifecycle {
   const lifecycle = host[INSTALLED];
-  if (!lifecycle) throw new DokitError("NOT_INSTALLED", `this ${host.constructor.name} did not call Lifecycle.install(this)`);
+  if (!lifecycle) throw new DokitError<LifecycleErrorCode>("NOT_INSTALLED", `this ${host.constructor.name} did not call Lifecycle.install(this)`);
   return lifecycle;
 }
 
@@ -159,7 +160,7 @@ export class Lifecycle<Host extends object = object> {
     const known = ctx && installed?.delegates === delegates;
     // `in` checks for the member without calling its getter.
     if (!known && (!(host instanceof DurableObject) || !ctx || !("storage" in ctx))) {
-      throw new DokitError(
+      throw new DokitError<LifecycleErrorCode>(
         "NOT_A_DURABLE_OBJECT",
         "Lifecycle.install(this) needs an instance of a class that extends DurableObject from cloudflare:workers",
       );
@@ -172,7 +173,7 @@ export class Lifecycle<Host extends object = object> {
     const plan = known ? installed?.plan : undefined;
     this.#plan = plan ?? undefined;
     this.#table = plan ? UNWIRED : new DispatchTable();
-    if ((host as Installed)[INSTALLED]) throw new DokitError("HANDLER_CONFLICT", "Lifecycle.install(this) was called twice on one object");
+    if ((host as Installed)[INSTALLED]) throw new DokitError<LifecycleErrorCode>("HANDLER_CONFLICT", "Lifecycle.install(this) was called twice on one object");
     (host as Installed)[INSTALLED] = this;
     if (known) {
       if (plan === undefined) this.#top = [];
@@ -190,7 +191,7 @@ export class Lifecycle<Host extends object = object> {
       if (host[name] === method) continue; // installed on this class (or a parent) by an earlier instance
       if (definedByHost(host, name)) {
         if (!delegates.includes(name)) {
-          throw new DokitError(
+          throw new DokitError<LifecycleErrorCode>(
             "HANDLER_CONFLICT",
             `${host.constructor.name} defines its own ${name}(): make it return ` +
               `(await this.lifecycle.${name}(...)) ?? yours, and pass { delegates: ["${name}"] } to Lifecycle.install`,
@@ -216,7 +217,7 @@ export class Lifecycle<Host extends object = object> {
     const used = this.#used;
     if (used.includes(capability)) return this;
     if (this.#locked && !this.#depth) {
-      throw new DokitError(
+      throw new DokitError<LifecycleErrorCode>(
         "LOCKED",
         `cannot use ${capability.capabilityName} after the object started: call use() in a field initializer or the constructor`,
       );
@@ -321,7 +322,7 @@ export class Lifecycle<Host extends object = object> {
     });
     if (failure) {
       this.#starting = undefined;
-      const error = new DokitError("START_FAILED", `${this.className} failed to start: ${errorMessage(failure.error)}`, {
+      const error = new DokitError<LifecycleErrorCode>("START_FAILED", `${this.className} failed to start: ${errorMessage(failure.error)}`, {
         cause: failure.error,
       });
       observer?.error(this, "start", error);

@@ -2,3 +2,4 @@ export { McpClients } from "./mcp-clients";
 export type { WithServerId } from "./mcp-clients";
 export type { AddServerOptions, AddServerResult, McpClientsOptions, McpServerInfo, TransportOptions } from "./options";
 export type { MCPConnectionState, MCPServer, MCPServersState } from "../protocol/frames";
+export type { McpClientErrorCode } from "./errors";

@@ -11,6 +11,7 @@ import { randomToken } from "./provider";
 import { Registry } from "./registry";
 import { isCrossSite } from "../lifecycle/cross-site";
 import { defaultUrlRefusal, isLoopbackHost } from "./url-policy";
+import type { McpClientErrorCode } from "./errors";
 
 const DEFAULTS = {
   callbackPath: "/mcp-client/callback",
@@ -52,10 +53,10 @@ export class McpClients implements Capability {
   /** @param options - the client identity, URL policy, OAuth routes, limits and server-request handlers */
   constructor(options: McpClientsOptions) {
     if (typeof options?.name !== "string" || !options.name || typeof options.version !== "string" || !options.version) {
-      throw new DokitError("INVALID_ARGUMENT", 'McpClients needs { name, version }, e.g. new McpClients({ name: "assistant", version: "1.0.0" })');
+      throw new DokitError<McpClientErrorCode>("INVALID_ARGUMENT", 'McpClients needs { name, version }, e.g. new McpClients({ name: "assistant", version: "1.0.0" })');
     }
     const path = options.callbackPath ?? DEFAULTS.callbackPath;
-    if (!path.startsWith("/")) throw new DokitError("INVALID_ARGUMENT", `McpClients: callbackPath "${path}" must start with "/"`);
+    if (!path.startsWith("/")) throw new DokitError<McpClientErrorCode>("INVALID_ARGUMENT", `McpClients: callbackPath "${path}" must start with "/"`);
     this.#options = options;
     this.#callbackPath = path;
   }
@@ -89,26 +90,26 @@ export class McpClients implements Capability {
    * @throws DokitError URL_NOT_ALLOWED when the URL policy refuses the URL, INVALID_ARGUMENT for a bad name, URL or id
    */
   async add(name: string, url: string, options: AddServerOptions = {}): Promise<AddServerResult> {
-    if (typeof name !== "string" || !name.trim()) throw new DokitError("INVALID_ARGUMENT", "McpClients.add: name must be a non-empty string");
+    if (typeof name !== "string" || !name.trim()) throw new DokitError<McpClientErrorCode>("INVALID_ARGUMENT", "McpClients.add: name must be a non-empty string");
     let parsed: URL;
     try {
       parsed = new URL(url);
     } catch {
-      throw new DokitError("INVALID_ARGUMENT", `McpClients.add: "${String(url).slice(0, 200)}" is not a URL`);
+      throw new DokitError<McpClientErrorCode>("INVALID_ARGUMENT", `McpClients.add: "${String(url).slice(0, 200)}" is not a URL`);
     }
     const id = options.id ?? randomToken(9);
-    if (!ID.test(id)) throw new DokitError("INVALID_ARGUMENT", "McpClients.add: id must be 1-64 letters, digits, _ or -");
+    if (!ID.test(id)) throw new DokitError<McpClientErrorCode>("INVALID_ARGUMENT", "McpClients.add: id must be 1-64 letters, digits, _ or -");
     const local = this.#isLocal();
     const refusal = this.#refusal(parsed, local);
-    if (refusal) throw new DokitError("URL_NOT_ALLOWED", `McpClients.add: ${parsed.origin} is not allowed: ${refusal}`);
+    if (refusal) throw new DokitError<McpClientErrorCode>("URL_NOT_ALLOWED", `McpClients.add: ${parsed.origin} is not allowed: ${refusal}`);
     const { registry, settings } = this.#load();
     const existing = this.#connections.get(id);
     if (existing && (existing.name !== name || existing.url !== parsed.href)) {
-      throw new DokitError("INVALID_ARGUMENT", `McpClients.add: the id "${id}" is already used by another server`);
+      throw new DokitError<McpClientErrorCode>("INVALID_ARGUMENT", `McpClients.add: the id "${id}" is already used by another server`);
     }
     const type = options.transport?.type;
     if (type !== undefined && type !== "streamable-http" && type !== "auto") {
-      throw new DokitError("INVALID_ARGUMENT", `McpClients.add: transport "${String(type)}" is not offered; use "streamable-http"`);
+      throw new DokitError<McpClientErrorCode>("INVALID_ARGUMENT", `McpClients.add: transport "${String(type)}" is not offered; use "streamable-http"`);
     }
     if (!existing) {
       const stored: StoredOptions = {};
@@ -219,19 +220,19 @@ export class McpClients implements Capability {
   async #request<T>(serverId: string, run: (client: Client) => Promise<T>): Promise<T> {
     this.#load();
     const connection = this.#connections.get(serverId);
-    if (!connection) throw new DokitError("UNKNOWN_SERVER", `no MCP server with the id "${serverId}"`);
+    if (!connection) throw new DokitError<McpClientErrorCode>("UNKNOWN_SERVER", `no MCP server with the id "${serverId}"`);
     let client: Client;
     try {
       client = await connection.client();
     } catch (error) {
-      throw new DokitError("SERVER_UNAVAILABLE", (error as Error).message, { cause: error });
+      throw new DokitError<McpClientErrorCode>("SERVER_UNAVAILABLE", (error as Error).message, { cause: error });
     }
     try {
       return await run(client);
     } catch (error) {
       if (error instanceof ProtocolError) throw error;
       const text = connection.lost(error);
-      throw new DokitError("SERVER_UNAVAILABLE", `MCP server ${serverId} failed: ${text}`, { cause: error });
+      throw new DokitError<McpClientErrorCode>("SERVER_UNAVAILABLE", `MCP server ${serverId} failed: ${text}`, { cause: error });
     }
   }
 
@@ -315,7 +316,7 @@ export class McpClients implements Capability {
   // ---------------------------------------------------------------- loading
 
   get #installed(): Claims {
-    if (!this.#claims) throw new DokitError("NOT_INSTALLED", "McpClients is not installed: use Lifecycle.install(this).use(mcpClients)");
+    if (!this.#claims) throw new DokitError<McpClientErrorCode>("NOT_INSTALLED", "McpClients is not installed: use Lifecycle.install(this).use(mcpClients)");
     return this.#claims;
   }
 

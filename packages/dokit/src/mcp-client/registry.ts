@@ -2,6 +2,7 @@
 // server in the object's SQLite storage, with its OAuth data. Created on first
 // use; an object that never adds a server runs no SQL.
 import { DokitError } from "../lifecycle/errors";
+import type { McpClientErrorCode } from "./errors";
 
 /** The table McpClients owns. */
 export const SERVERS_TABLE = "dokit_mcp_servers";
@@ -53,7 +54,7 @@ export class Registry {
     try {
       return this.#storage.sql;
     } catch (error) {
-      throw new DokitError(
+      throw new DokitError<McpClientErrorCode>(
         "NO_SQLITE",
         'McpClients keeps its servers in SQLite: bind this class in "new_sqlite_classes" (not "new_classes") in its wrangler migration',
         { cause: error },
@@ -171,7 +172,7 @@ function checkSize(row: Partial<ServerRow>): void {
   let bytes = 0;
   for (const value of Object.values(row)) if (typeof value === "string") bytes += encoder.encode(value).byteLength;
   if (bytes > MAX_RECORD_BYTES) {
-    throw new DokitError(
+    throw new DokitError<McpClientErrorCode>(
       "RECORD_TOO_LARGE",
       `McpClients: the stored record of server "${row.id}" would be ${bytes} bytes (its name, URL, headers and OAuth data), ` +
         `more than the ${MAX_RECORD_BYTES} allowed (MAX_RECORD_BYTES; SQLite in a Durable Object stores at most 2 MB per row). Nothing was stored.`,

@@ -20,6 +20,7 @@ import { forSdk } from "./server-shape";
 import { LegacySessions } from "./sessions";
 import { withRetryField } from "./sse-retry";
 import { Tables } from "./tables";
+import type { McpErrorCode } from "./errors";
 
 /**
  * An MCP server inside the Durable Object: claims HTTP requests on its route
@@ -57,17 +58,17 @@ export class McpHandler<Host = unknown> implements Capability {
   /** @param options - the server factory, route, security and streaming settings */
   constructor(options: McpHandlerOptions<Host>) {
     if (typeof options?.server !== "function") {
-      throw new DokitError("INVALID_ARGUMENT", "McpHandler needs { server: (ctx) => new McpServer(...) }, a factory returning a fresh server");
+      throw new DokitError<McpErrorCode>("INVALID_ARGUMENT", "McpHandler needs { server: (ctx) => new McpServer(...) }, a factory returning a fresh server");
     }
     const size = options.maxRequestBodySize ?? DEFAULTS.maxRequestBodySize;
-    if (!(size > 0)) throw new DokitError("INVALID_ARGUMENT", "McpHandler: maxRequestBodySize must be a positive number of bytes");
+    if (!(size > 0)) throw new DokitError<McpErrorCode>("INVALID_ARGUMENT", "McpHandler: maxRequestBodySize must be a positive number of bytes");
     const retryMs = options.retryMs ?? DEFAULTS.retryMs;
     if (retryMs !== false && !(Number.isSafeInteger(retryMs) && retryMs >= 0)) {
-      throw new DokitError("INVALID_ARGUMENT", "McpHandler: retryMs must be a non-negative integer of milliseconds, or false");
+      throw new DokitError<McpErrorCode>("INVALID_ARGUMENT", "McpHandler: retryMs must be a non-negative integer of milliseconds, or false");
     }
     const positive = (name: "sessionTtlMs" | "maxSessions" | "maxSessionSize") => {
       const value = options[name] ?? DEFAULTS[name];
-      if (!(Number.isSafeInteger(value) && value > 0)) throw new DokitError("INVALID_ARGUMENT", `McpHandler: ${name} must be a positive integer`);
+      if (!(Number.isSafeInteger(value) && value > 0)) throw new DokitError<McpErrorCode>("INVALID_ARGUMENT", `McpHandler: ${name} must be a positive integer`);
       return value;
     };
     this.#options = options;
@@ -201,7 +202,7 @@ export class McpHandler<Host = unknown> implements Capability {
   /** Calls the user's factory with the host, the routed props and the request. */
   async #build(era: "modern" | "legacy", request: Request, authInfo: AuthInfo | undefined, sessionId?: string): Promise<McpServer | Server> {
     const claims = this.#claims;
-    if (!claims) throw new DokitError("NOT_INSTALLED", "McpHandler is not installed: use Lifecycle.install(this).use(mcpHandler)");
+    if (!claims) throw new DokitError<McpErrorCode>("NOT_INSTALLED", "McpHandler is not installed: use Lifecycle.install(this).use(mcpHandler)");
     const context: McpServerContext<Host> = {
       era,
       // SAFETY: the host type parameter names the object the handler was installed on.
@@ -236,7 +237,7 @@ export class McpHandler<Host = unknown> implements Capability {
   #legacy(): LegacySessions {
     if (this.#sessions) return this.#sessions;
     const claims = this.#claims;
-    if (!claims) throw new DokitError("NOT_INSTALLED", "McpHandler is not installed: use Lifecycle.install(this).use(mcpHandler)");
+    if (!claims) throw new DokitError<McpErrorCode>("NOT_INSTALLED", "McpHandler is not installed: use Lifecycle.install(this).use(mcpHandler)");
     this.#tables ??= new Tables(claims.lifecycle.ctx.storage);
     this.#sessions = new LegacySessions(
       this.#tables,
@@ -253,6 +254,6 @@ type McpNote = { era: "modern" | "legacy" | "none"; messages?: RawMessage[] };
 
 function currentRequest(): Request {
   const request = getCurrentAgent().request;
-  if (!request) throw new DokitError("NO_REQUEST", "McpHandler: no request in scope");
+  if (!request) throw new DokitError<McpErrorCode>("NO_REQUEST", "McpHandler: no request in scope");
   return request;
 }

@@ -13,6 +13,7 @@ import { lowLevelOf } from "./server-shape";
 import { watchStream } from "./stream-watch";
 import { SessionStore } from "./session-store";
 import type { Tables } from "./tables";
+import type { McpErrorCode } from "./errors";
 
 // The 2025-era lane: Streamable HTTP sessions (`Mcp-Session-Id`), served by
 // the SDK's own WebStandardStreamableHTTPServerTransport, one transport and
@@ -246,7 +247,7 @@ export class LegacySessions {
     const server = await this.#factory(request, id, authInfo);
     const lowLevel = lowLevelOf(server);
     if (lowLevel.transport !== undefined) {
-      throw new DokitError(
+      throw new DokitError<McpErrorCode>(
         "INVALID_ARGUMENT",
         "McpHandler: the server factory returned an instance that is already connected; return a new McpServer every time",
       );

@@ -16,3 +16,4 @@ export type {
 } from "./events";
 export type { Observer } from "../lifecycle/capability";
 export type { EventChannelKey } from "./channels";
+export type { ObservabilityErrorCode } from "./errors";

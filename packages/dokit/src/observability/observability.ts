@@ -4,6 +4,7 @@ import { DokitError } from "../lifecycle/errors";
 import { channels } from "./channels";
 import type { ChannelEventMap } from "./events";
 import { observer, settings } from "./observer";
+import type { ObservabilityErrorCode } from "./errors";
 
 /**
  * Makes an object publish structured events on `node:diagnostics_channel`
@@ -34,7 +35,7 @@ export class Observability implements Capability {
 export function subscribe<K extends EventChannelKey>(key: K, callback: (event: ChannelEventMap[K]) => void): () => void {
   const channel = channels[key];
   if (!channel) {
-    throw new DokitError(
+    throw new DokitError<ObservabilityErrorCode>(
       "NOT_INSTALLED",
       "node:diagnostics_channel is not available: add the nodejs_compat compatibility flag, or a compatibility_date of 2026-08-04 or later",
     );

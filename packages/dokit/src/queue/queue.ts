@@ -5,6 +5,7 @@ import { checkJobId, type JobRow, JobTable, parsePayload, serializePayload } fro
 import { adoptReferenceItems } from "./adopt";
 import { DEFAULT_RETRY, resolveRetry, type RetryOptions } from "../jobs/retry";
 import type { QueueCallbacks, QueueCriteria, QueueHandlers, QueueItem, QueueOptions, QueuePayload, QueuePushOptions } from "./types";
+import type { QueueErrorCode } from "./errors";
 
 const TABLE = "dokit_queue";
 const ALARM_KEY = "queue";
@@ -80,7 +81,7 @@ export class Queue<Handlers extends QueueHandlers = QueueCallbacks> implements C
     options: QueuePushOptions = {},
   ): Promise<QueueItem<QueuePayload<Handlers[Name]>>> {
     if (!Object.hasOwn(this.#callbacks, callback) || typeof this.#callbacks[callback] !== "function") {
-      throw new DokitError("UNKNOWN_CALLBACK", `${OWNER}: no callback named "${String(callback)}" is registered in new Queue({ callbacks })`);
+      throw new DokitError<QueueErrorCode>("UNKNOWN_CALLBACK", `${OWNER}: no callback named "${String(callback)}" is registered in new Queue({ callbacks })`);
     }
     const json = serializePayload(payload, OWNER);
     const spec: Spec = {};
@@ -148,12 +149,12 @@ export class Queue<Handlers extends QueueHandlers = QueueCallbacks> implements C
 
   async #run(row: JobRow): Promise<void> {
     const callback = this.#callbacks[row.callback];
-    if (!callback) throw new DokitError("UNKNOWN_CALLBACK", `${OWNER}: no callback named "${row.callback}" is registered (item ${row.id})`);
+    if (!callback) throw new DokitError<QueueErrorCode>("UNKNOWN_CALLBACK", `${OWNER}: no callback named "${row.callback}" is registered (item ${row.id})`);
     await callback(parsePayload(row.payload), toItem(row));
   }
 
   #tableOf(): JobTable {
-    if (!this.#table) throw new DokitError("NOT_INSTALLED", `${OWNER} is not installed: add it with Lifecycle.install(this).use(queue)`);
+    if (!this.#table) throw new DokitError<QueueErrorCode>("NOT_INSTALLED", `${OWNER} is not installed: add it with Lifecycle.install(this).use(queue)`);
     return this.#table;
   }
 }

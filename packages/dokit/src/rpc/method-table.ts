@@ -2,6 +2,7 @@ import { RpcTarget } from "cloudflare:workers";
 import { DokitError } from "../lifecycle/errors";
 import { CAPNWEB_PIPE } from "../protocol/frames";
 import type { CallableName } from "./stub-types";
+import type { RpcErrorCode } from "./errors";
 
 /** A method a client may call. */
 export type CallableMethod = (...args: unknown[]) => unknown;
@@ -34,7 +35,7 @@ export function collectCallableMethods(target: object): MethodTable {
   const known = target === null || target === undefined ? undefined : tables.get(Object.getPrototypeOf(target));
   if (known) return known;
   if (!(target instanceof RpcTarget)) {
-    throw new DokitError(
+    throw new DokitError<RpcErrorCode>(
       "INVALID_TARGET",
       `callables must be an instance of a class that extends RpcTarget from cloudflare:workers; got ${describe(target)}`,
     );
@@ -52,7 +53,7 @@ function buildTable(target: object, prototype: object): Record<string, CallableM
   for (let proto = prototype; proto !== RpcTarget.prototype; proto = Object.getPrototypeOf(proto)) {
     for (const name of Object.getOwnPropertyNames(proto)) {
       if (FORBIDDEN.has(name)) {
-        throw new DokitError(
+        throw new DokitError<RpcErrorCode>(
           "INVALID_TARGET",
           `${target.constructor.name} declares "${name}", a name callables may not expose; rename it`,
         );

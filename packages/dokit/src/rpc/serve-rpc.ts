@@ -12,6 +12,7 @@ import { type CallableMethod, collectCallableMethods } from "./method-table";
 import { publishRpc } from "./events";
 import { sendError, sendResult } from "./rpc-answer";
 import { isThenable } from "../lifecycle/wire";
+import type { RpcErrorCode } from "./errors";
 
 /** The methods of an RpcTarget, called without argument checks. */
 export class TargetCallables implements CallableSource {
@@ -37,7 +38,7 @@ export class TargetCallables implements CallableSource {
    */
   invoke(name: string, args: unknown[], check?: (args: unknown[]) => Promise<unknown[]>): unknown {
     const method = this.#methods[name];
-    if (!method) throw new WireError("METHOD_NOT_FOUND", rpcErrors.notFound(name));
+    if (!method) throw new WireError<RpcErrorCode>("METHOD_NOT_FOUND", rpcErrors.notFound(name));
     try {
       const result = check ? check(args).then((checked) => method.apply(this.target, checked)) : method.apply(this.target, args);
       return isThenable(result) ? Promise.resolve(result).catch((error: unknown) => Promise.reject(logThrown(name, error))) : result;
@@ -81,7 +82,7 @@ export function serveRpc(claims: Claims, source: CallableSource): void {
         result = inConnectionContext(agent, connection, invokeClaimed, dispatch, method, frame.args);
       } catch (error) {
         const unknown = error instanceof WireError && error.code === "METHOD_NOT_FOUND" && !dispatch.method(method);
-        result = Promise.reject(unknown ? new WireError("METHOD_NOT_FOUND", notFound(method, agent)) : error);
+        result = Promise.reject(unknown ? new WireError<RpcErrorCode>("METHOD_NOT_FOUND", notFound(method, agent)) : error);
       }
       // A synchronous method, nobody timing: answered at once, without a promise.
       if (!began && !isThenable(result)) {
@@ -125,7 +126,7 @@ async function answerLater(
  */
 export function invokeClaimed(dispatch: Dispatch, name: string, args: unknown[]): unknown {
   const source = dispatch.method(name);
-  if (!source) throw new WireError("METHOD_NOT_FOUND", rpcErrors.notFound(name));
+  if (!source) throw new WireError<RpcErrorCode>("METHOD_NOT_FOUND", rpcErrors.notFound(name));
   return source.invoke(name, args);
 }
 

@@ -1,5 +1,6 @@
 import { Cron } from "croner";
 import { DokitError } from "../lifecycle/errors";
+import type { ScheduleErrorCode } from "./errors";
 
 // Cron through croner (no dependencies, IANA time zones through Intl, documented
 // DST rules, no timers unless given a function: a paused Cron only computes).
@@ -19,7 +20,7 @@ export function parseCron(expression: string, timeZone: string | undefined, owne
     cron.nextRun(new Date(0));
   } catch (error) {
     const what = timeZone === undefined ? `"${expression}"` : `"${expression}" in time zone "${timeZone}"`;
-    throw new DokitError("INVALID_SCHEDULE", `${owner}: invalid cron expression ${what} (${(error as Error).message})`, { cause: error });
+    throw new DokitError<ScheduleErrorCode>("INVALID_SCHEDULE", `${owner}: invalid cron expression ${what} (${(error as Error).message})`, { cause: error });
   }
   return cron;
 }
@@ -34,6 +35,6 @@ export function parseCron(expression: string, timeZone: string | undefined, owne
  */
 export function nextCronRun(expression: string, after: number, timeZone?: string): number {
   const next = parseCron(expression, timeZone ?? "UTC").nextRun(new Date(after));
-  if (!next) throw new DokitError("INVALID_SCHEDULE", `Scheduler: the cron expression "${expression}" never runs after ${new Date(after).toISOString()}`);
+  if (!next) throw new DokitError<ScheduleErrorCode>("INVALID_SCHEDULE", `Scheduler: the cron expression "${expression}" never runs after ${new Date(after).toISOString()}`);
   return next.getTime();
 }

@@ -11,3 +11,4 @@ export type {
   ScheduleType,
 } from "./types";
 export type { RetryOptions } from "../jobs/retry";
+export type { ScheduleErrorCode } from "./errors";

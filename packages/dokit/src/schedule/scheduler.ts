@@ -16,6 +16,7 @@ import type {
   SchedulerPayload,
   ScheduleSpec,
 } from "./types";
+import type { ScheduleErrorCode } from "./errors";
 
 const TABLE = "dokit_schedules";
 const ALARM_KEY = "schedule";
@@ -94,12 +95,12 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
     let due: number;
     if (when instanceof Date) {
       due = when.getTime();
-      if (Number.isNaN(due)) throw new DokitError("INVALID_SCHEDULE", `${OWNER}: the date is invalid`);
-      if (due < now) throw new DokitError("INVALID_SCHEDULE", `${OWNER}: the date ${when.toISOString()} is in the past`);
+      if (Number.isNaN(due)) throw new DokitError<ScheduleErrorCode>("INVALID_SCHEDULE", `${OWNER}: the date is invalid`);
+      if (due < now) throw new DokitError<ScheduleErrorCode>("INVALID_SCHEDULE", `${OWNER}: the date ${when.toISOString()} is in the past`);
       spec = { type: "scheduled" };
     } else if (typeof when === "number") {
       if (!Number.isFinite(when) || when < 0) {
-        throw new DokitError("INVALID_SCHEDULE", `${OWNER}: a delay must be a finite number of seconds of at least 0, got ${when}`);
+        throw new DokitError<ScheduleErrorCode>("INVALID_SCHEDULE", `${OWNER}: a delay must be a finite number of seconds of at least 0, got ${when}`);
       }
       due = now + when * 1000;
       spec = { type: "delayed", delayInSeconds: when };
@@ -107,7 +108,7 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
       due = nextCronRun(when, now, options.timeZone);
       spec = { type: "cron", cron: when, ...(options.timeZone !== undefined ? { timeZone: options.timeZone } : {}) };
     } else {
-      throw new DokitError("INVALID_SCHEDULE", `${OWNER}: when must be a Date, a delay in seconds or a cron expression`);
+      throw new DokitError<ScheduleErrorCode>("INVALID_SCHEDULE", `${OWNER}: when must be a Date, a delay in seconds or a cron expression`);
     }
     return this.#store(due, spec, callback, payload, options, spec.type === "cron");
   }
@@ -126,7 +127,7 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
     options: ScheduleOptions = {},
   ): Promise<Schedule<SchedulerPayload<Handlers[Name]>>> {
     if (typeof intervalSeconds !== "number" || !Number.isFinite(intervalSeconds) || intervalSeconds <= 0) {
-      throw new DokitError("INVALID_SCHEDULE", `${OWNER}: an interval must be a finite number of seconds above 0, got ${String(intervalSeconds)}`);
+      throw new DokitError<ScheduleErrorCode>("INVALID_SCHEDULE", `${OWNER}: an interval must be a finite number of seconds above 0, got ${String(intervalSeconds)}`);
     }
     const due = Date.now() + intervalSeconds * 1000;
     return this.#store(due, { type: "interval", intervalSeconds, anchor: due }, callback, payload, options, true);
@@ -172,10 +173,10 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
   async #store<P>(due: number, spec: Spec, callback: string, payload: P | undefined, options: ScheduleOptions, recurring: boolean): Promise<Schedule<P>> {
     if (!isAlarmTime(due)) {
       const latest = new Date(LATEST_ALARM_TIME).toISOString();
-      throw new DokitError("INVALID_SCHEDULE", `${OWNER}: the first run (${due} ms since the epoch) is after the latest time an alarm can be set, ${latest}`);
+      throw new DokitError<ScheduleErrorCode>("INVALID_SCHEDULE", `${OWNER}: the first run (${due} ms since the epoch) is after the latest time an alarm can be set, ${latest}`);
     }
     if (!Object.hasOwn(this.#callbacks, callback) || typeof this.#callbacks[callback] !== "function") {
-      throw new DokitError("UNKNOWN_CALLBACK", `${OWNER}: no callback named "${String(callback)}" is registered in new Scheduler({ callbacks })`);
+      throw new DokitError<ScheduleErrorCode>("UNKNOWN_CALLBACK", `${OWNER}: no callback named "${String(callback)}" is registered in new Scheduler({ callbacks })`);
     }
     const json = serializePayload(payload, OWNER);
     if (options.retry !== undefined) {
@@ -204,13 +205,13 @@ export class Scheduler<Handlers extends SchedulerHandlers = SchedulerCallbacks> 
 
   async #run(row: JobRow): Promise<void> {
     const callback = this.#callbacks[row.callback];
-    if (!callback) throw new DokitError("UNKNOWN_CALLBACK", `${OWNER}: no callback named "${row.callback}" is registered (schedule ${row.id})`);
+    if (!callback) throw new DokitError<ScheduleErrorCode>("UNKNOWN_CALLBACK", `${OWNER}: no callback named "${row.callback}" is registered (schedule ${row.id})`);
     await callback(parsePayload(row.payload), toSchedule(row));
   }
 
   #tableOf(): JobTable {
     if (!this.#table) {
-      throw new DokitError("NOT_INSTALLED", `${OWNER} is not installed: add it with Lifecycle.install(this).use(scheduler)`);
+      throw new DokitError<ScheduleErrorCode>("NOT_INSTALLED", `${OWNER} is not installed: add it with Lifecycle.install(this).use(scheduler)`);
     }
     return this.#table;
   }

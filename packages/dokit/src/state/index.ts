@@ -5,3 +5,4 @@ export type { StateCheck, StateSource, StateValidator } from "./validate";
 export { MAX_STATE_BYTES } from "./serialize";
 export type { StandardSchema } from "../schema/standard-schema";
 export type { Connection } from "../lifecycle/connection";
+export type { StateErrorCode } from "./errors";

@@ -1,5 +1,6 @@
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import { splitRows } from "./rows";
+import type { StateErrorCode } from "./errors";
 
 /**
  * The largest serialized state, in UTF-8 bytes: 32 MiB, the runtime's WebSocket
@@ -74,13 +75,13 @@ export function serializeState(value: unknown): Serialized {
   } catch (error) {
     if (error instanceof DokitError) throw error;
     const reason = errorMessage(error);
-    throw new DokitError("INVALID_STATE", `State values must be JSON-serializable: ${reason}`, { cause: error });
+    throw new DokitError<StateErrorCode>("INVALID_STATE", `State values must be JSON-serializable: ${reason}`, { cause: error });
   }
   if (json === undefined) throw notJson("undefined", "");
   // A value small enough for one row whatever its characters is neither measured nor copied.
   const { parts, bytes } = splitRows(json);
   if (bytes > MAX_STATE_BYTES) {
-    throw new DokitError(
+    throw new DokitError<StateErrorCode>(
       "STATE_TOO_LARGE",
       `the state is ${bytes} bytes as JSON; State holds at most ${MAX_STATE_BYTES} bytes ` +
         "(32 MiB, the WebSocket message limit, less 1 KiB for the frame that carries it). " +
@@ -92,5 +93,5 @@ export function serializeState(value: unknown): Serialized {
 
 function notJson(what: string, key: string): DokitError {
   const where = key === "" ? "" : ` (at key "${key}")`;
-  return new DokitError("INVALID_STATE", `State values must be JSON-serializable: found ${what}${where}`);
+  return new DokitError<StateErrorCode>("INVALID_STATE", `State values must be JSON-serializable: found ${what}${where}`);
 }

@@ -12,6 +12,7 @@ import { serializeState } from "./serialize";
 import { StateStore, type StoredRow } from "./storage";
 import type { CheckedStateOptions, SchemaStateOptions, StateOptions } from "./options";
 import { type StateSource, validateState } from "./validate";
+import type { StateErrorCode } from "./errors";
 
 /**
  * How `new State(...)` finds the state's type: from a schema's output, from an
@@ -244,7 +245,7 @@ class StateCapability<T = unknown> implements Capability {
   /** @returns a copy of `initialState` and its JSON (the option object itself is never handed out) */
   #initial(): { value: T; json: string } {
     if (this.#options.initialState === undefined) {
-      throw new DokitError("INVALID_STATE", "State needs an initialState: new State({ initialState: … }) gives the value a new object starts with");
+      throw new DokitError<StateErrorCode>("INVALID_STATE", "State needs an initialState: new State({ initialState: … }) gives the value a new object starts with");
     }
     const { json } = serializeState(this.#options.initialState);
     // SAFETY: the JSON copy of a T.
@@ -255,7 +256,7 @@ class StateCapability<T = unknown> implements Capability {
   #storeOf(): StateStore {
     const lifecycle = lifecycleOf(this, this.#lifecycle);
     if (!lifecycle) {
-      throw new DokitError("NOT_INSTALLED", "this State is not installed yet: Lifecycle.install(this).use(state)");
+      throw new DokitError<StateErrorCode>("NOT_INSTALLED", "this State is not installed yet: Lifecycle.install(this).use(state)");
     }
     return (this.#store ??= new StateStore(lifecycle.ctx));
   }

@@ -1,4 +1,5 @@
 import { DokitError } from "../lifecycle/errors";
+import type { StateErrorCode } from "./errors";
 
 // The State's row, in a table it owns. Created lazily: a wake that never
 // touches state runs no SQL at all. The row holds the value's JSON, or, for a
@@ -99,7 +100,7 @@ export class StateStore {
       sql = this.#ctx.storage.sql;
       sql.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (id TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)`);
     } catch (error) {
-      throw new DokitError(
+      throw new DokitError<StateErrorCode>(
         "NO_SQLITE",
         'State stores its value in SQLite: bind this class in "new_sqlite_classes" (not "new_classes") in its wrangler migration',
         { cause: error },

@@ -2,6 +2,7 @@ import { describeIssues, isStandardSchema, type StandardSchema } from "../schema
 import { isThenable } from "../lifecycle/wire";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
+import type { StateErrorCode } from "./errors";
 
 /** Who changed the state: `"server"` for the object's own code, or the connection that sent the change. */
 export type StateSource = "server" | Connection;
@@ -53,11 +54,11 @@ function validateWithSchema<T>(schema: StandardSchema<unknown, T>, next: unknown
 }
 
 function rejected(reason: string, cause?: unknown): DokitError {
-  return new DokitError("INVALID_STATE", `State rejected the value: ${reason}`, cause === undefined ? undefined : { cause });
+  return new DokitError<StateErrorCode>("INVALID_STATE", `State rejected the value: ${reason}`, cause === undefined ? undefined : { cause });
 }
 
 function asynchronous(what: string, fix: string): DokitError {
-  return new DokitError(
+  return new DokitError<StateErrorCode>(
     "INVALID_ARGUMENT",
     `the State's ${what}; set() is synchronous, so validation must be too: ${fix}`,
   );

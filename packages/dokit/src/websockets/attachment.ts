@@ -1,4 +1,5 @@
 import { DokitError, errorMessage } from "../lifecycle/errors";
+import type { WebSocketsErrorCode } from "./errors";
 
 // A dokit socket's attachment: `{ [FLAGS_KEY]: flags, user: state }`. dokit's
 // flags live in a key users never see; `connection.state` is only `user`. The
@@ -97,7 +98,7 @@ export function writeAttachment(ws: WebSocket, next: Attachment): void {
   } catch (error) {
     // The runtime throws a DataCloneError for values structured clone cannot carry, an Error over the size limit.
     const unclonable = (error as Error).name === "DataCloneError";
-    throw new DokitError(
+    throw new DokitError<WebSocketsErrorCode>(
       unclonable ? "INVALID_STATE" : "ATTACHMENT_TOO_LARGE",
       `connection state ${unclonable ? "cannot be cloned" : `does not fit the WebSocket attachment (${ATTACHMENT_LIMIT} bytes, shared with dokit's flags): keep large values in storage`}. ` +
         `The previous state is kept. (${errorMessage(error)})`,

@@ -11,3 +11,4 @@ export type {
 export { ATTACHMENT_LIMIT } from "./attachment";
 export { MAX_TAGS, MAX_TAG_LENGTH } from "./tags";
 export type { Connection, ConnectionContext } from "../lifecycle/connection";
+export type { WebSocketsErrorCode } from "./errors";

@@ -1,4 +1,5 @@
 import { DokitError } from "../lifecycle/errors";
+import type { WebSocketsErrorCode } from "./errors";
 
 /** The platform's limits on hibernation tags. */
 export const MAX_TAGS = 10;
@@ -38,7 +39,7 @@ export function connectionTags(id: string, userTags: unknown): string[] {
     tags.length > MAX_TAGS ||
     tags.some((tag, index) => typeof tag !== "string" || !tag || tag.length > MAX_TAG_LENGTH || (index > 0 && isIdTag(tag)))
   ) {
-    throw new DokitError(
+    throw new DokitError<WebSocketsErrorCode>(
       "INVALID_TAGS",
       `getConnectionTags must return an array of at most ${MAX_TAGS - 1} non-empty strings of at most ${MAX_TAG_LENGTH} ` +
         `characters, none starting with "${ID_TAG_PREFIX}"; got ${JSON.stringify(userTags)?.slice(0, 80)}`,

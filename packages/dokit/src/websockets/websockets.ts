@@ -24,6 +24,7 @@ import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
 import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectionTags, idTag, isIdTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
+import type { WebSocketsErrorCode } from "./errors";
 
 /** What a `message:dispatch` event reports of a message: its frame type and the capability or handler that took it. */
 type FrameNote = { type: string; handler: string };
@@ -646,5 +647,5 @@ function isCapability<T = unknown>(value: object): value is Capability & T {
 }
 
 function notInstalled(): DokitError {
-  return new DokitError("NOT_INSTALLED", "this WebSockets is not installed yet: Lifecycle.install(this).use(webSockets)");
+  return new DokitError<WebSocketsErrorCode>("NOT_INSTALLED", "this WebSockets is not installed yet: Lifecycle.install(this).use(webSockets)");
 }
