@@ -1,5 +1,5 @@
 export { Lifecycle } from "./lifecycle";
-export type { EntryPoint, HostHooks, LifecycleOptions } from "./lifecycle";
+export type { EntryPoint, HostHooks, LifecycleOptions } from "./options";
 export type {
   AlarmHook,
   AlarmRunner,

@@ -7,113 +7,28 @@ import { DispatchTable } from "./dispatch";
 import { DokitError, errorMessage } from "./errors";
 import type { LifecycleErrorCode } from "./errors";
 import { readProps, subPath } from "./headers";
-import { type Wakeable, WAITING, type Waiting, WORKS_UNATTACHED } from "./wake";
+import { type Wakeable, WAITING, type Waiting, type WakePlan, WORKS_UNATTACHED } from "./wake";
+import {
+  definedByHost,
+  ENTRY_POINT_METHODS,
+  INSTALLED,
+  type Installed,
+  installedClasses,
+  installedOn,
+  SOCKET_EVENTS,
+  type SocketEventName,
+  type SocketOutcome,
+} from "./entry-points";
+import { ENTRY_POINTS, type EntryPoint, type HostHooks, type LifecycleOptions } from "./options";
 
-/** The platform entry points `install` attaches to the object. */
-export type EntryPoint = "fetch" | "alarm" | "webSocketMessage" | "webSocketClose" | "webSocketError";
-const ENTRY_POINTS: readonly EntryPoint[] = ["fetch", "alarm", "webSocketMessage", "webSocketClose", "webSocketError"];
-
-/** Options of {@link Lifecycle.install}. */
-export interface LifecycleOptions {
-  /**
-   * Entry points the host class defines itself. dokit leaves those in place
-   * and the host delegates with one call, e.g.
-   * `(await this.lifecycle.fetch(request)) ?? this.myHandling(request)`.
-   * A host method not listed here makes `install` throw, so none is skipped silently.
-   */
-  delegates?: readonly EntryPoint[];
-  /** The class name sent in identity frames (default: the host's constructor name, kebab-cased). */
-  className?: string;
-}
-
-/** Optional hooks the host object may define; dokit calls them when present. */
-export interface HostHooks {
-  /** Runs once per start (after capability start hooks), inside `blockConcurrencyWhile`. */
-  onStart?(props?: Record<string, unknown>): void | Promise<void>;
-  /** Receives HTTP requests no capability claimed. */
-  onRequest?(request: Request): Response | Promise<Response>;
-  /** Runs when the host's own alarm is due. */
-  onAlarm?(info?: AlarmInvocationInfo): void | Promise<void>;
-}
-
-const NOT_FOUND = () => new Response("Not found", { status: 404 });
-/** The answer to an upgrade nothing claims; the same text is logged. */
-function upgradeNotClaimed(className: string): Response {
-  const text =
-    `dokit: ${className} accepts no WebSocket upgrades: install WebSockets from dokit/websockets with ` +
-    "Lifecycle.install(this).use(webSockets) (one that is built but not passed to use() is not installed)";
-  console.warn(text);
-  return new Response(text, { status: 404 });
-}
 const INTERNAL_ERROR = () => new Response("Internal error", { status: 500 });
 const done: Promise<void> = Promise.resolve();
 /** How long destroy() leaves the 1001 close frames to be written before it resets the instance. */
 const RESET_AFTER_DESTROY_MS = 100;
 
-/** Where a host keeps its lifecycle, for the entry points below. */
-const INSTALLED = Symbol("dokit.lifecycle");
-type Installed = { [INSTALLED]?: Lifecycle };
-
-/**
- * The entry points `install` puts on the host's class prototype, once per class: each finds
- * the instance's lifecycle and forwards. Shared by every class, so an object built on a wake
- * creates no functions and defines no properties for them (one symbol-keyed field instead).
- * The socket events go straight to the socket owner (the Lifecycle class adds them, as they
- * call its private `#socketEvent`): a message handled synchronously returns no promise for the
- * runtime to wait on.
- */
-const ENTRY_POINT_METHODS: Record<EntryPoint, unknown> = {
-  fetch: async function (this: Installed, request: Request): Promise<Response> {
-    const lifecycle = installedOn(this);
-    return (await lifecycle.fetch(request)) ?? (isUpgrade(request) ? upgradeNotClaimed(lifecycle.className) : NOT_FOUND());
-  },
-  alarm: function (this: Installed, info?: AlarmInvocationInfo): Promise<void> {
-    return installedOn(this).alarm(info);
-  },
-  webSocketMessage: undefined,
-  webSocketClose: undefined,
-  webSocketError: undefined,
-};
-const SOCKET_EVENTS = { webSocketMessage: "message", webSocketClose: "close", webSocketError: "error" } as const;
-
-/** A socket event's outcome: `true` when a capability handled it; a promise while it is handled. */
-type SocketOutcome = true | undefined | Promise<true | undefined>;
-type SocketEventName = "message" | "close" | "error";
-
-function installedOn(host: Installed): Lifecycle {
-  const lifecycle = host[INSTALLED];
-  if (!lifecycle) throw new DokitError<LifecycleErrorCode>("NOT_INSTALLED", `this ${host.constructor.name} did not call Lifecycle.install(this)`);
-  return lifecycle;
-}
-
-/**
- * What a class's first object showed about its wiring, when a later object of the class may wait
- * to attach its capabilities until an event needs the dispatch table (see `use()`).
- */
-interface WakePlan {
-  /** The classes of the capabilities the host used itself, in order (not those they used in turn). */
-  readonly types: readonly unknown[];
-  /** Where in that order the capability that takes the sockets is; -1 for none. */
-  readonly socketsAt: number;
-}
-
-/**
- * What the first instance of a host class found, for the instances built after it (every wake
- * builds one): an instance naming the same delegates skips the checks, the name's conversion and
- * the entry-point loop that first instance already made for the class. Other delegates take the
- * whole path.
- */
-interface InstalledClass {
-  /** The class name in kebab case. */
-  readonly className: string;
-  /** The delegates that instance named, as one string (`${options.delegates}`). */
-  readonly delegates: string;
-  /** Its wiring: a plan, `null` when the class's objects are wired at once, `undefined` until its first object starts. */
-  plan: WakePlan | null | undefined;
-}
-const installedClasses = new WeakMap<object, InstalledClass>();
 /** The table of an object that waits to be wired: empty, never claimed into (`#wire` replaces it first). */
 const UNWIRED = new DispatchTable();
+
 
 /**
  * Attaches a Durable Object's entry points and runs the capabilities used on it
@@ -482,9 +397,3 @@ export class Lifecycle<Host extends object = object> {
 }
 
 /** @returns whether the host's class (below DurableObject) defines `name` */
-function definedByHost(host: object, name: string): boolean {
-  for (let proto = Object.getPrototypeOf(host); proto && proto !== DurableObject.prototype; proto = Object.getPrototypeOf(proto)) {
-    if (Object.hasOwn(proto, name)) return true;
-  }
-  return Object.hasOwn(host, name);
-}

@@ -34,3 +34,14 @@ export interface Wakeable {
 export function lifecycleOf(capability: object, attached: Lifecycle | undefined): Lifecycle | undefined {
   return attached ?? (capability as Wakeable)[WAITING]?.lifecycle;
 }
+
+/**
+ * What a class's first object showed about its wiring, when a later object of the class may wait
+ * to attach its capabilities until an event needs the dispatch table (see `use()`).
+ */
+export interface WakePlan {
+  /** The classes of the capabilities the host used itself, in order (not those they used in turn). */
+  readonly types: readonly unknown[];
+  /** Where in that order the capability that takes the sockets is; -1 for none. */
+  readonly socketsAt: number;
+}
