@@ -1,6 +1,6 @@
 import { evictDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { openSocket, type TestSocket } from "../../src/testing";
 import { defaultUrlRefusal, isLoopbackHost, isPrivateHost } from "../../src/mcp-client/url-policy";
 import { captureConsole } from "../logs";
@@ -221,6 +221,7 @@ describe("the default URL policy", () => {
 
 describe("events on agents:mcp (dokit/observability installed)", () => {
   it("publishes mcp:client:preconnect, connect, discover and close for a server, and connect with its error for a failing one", async () => {
+    const logs = captureConsole();
     const events: McpEvent[] = [];
     const name = fresh("events");
     const unsubscribe = subscribe("mcp", (event) => void (event.name === name && event.type.startsWith("mcp:client:") && events.push(event)));
@@ -243,6 +244,7 @@ describe("events on agents:mcp (dokit/observability installed)", () => {
     ]);
     expect(events[2]?.payload).toMatchObject({ url: expect.stringMatching(/^https:\/\/mcp\.test\//), tools: 6, prompts: 1, resources: 1 });
     expect(events[5]?.payload).toMatchObject({ transport: "streamable-http", error: expect.stringMatching(/502|upstream|error/i) });
+    await vi.waitFor(() => expect(logs.warn).toEqual([expect.stringMatching(/^dokit: MCP server broken failed: .*502/)]));
     // Never a header or a token: the server's headers are stored, not published.
     expect(JSON.stringify(events)).not.toMatch(/x-api-key|authorization|token/i);
   });
@@ -266,11 +268,15 @@ describe("bad input", () => {
     const stub = tight(fresh("allow"));
     expect((await stub.addError("x", "https://example.com/mcp"))?.message).toMatch(/refused by allowUrl/);
     // http to a .test host: refused by the default policy, allowed by this one (and then fetched).
+    const logs = captureConsole();
     const result = await stub.add("http", "http://mcp.test/http-error", { id: "http" });
     expect(result).toMatchObject({ state: "failed", error: expect.stringMatching(/502|upstream|error/i) });
+    await vi.waitFor(() => expect(logs.warn).toEqual([expect.stringMatching(/^dokit: MCP server http failed: .*502/)]));
   });
 
   it("ends in failed with a message for an unreachable URL, HTTP errors, garbage and a hang; other servers keep working", async () => {
+    // Each failing server is logged once (console.error); captured here so the run stays quiet.
+    const logs = captureConsole();
     const stub = tight(fresh("bad"));
     const good = await stub.add("good", serverUrl(fresh("srv")), { id: "good", transport: { listen: false } });
     // The good server offers 6 tools; the tight object keeps at most 2 per server.
