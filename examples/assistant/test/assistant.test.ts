@@ -2,12 +2,11 @@ import { evictDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { openSocket, type TestSocket } from "dokit/testing";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { fresh, textOf } from "../../test-helpers";
 import type { AddedServer, ToolResult } from "../src/api";
 
 // The Worker's own fetch (typed by GlobalProps in env.d.ts): requests go through its routing.
 const worker = exports.default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 // A loopback host, as under `wrangler dev`: the default URL policy allows http and loopback servers there.
 const ORIGIN = "http://localhost";
 const counterUrl = (counter: string) => `${ORIGIN}/agents/mcp-counter/${counter}/mcp`;
@@ -42,7 +41,6 @@ function captureErrors(): string[] {
   return lines;
 }
 
-const textOf = (result: unknown) => (result as ToolResult).content.map((part) => part.text).join("\n");
 
 describe("assistant", () => {
   it("adds the counter's MCP server, sends the list on connect and after each change, and calls a tool", async () => {

@@ -1,12 +1,11 @@
 import { env, exports } from "cloudflare:workers";
 import { hibernate, openSocket, type TestSocket } from "dokit/testing";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { fresh } from "../../test-helpers";
 import type { BoardState, Card } from "../src/api";
 
 // The Worker's own fetch (typed by GlobalProps in env.d.ts): requests go through its routing.
 const worker = exports.default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 type StateFrame = { type: "cf_agent_state"; state: BoardState };
 
 /** Connects to board `name` and reads the connect sequence (identity, then state). */

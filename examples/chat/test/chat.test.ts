@@ -2,12 +2,11 @@ import { env, exports } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { hibernate, openSocket, type TestSocket } from "dokit/testing";
 import { describe, expect, it } from "vitest";
+import { fresh } from "../../test-helpers";
 import type { ChatEvent } from "../src/messages";
 
 // The Worker's own fetch (typed by GlobalProps in env.d.ts): requests go through its routing.
 const worker = exports.default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 
 /** Joins `room` on chat server `name`, reads the identity frame, and returns the socket and its welcome. */
 async function join(name: string, room: string, nickname: string): Promise<{ socket: TestSocket; welcome: ChatEvent }> {

@@ -2,12 +2,11 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { exports } from "cloudflare:workers";
 import { openSocket, type TestSocket } from "dokit/testing";
 import { describe, expect, it } from "vitest";
+import { fresh, textOf } from "../../test-helpers";
 import type { CounterState } from "../src/api";
 
 // The Worker's own fetch (typed by GlobalProps in env.d.ts): requests go through its routing.
 const worker = exports.default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 type StateFrame = { type: "cf_agent_state"; state: CounterState };
 
 /** The official MCP client, talking to the example Worker. */
@@ -27,7 +26,6 @@ async function watch(name: string): Promise<{ socket: TestSocket; state: Counter
   return { socket, state: (await socket.nextJSON<StateFrame>()).state };
 }
 
-const textOf = (result: unknown) => (result as { content: { text: string }[] }).content[0]?.text;
 
 describe("mcp-counter", () => {
   it("lists its tools to an MCP client", async () => {

@@ -1,11 +1,10 @@
 import { env, exports } from "cloudflare:workers";
 import { hibernate, openSocket } from "dokit/testing";
 import { describe, expect, it } from "vitest";
+import { fresh } from "../../test-helpers";
 
 // The Worker's own fetch (typed by GlobalProps in env.d.ts): requests go through its routing.
 const worker = exports.default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 
 /** Opens both kinds of socket to counter `name` and reads what each gets on connect. */
 async function bothClients(name: string) {

@@ -2,12 +2,11 @@ import { env, exports } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { connectionAttachment, hibernate, openSocket, type TestSocket } from "dokit/testing";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { fresh } from "../../test-helpers";
 import type { MinuteRollup, Summary } from "../src/api";
 
 // The Worker's own fetch (typed by GlobalProps in env.d.ts): requests go through its routing.
 const worker = exports.default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 const hubUrl = (name: string) => `http://example.com/agents/sensor-hub/${name}`;
 type StateFrame = { type: "cf_agent_state"; state: Summary };
 

@@ -3,11 +3,11 @@
 // to 2026-07-28, over real loopback sockets against the same worker.
 import { Client, LOG_LEVEL_META_KEY, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, inject, it } from "vitest";
+import { fresh, textOf } from "../test/helpers";
 import { SseReader } from "../test/sse-reader";
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 const WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
-let unique = 0;
 const open: Client[] = [];
 
 /** First frames of every SSE response the client received. */
@@ -38,16 +38,10 @@ async function connect(handlers: { elicit?: (params: unknown) => unknown; sample
   // SAFETY: the test handlers return well-formed results for their methods.
   if (elicit) client.setRequestHandler("elicitation/create", async (request) => elicit(request.params) as never);
   if (sample) client.setRequestHandler("sampling/createMessage", async (request) => sample(request.params) as never);
-  const url = new URL(`agents/everything/modern-${Date.now()}-${unique++}/mcp`, inject("conformanceUrl"));
+  const url = new URL(`agents/everything/${fresh("modern")}/mcp`, inject("conformanceUrl"));
   await client.connect(new StreamableHTTPClientTransport(url, { fetch: recordingFetch }));
   open.push(client);
   return client;
-}
-
-/** @returns the text of a result's first content block */
-function textOf(result: { content?: unknown }): string {
-  // SAFETY: the tools read here answer with a text block first.
-  return (result.content as { type: string; text: string }[])[0]!.text;
 }
 
 afterEach(async () => {

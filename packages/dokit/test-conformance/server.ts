@@ -16,6 +16,7 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { sleep } from "../test/helpers";
 
 /** A 1×1 red PNG. */
 export const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -36,7 +37,6 @@ const SCHEMA_2020_12 = {
 } as const;
 
 const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What the server needs from the object serving it. */
 export interface EverythingHost {

@@ -3,11 +3,11 @@
 // a tool that closes its stream mid-call, the resume with Last-Event-ID).
 import { describe, expect, inject, it } from "vitest";
 import { McpHandler } from "../src/mcp";
+import { fresh } from "../test/helpers";
 import { rawSessions } from "../test/mcp-raw-session";
 import { type SseFrame as Frame, SseReader } from "../test/sse-reader";
 
-let unique = 0;
-const endpoint = (binding: string) => new URL(`agents/${binding}/sse-${Date.now()}-${unique++}/mcp`, inject("conformanceUrl"));
+const endpoint = (binding: string) => new URL(`agents/${binding}/${fresh("sse")}/mcp`, inject("conformanceUrl"));
 
 const { open: openSession, post, get } = rawSessions(fetch);
 

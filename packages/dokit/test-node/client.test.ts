@@ -5,7 +5,8 @@ import { AgentClient as OfficialClient } from "agents/client";
 import { afterEach, describe, expect, inject, it, onTestFinished, vi } from "vitest";
 import { AgentClient, DEFAULT_CALL_TIMEOUT_MS } from "../src/client";
 import type { AgentClientOptions, AgentStub, CallOptions } from "../src/client";
-import type { ScenarioCallables } from "./callables";
+import type { ScenarioCallables } from "./worker.callables";
+import { eventually, fresh } from "./helpers";
 
 /** Scenario servers: the binding each one is reached by, its kebab name, and whether it serves Cap'n Web yet. */
 const servers = [
@@ -58,10 +59,6 @@ interface Log {
 
 const host = new URL(inject("workerUrl")).host;
 const opened: Client[] = [];
-let serial = 0;
-
-/** Retries an assertion until it holds (sockets are real, so give them time). */
-const until = (assertion: () => void) => vi.waitFor(assertion, { timeout: 5000, interval: 10 });
 
 afterEach(() => {
   for (const client of opened.splice(0)) client.close();
@@ -94,7 +91,7 @@ function nextEvent(client: Client, type: string): Promise<Event & { code?: numbe
 
 describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => {
   describe.each(clients)("%s client", (kind: ClientKind) => {
-    const name = (label: string) => `${server}-${kind}-${label}-${++serial}-${Date.now()}`;
+    const name = (label: string) => fresh(`${server}-${kind}-${label}`);
 
     function connect(options: Partial<AgentClientOptions> = {}): { client: Client; log: Log } {
       const log: Log = { states: [], stateErrors: [], identities: [], frames: [], connectionErrors: [] };
@@ -127,7 +124,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
     it("builds the URL: path, _pk, query object and async query", async () => {
       const objectName = name("url");
       const { client, log } = connect({ name: objectName, path: "sub/path", query: { token: "abc", skip: undefined } });
-      await until(() => expect(log.frames.some((f) => f.type === "welcome")).toBe(true));
+      await eventually(() => expect(log.frames.some((f) => f.type === "welcome")).toBe(true));
       const welcome = log.frames.find((f) => f.type === "welcome")!;
       const uri = new URL(String(welcome.uri));
       expect(uri.pathname).toBe(`/agents/${kebab}/${objectName}/sub/path`);
@@ -137,7 +134,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       expect(uri.searchParams.has("skip")).toBe(false);
 
       const second = connect({ query: async () => ({ token: "from-async" }), id: "fixed-id" });
-      await until(() => expect(second.log.frames.some((f) => f.type === "welcome")).toBe(true));
+      await eventually(() => expect(second.log.frames.some((f) => f.type === "welcome")).toBe(true));
       const uri2 = new URL(String(second.log.frames.find((f) => f.type === "welcome")!.uri));
       expect(uri2.searchParams.get("token")).toBe("from-async");
       expect(uri2.searchParams.get("_pk")).toBe("fixed-id");
@@ -153,7 +150,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       expect(client.state).toEqual({ count: 0 });
       expect(log.identities).toEqual([[objectName, kebab]]);
       expect(log.states).toEqual([[{ count: 0 }, "server"]]);
-      await until(() => expect(log.frames.map((f) => f.type)).toContain("welcome"));
+      await eventually(() => expect(log.frames.map((f) => f.type)).toContain("welcome"));
       expect(log.frames.map((f) => f.type)).toEqual(["cf_agent_identity", "cf_agent_state", "welcome"]);
       expect(log.frames[0]).toMatchObject({ name: objectName, agent: kebab, stateFollows: true });
     });
@@ -166,12 +163,12 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       a.client.setState({ count: 5 });
       expect(a.client.state).toEqual({ count: 5 });
       expect(a.log.states.at(-1)).toEqual([{ count: 5 }, "client"]);
-      await until(() => expect(b.client.state).toEqual({ count: 5 }));
+      await eventually(() => expect(b.client.state).toEqual({ count: 5 }));
       expect(b.log.states.at(-1)).toEqual([{ count: 5 }, "server"]);
 
       await a.client.call("setServerState", [{ count: 7 }]);
-      await until(() => expect(a.client.state).toEqual({ count: 7 }));
-      await until(() => expect(b.client.state).toEqual({ count: 7 }));
+      await eventually(() => expect(a.client.state).toEqual({ count: 7 }));
+      await eventually(() => expect(b.client.state).toEqual({ count: 7 }));
       expect(a.log.stateErrors).toEqual([]);
     });
 
@@ -181,10 +178,10 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       await client.ready;
       client.setState({ count: 99 });
       expect(client.state).toEqual({ count: 99 });
-      await until(() => expect(log.stateErrors).toEqual(["Connection is readonly"]));
+      await eventually(() => expect(log.stateErrors).toEqual(["Connection is readonly"]));
       if (kind === "dokit" || server === "dokit") {
         // dokit's client rolls back; a dokit server also follows the refusal with the stored value.
-        await until(() => expect(client.state).toEqual({ count: 0 }));
+        await eventually(() => expect(client.state).toEqual({ count: 0 }));
         expect(log.states.at(-1)).toEqual([{ count: 0 }, "server"]);
       } else {
         // The official client keeps the refused value when the server sends nothing after the error.
@@ -198,8 +195,8 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       const { client, log } = connect({ name: name("invalid") });
       await client.ready;
       client.setState({ count: -1 });
-      await until(() => expect(log.stateErrors).toEqual(["State update rejected"]));
-      await until(() => expect(client.state).toEqual(kind === "dokit" || server === "dokit" ? { count: 0 } : { count: -1 }));
+      await eventually(() => expect(log.stateErrors).toEqual(["State update rejected"]));
+      await eventually(() => expect(client.state).toEqual(kind === "dokit" || server === "dokit" ? { count: 0 } : { count: -1 }));
     });
 
     it("holds the stored value after a refusal that follows an accepted change", async ({ skip }) => {
@@ -210,10 +207,10 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       const other = connect({ name: objectName });
       await Promise.all([client.ready, other.client.ready]);
       client.setState({ count: 5 });
-      await until(() => expect(other.client.state).toEqual({ count: 5 })); // stored and synced
+      await eventually(() => expect(other.client.state).toEqual({ count: 5 })); // stored and synced
       client.setState({ count: -1 });
-      await until(() => expect(log.stateErrors).toEqual(["State update rejected"]));
-      await until(() => expect(log.states.at(-1)).toEqual([{ count: 5 }, "server"]));
+      await eventually(() => expect(log.stateErrors).toEqual(["State update rejected"]));
+      await eventually(() => expect(log.states.at(-1)).toEqual([{ count: 5 }, "server"]));
       expect(client.state).toEqual({ count: 5 });
       expect(other.client.state).toEqual({ count: 5 });
       expect(other.log.stateErrors).toEqual([]);
@@ -323,7 +320,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       await closed;
       client.setState({ count: 11 });
       expect(client.state).toEqual({ count: 11 });
-      await until(() => expect(client.identified).toBe(true));
+      await eventually(() => expect(client.identified).toBe(true));
       // The connect sequence's state frame came first; the held value was re-applied and sent after it.
       expect(client.state).toEqual({ count: 11 });
       const other = connect({ name: objectName });
@@ -338,7 +335,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
       const dropped = client.call("drop", [client.id, 4001, "kicked"]);
       await expect(dropped).rejects.toThrow("Connection closed");
       await expect(pending).rejects.toThrow("Connection closed");
-      await until(() => expect(log.connectionErrors).toHaveLength(1));
+      await eventually(() => expect(log.connectionErrors).toHaveLength(1));
       expect(log.connectionErrors[0]!.code).toBe(4001);
       expect(client.connectionError).toBe(log.connectionErrors[0]);
       const started = Date.now();
@@ -416,7 +413,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         };
         client.onclose = (event) => seen.push(`onclose ${event.code}`);
         client.addEventListener("close", (event) => seen.push(`close listener ${event.code}`));
-        await until(() => expect(seen).toContain("onmessage welcome"));
+        await eventually(() => expect(seen).toContain("onmessage welcome"));
         expect(seen).toEqual([
           "onopen",
           "open listener",
@@ -432,7 +429,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         const { client } = connect({ name: name("onerror"), host: "127.0.0.1:9", maxRetries: 0 });
         let errors = 0;
         client.onerror = () => errors++;
-        await until(() => expect(errors).toBeGreaterThan(0));
+        await eventually(() => expect(errors).toBeGreaterThan(0));
         expect(client.readyState).toBe(client.CLOSED);
       });
 
@@ -443,10 +440,10 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         expect(client.send("echo:queued")).toBe(false);
         expect(client.bufferedAmount).toBe("echo:queued".length);
         client.reconnect();
-        await until(() => expect(texts).toContain("echo:queued"));
+        await eventually(() => expect(texts).toContain("echo:queued"));
         expect(client.bufferedAmount).toBe(0);
         expect(client.send("echo:direct")).toBe(true);
-        await until(() => expect(texts).toContain("echo:direct"));
+        await eventually(() => expect(texts).toContain("echo:direct"));
       });
 
       it("delivers binary frames as Blob by default and as ArrayBuffer with binaryType arraybuffer", async () => {
@@ -455,7 +452,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         expect(client.binaryType).toBe("blob");
         await client.ready;
         expect(client.send(new Uint8Array([1, 2, 3]))).toBe(true);
-        await until(() => expect(frames).toHaveLength(1));
+        await eventually(() => expect(frames).toHaveLength(1));
         expect(frames[0]).toBeInstanceOf(Blob);
         expect([...new Uint8Array(await (frames[0] as Blob).arrayBuffer())]).toEqual([1, 2, 3]);
 
@@ -465,10 +462,10 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         client.send(new Blob([new Uint8Array([6])]));
         client.send("echo:after the blob");
         const texts = textFrames(client);
-        await until(() => expect(frames).toHaveLength(3));
+        await eventually(() => expect(frames).toHaveLength(3));
         expect(frames.slice(1).map((frame) => [...new Uint8Array(frame as ArrayBuffer)])).toEqual([[4, 5], [6]]);
         expect(frames[1]).toBeInstanceOf(ArrayBuffer);
-        await until(() => expect(texts).toEqual(["echo:after the blob"]));
+        await eventually(() => expect(texts).toEqual(["echo:after the blob"]));
       });
 
       it("reconnect() closes the open socket at once and connects again with the same id", async () => {
@@ -504,7 +501,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         expect(client.readyState).toBe(client.OPEN);
         expect(new URL(client.url).pathname).toBe(`/agents/${kebab}/${first}`);
         client.reconnect();
-        await until(() => expect(log.identities.at(-1)).toEqual([second, kebab]));
+        await eventually(() => expect(log.identities.at(-1)).toEqual([second, kebab]));
         expect(client.name).toBe(second);
         const url = new URL(client.url);
         expect(url.pathname).toBe(`/agents/${kebab}/${second}`);
@@ -525,7 +522,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         expect(new URL(client.url).searchParams.get("__agents_transport")).toBe("capnweb");
         expect(client.state).toEqual({ count: 0 });
         expect(log.identities).toEqual([[objectName, kebab]]);
-        await until(() => expect(log.frames.some((f) => f.type === "welcome")).toBe(true));
+        await eventually(() => expect(log.frames.some((f) => f.type === "welcome")).toBe(true));
         const uri = new URL(String(log.frames.find((f) => f.type === "welcome")!.uri));
         expect(uri.searchParams.get("__agents_transport")).toBe("capnweb");
         expect(uri.searchParams.get("_pk")).toBe(client.id);
@@ -537,9 +534,9 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         const other = connect({ name: objectName });
         await other.client.ready;
         client.setState({ count: 3 });
-        await until(() => expect(other.client.state).toEqual({ count: 3 }));
+        await eventually(() => expect(other.client.state).toEqual({ count: 3 }));
         other.client.setState({ count: 4 });
-        await until(() => expect(client.state).toEqual({ count: 4 }));
+        await eventually(() => expect(client.state).toEqual({ count: 4 }));
       });
 
       it("delivers binary frames by binaryType (the official client passes the session's bytes through)", async () => {
@@ -547,7 +544,7 @@ describe.each(servers)("$server server", ({ server, agent, kebab, capnweb }) => 
         const frames = binaryFrames(client);
         await client.ready;
         expect(client.send(new Uint8Array([7, 8]))).toBe(true);
-        await until(() => expect(frames).toHaveLength(1));
+        await eventually(() => expect(frames).toHaveLength(1));
         if (kind === "dokit") expect(frames[0]).toBeInstanceOf(Blob);
         else expect(frames[0]).toBeInstanceOf(Uint8Array);
         const bytes = frames[0] instanceof Blob ? await frames[0].arrayBuffer() : (frames[0] as ArrayBuffer);

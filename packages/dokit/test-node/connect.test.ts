@@ -5,6 +5,7 @@
 import { AgentClient as OfficialClient } from "agents/client";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { AgentClient } from "../src/client";
+import { fresh } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
 /**
@@ -15,13 +16,11 @@ const base = new URL(inject("workerUrl"));
  */
 const PROMPT_MS = 2000;
 const cleanup: Array<() => void> = [];
-let serial = 0;
 
 afterEach(() => {
   for (const close of cleanup.splice(0)) close();
 });
 
-const fresh = (label: string) => `${label}-${++serial}-${Date.now()}`;
 const path = (kebab: string, name: string, rest = "") => `/agents/${kebab}/${name}${rest}`;
 
 interface Closed {

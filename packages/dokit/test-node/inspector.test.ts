@@ -3,10 +3,11 @@
 // another site. A refused request must look exactly like a path nobody claims.
 import { request as httpRequest } from "node:http";
 import { describe, expect, inject, it } from "vitest";
+import { fresh } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
-let serial = 0;
-const fresh = (label: string) => `/agents/plain-room/inspect-${label}-${Date.now()}-${serial++}`;
+/** @returns the path of a PlainRoom no other test uses */
+const roomPath = (label: string) => `/agents/plain-room/${fresh(`inspect-${label}`)}`;
 
 type Answer = { status: number; body: string; type: string | undefined };
 
@@ -27,7 +28,7 @@ function get(target: string, headers: Record<string, string>): Promise<Answer> {
 
 describe("Inspector guard over real sockets", () => {
   it("serves the page and the snapshot to a loopback Host", async () => {
-    const object = fresh("local");
+    const object = roomPath("local");
     const page = await get(`${object}/__dokit`, { host: base.host });
     expect(page.status).toBe(200);
     expect(page.type).toMatch(/^text\/html/);
@@ -42,7 +43,7 @@ describe("Inspector guard over real sockets", () => {
     ["a page on another site, on the loopback Host", { origin: "http://evil.example.com" }],
     ["a cross-site navigation, on the loopback Host", { "sec-fetch-site": "cross-site" }],
   ])("answers %s exactly as an unclaimed path", async (_label, headers: Record<string, string>) => {
-    const object = fresh("refused");
+    const object = roomPath("refused");
     const all = { host: base.host, ...headers };
     for (const route of ["/__dokit", "/__dokit/snapshot"]) {
       const refused = await get(`${object}${route}`, all);

@@ -13,12 +13,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { z } from "zod";
 import { AgentClient } from "../src/client";
 import type { MCPServersState } from "../src/protocol";
+import { fresh, sleep, textOf, until } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const textOf = (result: unknown) => (result as { content: { text: string }[] }).content[0]?.text;
 
 // ------------------------------------------------------------ a Node MCP server
 
@@ -207,26 +204,19 @@ describe("cf_agent_mcp_servers over real sockets", () => {
     const sensor = new AgentClient({ agent: "McpAssistant", name, host: base.host, query: { client: "sensor" } });
     const sensorFrames: string[] = [];
     sensor.addEventListener("message", (event) => sensorFrames.push(String((event as MessageEvent).data)));
-    const waitFor = async (check: () => boolean, what: string) => {
-      const end = Date.now() + 5000;
-      while (!check()) {
-        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-        await sleep(20);
-      }
-    };
     await Promise.all([ours.ready, official.ready]);
-    await waitFor(() => sensor.readyState === 1, "the sensor connection");
-    await waitFor(() => updates.length > 0, "the connect frame");
+    await until(() => sensor.readyState === 1, "the sensor connection", 5000);
+    await until(() => updates.length > 0, "the connect frame", 5000);
     expect(updates[0]).toEqual({ servers: {}, tools: [], prompts: [], resources: [] });
 
     await act(name, "add", { name: "node", url: mcpUrl, id: "node" });
-    await waitFor(() => ours.mcp?.servers.node?.state === "ready", "ready on dokit's client");
-    await waitFor(() => officialFrames.some((f) => f.type === "cf_agent_mcp_servers" && f.mcp?.servers.node?.state === "ready"), "ready on the official client");
+    await until(() => ours.mcp?.servers.node?.state === "ready", "ready on dokit's client", 5000);
+    await until(() => officialFrames.some((f) => f.type === "cf_agent_mcp_servers" && f.mcp?.servers.node?.state === "ready"), "ready on the official client", 5000);
     expect(updates.map((u) => u.servers.node?.state).filter(Boolean)).toEqual(expect.arrayContaining(["connecting", "ready"]));
     expect(ours.mcp?.tools).toMatchObject([{ name: "double", serverId: "node" }]);
 
     await act(name, "remove", { id: "node" });
-    await waitFor(() => ours.mcp !== undefined && Object.keys(ours.mcp.servers).length === 0, "the removal");
+    await until(() => ours.mcp !== undefined && Object.keys(ours.mcp.servers).length === 0, "the removal", 5000);
     await sleep(100);
     expect(sensorFrames.filter((f) => f.includes("cf_agent_"))).toEqual([]);
     ours.close();

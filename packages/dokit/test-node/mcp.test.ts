@@ -4,10 +4,9 @@
 import { request as httpRequest } from "node:http";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, inject, it } from "vitest";
+import { fresh, textOf } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
-let serial = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${serial++}`;
 const path = (kebab: string, name: string) => `/agents/${kebab}/${name}/mcp`;
 
 const initialize = JSON.stringify({
@@ -66,12 +65,6 @@ async function connect(target: string, modern: boolean): Promise<{ client: Clien
   await client.connect(transport);
   opened.push(client);
   return { client, transport };
-}
-
-/** @returns the text of a tool result's first content block */
-function textOf(result: unknown): string {
-  // SAFETY: the echo tool answers with one text block.
-  return (result as { content: { text: string }[] }).content[0]!.text;
 }
 
 describe("McpHandler Host and Origin rules, default options", () => {

@@ -6,10 +6,9 @@ import type { AddressInfo } from "node:net";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { MCPServersState } from "../src/protocol";
+import { fresh } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 
 // ------------------------------------------------------------ Node servers
 

@@ -5,13 +5,11 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { RAW_SESSION_VERSION, rawSessions } from "../test/mcp-raw-session";
 import { SseReader } from "../test/sse-reader";
+import { fresh, sleep } from "./helpers";
 // A dropped stream's large result, kept in pieces and replayed whole, is tested inside
 // workerd (test/mcp): there a client's disconnect reaches the object at once.
 
 const base = new URL(inject("workerUrl"));
-let serial = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${serial++}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const ACCEPT = "application/json, text/event-stream";
 
 /** The MCP endpoint of one object; `/authed/...` routes with props from `x-test-user` / `x-test-token`. */

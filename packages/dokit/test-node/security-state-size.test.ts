@@ -1,70 +1,28 @@
 // State values of several MB as real clients see them: Node's WebSocket over loopback to the
-// worker started by wrangler, the object evicted the way hibernation does (evict-route.ts). A
+// worker started by wrangler, the object evicted the way hibernation does (evict.route.ts). A
 // multi-MB state is stored across SQLite rows, survives the eviction and reaches a new client in
 // its connect frames; a client's state frame over State's limit gets the protocol's state error;
 // a message over the runtime's 32 MiB limit is closed by the runtime with 1009. None of it
 // disturbs the stored value or the other connections.
-import { afterEach, expect, inject, it } from "vitest";
+import { expect, it } from "vitest";
 import { MAX_STATE_BYTES } from "../src/state";
+import { evict, type FrameSocket, frameSocket } from "./helpers";
 
-const base = new URL(inject("workerUrl"));
-const cleanup: Array<() => void> = [];
 const REJECTED = '{"type":"cf_agent_state_error","error":"State update rejected"}';
 
-afterEach(() => {
-  for (const close of cleanup.splice(0)) close();
-});
-
-/** Node's WebSocket to a DokitAgent, with a queue of the text frames it received. */
-async function connect(name: string) {
-  const url = new URL(`/agents/dokit-agent/${name}`, base);
-  url.protocol = "ws:";
-  const ws = new WebSocket(url.href);
-  const queue: string[] = [];
-  const waiting: Array<(frame: string) => void> = [];
-  ws.addEventListener("message", (event) => {
-    const frame = String(event.data);
-    const take = waiting.shift();
-    if (take) take(frame);
-    else queue.push(frame);
-  });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.addEventListener("close", (event) => resolve({ code: event.code, reason: event.reason })),
-  );
-  cleanup.push(() => ws.readyState < 2 && ws.close());
-  await new Promise((resolve, reject) => {
-    ws.addEventListener("open", resolve);
-    ws.addEventListener("error", reject);
-  });
-  return {
-    ws,
-    closed,
-    /** @returns the next text frame (rejects after ten seconds: a frame that never comes is the failure) */
-    next(): Promise<string> {
-      const queued = queue.shift();
-      if (queued !== undefined) return Promise.resolve(queued);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error("no frame within 10 s")), 10_000);
-        waiting.push((frame) => {
-          clearTimeout(timer);
-          resolve(frame);
-        });
-      });
-    },
-  };
+/** Node's WebSocket to a DokitAgent, open, with a queue of the text frames it received. */
+async function connect(name: string): Promise<FrameSocket> {
+  const socket = frameSocket(`/agents/dokit-agent/${name}`, 10_000);
+  await socket.opened;
+  return socket;
 }
 
 /** @returns the connect frames after identity: the state frame's text, then the welcome frame is read */
-async function connectFrames(socket: Awaited<ReturnType<typeof connect>>, name: string): Promise<string> {
+async function connectFrames(socket: FrameSocket, name: string): Promise<string> {
   expect(JSON.parse(await socket.next())).toEqual({ type: "cf_agent_identity", name, agent: "dokit-agent", stateFollows: true });
   const state = await socket.next();
   expect(JSON.parse(await socket.next())).toMatchObject({ type: "welcome" });
   return state;
-}
-
-async function evict(name: string): Promise<void> {
-  const response = await fetch(new URL(`/evict/${name}`, base), { method: "POST" });
-  expect(await response.text()).toBe("evicted");
 }
 
 /** A state of about `bytes` bytes as JSON, with multi-byte characters, and its state frame as the server sends it. */

@@ -4,16 +4,15 @@
 // server's tags, and a second connection with an open one's id replaces it.
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { WebSocket as WsSocket } from "ws";
+import { evict, fresh } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
 const cleanup: Array<() => void> = [];
-let serial = 0;
 
 afterEach(() => {
   for (const close of cleanup.splice(0)) close();
 });
 
-const fresh = (label: string) => `sec-ws-${label}-${++serial}-${Date.now()}`;
 const objectPath = (name: string, kebab = "id-room") => `/agents/${kebab}/${name}`;
 
 /** A Node WebSocket to `target` that records its text frames and its close. */
@@ -68,21 +67,17 @@ async function broadcast(name: string, body: string, tag?: string): Promise<void
   const response = await fetch(new URL(`${objectPath(name)}/broadcast${query}`, base), { method: "POST", body });
   expect(await response.text()).toBe("sent");
 }
-async function evict(name: string): Promise<void> {
-  const response = await fetch(new URL(`/evict-id-room/${name}`, base), { method: "POST" });
-  expect(await response.text()).toBe("evicted");
-}
 
 describe("connection ids chosen by the client", () => {
   it("a client whose id is a server tag (_pk=role:admin) is not one of that tag's connections, before and after a wake", async () => {
-    const name = fresh("role");
+    const name = fresh("sec-ws-role");
     const admin = open(`${objectPath(name)}?role=admin&_pk=admin-1`);
     const attacker = open(`${objectPath(name)}?_pk=role:admin`);
     expect(await admin.welcome).toEqual({ type: "welcome", id: "admin-1", tags: ["admin-1", "role:admin"] });
     expect(await attacker.welcome).toEqual({ type: "welcome", id: "role:admin", tags: ["role:admin"] });
 
     for (const phase of ["awake", "after a wake"]) {
-      if (phase === "after a wake") await evict(name);
+      if (phase === "after a wake") await evict(name, "evict-id-room");
       expect.soft(await ids(name, "role:admin"), phase).toEqual(["admin-1"]);
       expect((await ids(name)).sort(), phase).toEqual(["admin-1", "role:admin"]);
       // The id still finds its own connection, and only it.
@@ -103,7 +98,7 @@ describe("connection ids chosen by the client", () => {
     ["awake", false],
     ["after a wake", true],
   ])("a second connection with an open one's id replaces it (%s): the first client sees 4009 Connection replaced", async (_label, wake) => {
-    const name = fresh("dup");
+    const name = fresh("sec-ws-dup");
     // The `ws` package, which reports the close frame it received once it stops waiting for the
     // TCP shutdown (as browsers do after a few seconds): a close the object starts while it
     // answers an upgrade is never followed by one (docs/websockets.md, "Closes a real client sees").
@@ -117,7 +112,7 @@ describe("connection ids chosen by the client", () => {
       first.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
     );
     await new Promise<void>((resolve) => first.on("message", (data) => String(data).startsWith('{"type":"welcome"') && resolve()));
-    if (wake) await evict(name);
+    if (wake) await evict(name, "evict-id-room");
     const second = open(`${objectPath(name)}?_pk=same`);
     expect((await second.welcome).id).toBe("same");
 
@@ -145,7 +140,7 @@ describe("the Inspector's view of connection URLs", () => {
   }
 
   it("hides query values by default, in the snapshot and the feed", async () => {
-    const name = fresh("inspect");
+    const name = fresh("sec-ws-inspect");
     const client = open(`${objectPath(name)}?_pk=viewer&token=${token}&role=admin`);
     await client.welcome;
     const { snapshot, feed } = await inspect(name, "id-room");
@@ -158,7 +153,7 @@ describe("the Inspector's view of connection URLs", () => {
   });
 
   it("shows query values with showQueryValues", async () => {
-    const name = fresh("inspect-shown");
+    const name = fresh("sec-ws-inspect-shown");
     const client = open(`${objectPath(name, "id-room-queries")}?_pk=viewer&token=${token}`);
     await client.welcome;
     const { snapshot, feed } = await inspect(name, "id-room-queries");

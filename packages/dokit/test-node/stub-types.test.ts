@@ -2,7 +2,7 @@
 // (the package's typecheck script); at run time expectTypeOf is a no-op.
 import { describe, expectTypeOf, it } from "vitest";
 import type { AgentCall, AgentClient, AgentClientStub, AgentStub, UntypedAgentStub } from "../src/client";
-import type { Counter, ScenarioCallables } from "./callables";
+import type { Counter, ScenarioCallables } from "./worker.callables";
 
 class Plain {
   count = 1;

@@ -1,10 +1,11 @@
 // The first message after a real eviction, as real clients see it: the official client and
 // Node's WebSocket over loopback to the worker started by wrangler, the object evicted the way
-// hibernation does (evict-route.ts). A later object of a class waits to attach its
+// hibernation does (evict.route.ts). A later object of a class waits to attach its
 // capabilities until an event needs them (docs/lifecycle.md, "Wiring on demand"); each kind of
 // first message must be answered as before.
 import { AgentClient as OfficialClient } from "agents/client";
 import { afterEach, expect, inject, it } from "vitest";
+import { evict, frameSocket } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
 const cleanup: Array<() => void> = [];
@@ -13,53 +14,13 @@ afterEach(() => {
   for (const close of cleanup.splice(0)) close();
 });
 
-/** Node's WebSocket with a queue of the text frames it received. */
-function rawSocket(path: string) {
-  const url = new URL(path, base);
-  url.protocol = "ws:";
-  const ws = new WebSocket(url.href);
-  const queue: string[] = [];
-  const waiting: Array<(frame: string) => void> = [];
-  ws.addEventListener("message", (event) => {
-    const frame = String(event.data);
-    const take = waiting.shift();
-    if (take) take(frame);
-    else queue.push(frame);
-  });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.addEventListener("close", (event) => resolve({ code: event.code, reason: event.reason })),
-  );
-  cleanup.push(() => ws.readyState < 2 && ws.close());
-  return {
-    ws,
-    closed,
-    /** @returns the next text frame (rejects after two seconds: a reply that never comes is the failure) */
-    next(): Promise<string> {
-      const queued = queue.shift();
-      if (queued !== undefined) return Promise.resolve(queued);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error("no frame within 2 s")), 2000);
-        waiting.push((frame) => {
-          clearTimeout(timer);
-          resolve(frame);
-        });
-      });
-    },
-  };
-}
-
-async function evict(name: string): Promise<void> {
-  const response = await fetch(new URL(`/evict/${name}`, base), { method: "POST" });
-  expect(await response.text()).toBe("evicted");
-}
-
 it("answers each kind of first message after an eviction: a plain message, a state frame, an rpc call, a close", async () => {
   // Two objects of the class: the first shows how the class is wired, the second is measured.
   for (const name of [`wake-first-${Date.now()}`, `wake-${Date.now()}`]) {
     const client = new OfficialClient({ host: base.host, agent: "DokitAgent", name } as never);
     cleanup.push(() => client.close());
     await client.ready;
-    const raw = rawSocket(`/agents/dokit-agent/${name}`);
+    const raw = frameSocket(`/agents/dokit-agent/${name}`, 2000);
     expect(JSON.parse(await raw.next())).toMatchObject({ type: "cf_agent_identity", name, agent: "dokit-agent" });
     expect(JSON.parse(await raw.next())).toEqual({ type: "cf_agent_state", state: { count: 0 } });
     expect(JSON.parse(await raw.next())).toMatchObject({ type: "welcome" });

@@ -10,19 +10,19 @@ import { Lifecycle as DokitLifecycle } from "../src/lifecycle";
 import { routeAgentRequest } from "../src/routing";
 import { State as DokitState } from "../src/state";
 import { WebSockets as DokitWebSockets } from "../src/websockets";
-import { ScenarioCallables } from "./callables";
-import { evictRoute } from "./evict-route";
-import { authedRoute } from "./security-mcp-route";
-import { idRoomEvictRoute } from "./security-websockets-objects";
+import { ScenarioCallables } from "./worker.callables";
+import { evictRoute } from "./evict.route";
+import { authedRoute } from "./security-mcp.route";
+import { idRoomEvictRoute } from "./security-websockets.objects";
 
-export { Counter, ScenarioCallables } from "./callables";
-export { FaultyHost, NoSqlHost, PlainRoom } from "./connect-objects";
-export { McpCopiedSdk, McpDefaults, McpSameOrigin } from "./mcp-objects";
-export { McpAssistant } from "./mcp-client-objects";
-export { McpBriefSessions, McpFewSessions, McpGuarded, McpUserSessions } from "./security-mcp-objects";
-export { IdRoom, IdRoomQueries } from "./security-websockets-objects";
-export { McpClientGuarded, McpDeployed } from "./security-mcp-client-objects";
-export { JobsHost } from "./jobs-objects";
+export { Counter, ScenarioCallables } from "./worker.callables";
+export { FaultyHost, NoSqlHost, PlainRoom } from "./connect.objects";
+export { McpCopiedSdk, McpDefaults, McpSameOrigin } from "./mcp.objects";
+export { McpAssistant } from "./mcp-client.objects";
+export { McpBriefSessions, McpFewSessions, McpGuarded, McpUserSessions } from "./security-mcp.objects";
+export { IdRoom, IdRoomQueries } from "./security-websockets.objects";
+export { McpClientGuarded, McpDeployed } from "./security-mcp-client.objects";
+export { JobsHost } from "./security-jobs.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -83,7 +83,7 @@ export class DokitAgent extends DurableObject<Env> {
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
-    // Test-only: POST /evict/<name> evicts that DokitAgent (evict-route.ts).
+    // Test-only: POST /evict/<name> evicts that DokitAgent (evict.route.ts).
     return (
       (await evictRoute(request, env.DokitAgent)) ??
       (await authedRoute(request, env)) ??

@@ -6,7 +6,7 @@ import { Lifecycle } from "../../src/lifecycle";
 import { routeAgentRequest } from "../../src/routing";
 import { State } from "../../src/state";
 import { WebSockets } from "../../src/websockets";
-import { evictRoute } from "../evict-route";
+import { evictRoute } from "../evict.route";
 
 class PlainCallables extends RpcTarget {
   echo(value: unknown): unknown {
@@ -43,7 +43,7 @@ export class Plain extends DurableObject {
 
 export default {
   async fetch(request: Request, env: { Plain: DurableObjectNamespace<Plain> } & Record<string, unknown>): Promise<Response> {
-    // Test-only: POST /evict/<name> evicts that Plain object (../evict-route.ts).
+    // Test-only: POST /evict/<name> evicts that Plain object (../evict.route.ts).
     return (await evictRoute(request, env.Plain)) ?? (await routeAgentRequest(request, env)) ?? new Response("no route", { status: 404 });
   },
 };

@@ -7,6 +7,7 @@ import { isDokitError } from "../../src/lifecycle";
 import { hibernate, openSocket, type TestSocket } from "../../src/testing";
 import { WebSockets } from "../../src/websockets";
 import { captureConsole } from "../logs";
+import { fresh } from "../helpers";
 import { type RpcEvent, subscribe } from "../../src/observability";
 import { type AgentStub } from "../../src/callables";
 import { type Counter, TestCallables } from "./objects";
@@ -14,8 +15,6 @@ import { type Counter, TestCallables } from "./objects";
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } })
   .default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 const url = (binding: string, name: string) => `http://example.com/agents/${binding}/${name}`;
 const stubOf = (binding: "call-wrapped" | "call-separate" | "call-passed" | "call-bare", name: string) => {
   const namespace = {

@@ -5,12 +5,11 @@ import type { ConnectionView, InspectorSnapshot } from "../../src/inspector";
 import { IDENTITY, STATE } from "../../src/protocol";
 import { openSocket, type TestSocket, type Upgrader } from "../../src/testing";
 import { captureConsole } from "../logs";
+import { fresh } from "../helpers";
 import { rawSessions } from "../mcp-raw-session";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: Upgrader }).default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 const LOCAL = "http://localhost";
 
 /** What a client can tell of an answer: status, body and the headers that differ between answers. */

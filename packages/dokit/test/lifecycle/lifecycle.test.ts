@@ -7,13 +7,12 @@ import { kebab } from "../../src/protocol";
 import { matchAgentPath, routeAgentRequest } from "../../src/routing";
 import { WebSockets } from "../../src/websockets";
 import { captureConsole } from "../logs";
+import { fresh } from "../helpers";
 import { RouteCapability } from "./objects";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: unknown }).default as { fetch(request: Request | string, init?: RequestInit): Promise<Response> };
 const get = (path: string, init?: RequestInit) => worker.fetch(`http://example.com${path}`, init);
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 /** A callable source with no methods, for claiming method names. */
 const noMethods: CallableSource = { methodNames: [], invoke: () => Promise.reject(new Error("no methods")) };
 

@@ -4,12 +4,11 @@ import { describe, expect, it, vi } from "vitest";
 import { openSocket, type TestSocket } from "../../src/testing";
 import { defaultUrlRefusal, isLoopbackHost, isPrivateHost } from "../../src/mcp-client/url-policy";
 import { captureConsole } from "../logs";
+import { fresh, sleep, textOf } from "../helpers";
 import { type McpEvent, subscribe } from "../../src/observability";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 const serverUrl = (name: string) => `https://mcp.test/agents/mcp-server/${name}/mcp`;
 /** The client objects' RPC methods, loosely typed (SAFETY: the SDK's result types are too deep for stub types; tests check values). */
 type Fn = (...args: any[]) => Promise<any>;
@@ -18,8 +17,6 @@ type Api = DurableObjectStub & {
 };
 const assistant = (name: string) => env.ASSISTANT.get(env.ASSISTANT.idFromName(name)) as unknown as Api;
 const tight = (name: string) => env.TIGHT_ASSISTANT.get(env.TIGHT_ASSISTANT.idFromName(name)) as unknown as Api;
-const textOf = (result: unknown) => (result as { content: { text: string }[] }).content[0]?.text;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type McpFrame = { type: "cf_agent_mcp_servers"; mcp: { servers: Record<string, { state: string; error: string | null; [k: string]: unknown }>; tools: { name: string; serverId: string }[]; prompts: unknown[]; resources: unknown[] } };
 

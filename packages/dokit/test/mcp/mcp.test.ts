@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { hibernate, openSocket } from "../../src/testing";
 import { captureConsole } from "../logs";
+import { fresh, sleep, textOf, until } from "../helpers";
 import { rawSessions } from "../mcp-raw-session";
 import { SseReader } from "../sse-reader";
 
@@ -12,10 +13,7 @@ import { SseReader } from "../sse-reader";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(input: string, init?: RequestInit): Promise<Response> } }).default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 const endpoint = (binding: string, name: string) => new URL(`http://example.com/agents/${binding}/${name}/mcp`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const ACCEPT = "application/json, text/event-stream";
 const LEGACY_VERSION = "2025-11-25";
 
@@ -64,21 +62,6 @@ async function connect(
   });
   await client.connect(transport);
   return { client, transport };
-}
-
-/** @returns the text of a tool result's first content block */
-function textOf(result: unknown): string {
-  // SAFETY: every tool of the test objects answers with one text block.
-  return ((result as { content: { text: string }[] }).content[0] as { text: string }).text;
-}
-
-/** Waits until `check` holds, polling. */
-async function until(check: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 const { open: rawSession, post: rawPost, get: rawGet } = rawSessions(send);

@@ -5,9 +5,9 @@ import { getCurrentAgent, Lifecycle } from "../../src/lifecycle";
 import { McpHandler } from "../../src/mcp";
 import { State } from "../../src/state";
 import { WebSockets } from "../../src/websockets";
+import { sleep } from "../helpers";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A counter kept in storage, served over MCP: the main scenario. */
 export class McpCounter extends DurableObject<Env> {

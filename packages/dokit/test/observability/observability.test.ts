@@ -6,11 +6,10 @@ import { settings } from "../../src/observability/observer";
 import { STATE } from "../../src/protocol";
 import { connectionAttachment, hibernate, openSocket, type TestSocket, type Upgrader } from "../../src/testing";
 import { captureConsole } from "../logs";
+import { fresh } from "../helpers";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: Upgrader & { fetch(input: string, init?: RequestInit): Promise<Response> } }).default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 const KEYS = Object.keys(CHANNELS) as EventChannelKey[];
 
 type Recorded = ObservabilityEvent & { channel: EventChannelKey };

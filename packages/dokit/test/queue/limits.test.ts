@@ -4,10 +4,10 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { DokitError } from "../../src/lifecycle";
 import type { Queue } from "../../src/queue";
+import { fresh } from "../helpers";
 const MAX_JOB_BYTES = 2_000_000;
 
-let counter = 0;
-const work = (label: string) => env.WORK.get(env.WORK.idFromName(`${label}-${Date.now()}-${counter++}`));
+const work = (label: string) => env.WORK.get(env.WORK.idFromName(fresh(label)));
 
 describe("payload size", () => {
   it(`refuses a payload that would make the row larger than SQLite takes (${MAX_JOB_BYTES} bytes), storing nothing; the queue still runs`, async () => {

@@ -4,9 +4,8 @@ import { describe, expect, it, vi } from "vitest";
 import { DokitError } from "../../src/lifecycle";
 import { Queue } from "../../src/queue";
 import { dueJobsQuery, nextJobQuery, TAKE_BATCH } from "../../src/jobs/job-table";
+import { fresh } from "../helpers";
 
-let counter = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${counter++}`;
 const work = (label: string) => env.WORK.get(env.WORK.idFromName(fresh(label)));
 
 describe("Queue", () => {

@@ -9,9 +9,9 @@ import { Queue } from "../../src/queue";
 import { Scheduler } from "../../src/schedule";
 const MAX_JOB_BYTES = 2_000_000;
 import { captureConsole } from "../logs";
+import { fresh } from "../helpers";
 
-let counter = 0;
-const timers = (label: string) => env.TIMERS.get(env.TIMERS.idFromName(`${label}-${Date.now()}-${counter++}`));
+const timers = (label: string) => env.TIMERS.get(env.TIMERS.idFromName(fresh(label)));
 
 describe("times the alarm cannot be set to", () => {
   const cases: [string, (s: Scheduler) => Promise<unknown>, string][] = [

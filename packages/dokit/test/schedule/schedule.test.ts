@@ -6,9 +6,8 @@ import { nextCronRun, Scheduler } from "../../src/schedule";
 import { dueJobsQuery, nextJobQuery } from "../../src/jobs/job-table";
 import type { Timers } from "./objects";
 import { captureConsole } from "../logs";
+import { fresh } from "../helpers";
 
-let counter = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${counter++}`;
 const timers = (label: string) => env.TIMERS.get(env.TIMERS.idFromName(fresh(label)));
 const MIN = 60_000;
 

@@ -7,10 +7,10 @@ import { describe, expect, it } from "vitest";
 import { MAX_STATE_BYTES } from "../../src/state";
 import { hibernate } from "../../src/testing";
 import { captureConsole } from "../logs";
+import { fresh } from "../helpers";
 import { PlainStore } from "./objects";
 
-let unique = 0;
-const plain = () => env.STATE_PLAIN.get(env.STATE_PLAIN.idFromName(`size-${Date.now()}-${unique++}`));
+const plain = () => env.STATE_PLAIN.get(env.STATE_PLAIN.idFromName(fresh("size")));
 const MiB = 1024 * 1024;
 
 /** A deterministic value of about `bytes` UTF-8 bytes as JSON, with two- and four-byte characters throughout. */

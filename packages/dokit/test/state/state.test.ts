@@ -7,12 +7,11 @@ import { STATE } from "../../src/protocol";
 import { State } from "../../src/state";
 import { hibernate, openSocket, type TestSocket, type Upgrader } from "../../src/testing";
 import { captureConsole } from "../logs";
+import { fresh } from "../helpers";
 import { type Board, BoardSchema, PlainStore, type SyncedBoard } from "./objects";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: Upgrader }).default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 const READONLY_ERROR = '{"type":"cf_agent_state_error","error":"Connection is readonly"}';
 const REJECTED_ERROR = '{"type":"cf_agent_state_error","error":"State update rejected"}';
 const INITIAL_BOARD: Board = { title: "Board", cards: [], version: 0 };

@@ -4,12 +4,11 @@ import { describe, expect, it } from "vitest";
 import { connectionAttachment, hibernate, openSocket, type TestSocket } from "../../src/testing";
 import { connectionTags } from "../../src/websockets/tags";
 import { captureConsole } from "../logs";
+import { fresh } from "../helpers";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } })
   .default;
-let unique = 0;
-const fresh = (label: string) => `${label}-${Date.now()}-${unique++}`;
 const url = (binding: string, name: string, rest = "") => `http://example.com/agents/${binding}/${name}${rest}`;
 const open = (binding: string, name: string, query: Record<string, string> = {}) =>
   openSocket(worker, url(binding, name), { query });

@@ -1,7 +1,7 @@
 // MCP servers for security-mcp.test.ts: session bounds, sessions bound to
 // their user, events over SQLite's 2 MB row limit. Reached over loopback at
 // /agents/<kebab binding>/<name>/mcp, or /authed/... with props from the
-// test's `x-test-user` header (security-mcp-route.ts). Each object answers
+// test's `x-test-user` header (security-mcp.route.ts). Each object answers
 // GET .../rows with how many session, event and event-part rows it stores.
 import { McpServer } from "@modelcontextprotocol/server";
 import { DurableObject } from "cloudflare:workers";

@@ -1,5 +1,5 @@
 // Scenario object for scheduled and queued work over real HTTP requests
-// (security-sec-jobs-client.test.ts): a Scheduler and a Queue whose callbacks
+// (security-jobs.test.ts): a Scheduler and a Queue whose callbacks
 // record their runs, driven through `…/jobs-host/<name>/<route>`.
 import { DurableObject } from "cloudflare:workers";
 import { isDokitError, Lifecycle } from "../src/lifecycle";

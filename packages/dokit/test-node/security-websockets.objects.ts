@@ -5,7 +5,7 @@ import { Inspector } from "../src/inspector";
 import { Lifecycle } from "../src/lifecycle";
 import { Observability } from "../src/observability";
 import { WebSockets } from "../src/websockets";
-import { evictRoute } from "./evict-route";
+import { evictRoute } from "./evict.route";
 
 declare global {
   interface Env {

@@ -1,5 +1,5 @@
-// The callables both scenario servers expose. Written once against a small
-// host interface so the reference server and the dokit server share it.
+// The callables both scenario servers of worker.ts (RefAgent and DokitAgent) expose. Written
+// once against a small host interface so the reference server and the dokit server share it.
 import { RpcTarget } from "cloudflare:workers";
 
 /** What the callables need from the object hosting them. */
