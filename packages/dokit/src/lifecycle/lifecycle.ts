@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { CLOSE_NO_WEBSOCKETS, CLOSE_OPEN_FAILED, OPEN_FAILED_REASON } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
 import { isUpgrade } from "./wire";
 import type { Capability, SocketOwner } from "./capability";
@@ -6,6 +7,7 @@ import { runInContext } from "./context";
 import { DispatchTable } from "./dispatch";
 import { DokitError, errorMessage } from "./errors";
 import { readProps, subPath } from "./headers";
+import { refuseUpgrade } from "./refuse";
 import { type Wakeable, WAITING, type Waiting, WORKS_UNATTACHED } from "./wake";
 
 /** The platform entry points `install` attaches to the object. */
@@ -36,15 +38,20 @@ export interface HostHooks {
 }
 
 const NOT_FOUND = () => new Response("Not found", { status: 404 });
-/** The answer to an upgrade nothing claims; the same text is logged. */
+/**
+ * The answer to an upgrade nothing claims: a socket closed with 4501 and a short reason (the
+ * longer text is logged).
+ */
 function upgradeNotClaimed(className: string): Response {
-  const text =
+  console.warn(
     `dokit: ${className} accepts no WebSocket upgrades: install WebSockets from dokit/websockets with ` +
-    "Lifecycle.install(this).use(webSockets) (one that is built but not passed to use() is not installed)";
-  console.warn(text);
-  return new Response(text, { status: 404 });
+      "Lifecycle.install(this).use(webSockets) (one that is built but not passed to use() is not installed)",
+  );
+  return refuseUpgrade(CLOSE_NO_WEBSOCKETS, `dokit: ${className} has no WebSockets: Lifecycle.install(this).use(webSockets)`);
 }
-const INTERNAL_ERROR = () => new Response("Internal error", { status: 500 });
+/** A failure to start or to handle a request: 500, or for an upgrade a socket closed with 4500. */
+const INTERNAL_ERROR = (request: Request) =>
+  isUpgrade(request) ? refuseUpgrade(CLOSE_OPEN_FAILED, OPEN_FAILED_REASON) : new Response("Internal error", { status: 500 });
 const done: Promise<void> = Promise.resolve();
 /** How long destroy() leaves the 1001 close frames to be written before it resets the instance. */
 const RESET_AFTER_DESTROY_MS = 100;
@@ -345,7 +352,7 @@ export class Lifecycle<Host extends object = object> {
     } catch (error) {
       console.error(`dokit: ${this.className}/${this.name} failed to handle ${request.method} ${request.url}`, error);
       this.#table.observer?.error(this, "fetch", error);
-      return INTERNAL_ERROR();
+      return INTERNAL_ERROR(request);
     }
   }
 

@@ -7,6 +7,7 @@ import { kebab } from "../../src/protocol";
 import { matchAgentPath, routeAgentRequest } from "../../src/routing";
 import { WebSockets } from "../../src/websockets";
 import { captureConsole } from "../logs";
+import { refusedClose } from "../refused-upgrade";
 import { RouteCapability } from "./objects";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -318,16 +319,14 @@ describe("HTTP fallthrough and errors", () => {
     expect(await ok.text()).toBe("Not found");
   });
 
-  it("declines an upgrade nobody claims with a 404 that names the capability to install, and logs it", async () => {
+  it("declines an upgrade nobody claims with a 4501 close that names the capability to install, and logs it", async () => {
     const logs = captureConsole();
     const response = await get(`/agents/plain/${fresh("up")}`, { headers: { Upgrade: "websocket" } });
-    expect(response.status).toBe(404);
-    const text = await response.text();
-    expect(text).toBe(
+    expect(await refusedClose(response)).toEqual({ code: 4501, reason: "dokit: plain-host has no WebSockets: Lifecycle.install(this).use(webSockets)" });
+    expect(logs.warn).toEqual([
       "dokit: plain-host accepts no WebSocket upgrades: install WebSockets from dokit/websockets with " +
         "Lifecycle.install(this).use(webSockets) (one that is built but not passed to use() is not installed)",
-    );
-    expect(logs.warn).toEqual([text]);
+    ]);
   });
 
   it("answers a throwing handler with a short 500 and never sends the stack, logging the error instead", async () => {
