@@ -34,10 +34,10 @@ interface Refusal {
 
 const refusals: Refusal[] = [
   { what: "a path that names no binding", agent: "NoSuchAgent", code: 4404, reason: /^dokit: no Durable Object binding for the path .*: "no-such-agent"$/ },
-  { what: "an object without WebSockets installed", agent: "RefusalNoSockets", code: 4501, reason: /^dokit: refusal-no-sockets has no WebSockets: Lifecycle\.install\(this\)\.use\(webSockets\)$/ },
-  { what: "a connection id over 252 characters", agent: "PlainRoom", id: LONG_ID, code: 4400, reason: /^dokit: invalid connection id \(_pk\)/ },
-  { what: "a Cap'n Web connection id over 252 characters", agent: "DokitAgent", id: LONG_ID, transport: "capnweb", code: 4400, reason: /^dokit: invalid connection id \(_pk\)/ },
-  { what: "Cap'n Web on an object without the transport", agent: "PlainRoom", transport: "capnweb", code: 4505, reason: /^dokit: Cap'n Web transport not enabled: new WebSockets\(\{ \.\.\., capnweb \}\)/ },
+  { what: "an object without WebSockets installed", agent: "RefusalNoSockets", code: 4501, reason: /^dokit: this object has no WebSockets: Lifecycle\.install\(this\)\.use\(webSockets\) \(building one is not enough\)$/ },
+  { what: "a connection id over 252 characters", agent: "PlainRoom", id: LONG_ID, code: 4400, reason: /^dokit: connection id \(_pk\) over 252 characters$/ },
+  { what: "a Cap'n Web connection id over 252 characters", agent: "DokitAgent", id: LONG_ID, transport: "capnweb", code: 4400, reason: /^dokit: connection id \(_pk\) over 252 characters$/ },
+  { what: "Cap'n Web on an object without the transport", agent: "PlainRoom", transport: "capnweb", code: 4505, reason: /^dokit: Cap'n Web not enabled: new WebSockets\(\{ \.\.\., capnweb \}\)/ },
   { what: "an onConnect that throws", agent: "FaultyHost", query: { fail: "1" }, code: 4500, reason: /^dokit: internal error while opening the connection/ },
   { what: "an object that fails to start", agent: "RefusalStartFails", code: 4500, reason: /^dokit: internal error while opening the connection/ },
 ];
@@ -141,7 +141,7 @@ describe("dokit/react", () => {
     cleanup.push(unsubscribe);
     client.reconnect(); // what useAgent's effect does on mount
     await expect.poll(() => store.get().connectionError, { timeout: 5000 }).not.toBeNull();
-    expect(store.get().connectionError).toMatchObject({ code: 4501, message: expect.stringMatching(/has no WebSockets/) });
+    expect(store.get().connectionError).toMatchObject({ code: 4501, message: expect.stringMatching(/^dokit: this object has no WebSockets/) });
     expect(renders).toBeGreaterThan(0);
   });
 });

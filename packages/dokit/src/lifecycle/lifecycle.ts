@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { CLOSE_NO_WEBSOCKETS, CLOSE_OPEN_FAILED, OPEN_FAILED_REASON } from "../protocol/frames";
+import { CLOSE_NO_WEBSOCKETS, CLOSE_OPEN_FAILED, NO_WEBSOCKETS_REASON, OPEN_FAILED_REASON } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
 import { isUpgrade } from "./wire";
 import type { Capability, SocketOwner } from "./capability";
@@ -39,15 +39,12 @@ export interface HostHooks {
 
 const NOT_FOUND = () => new Response("Not found", { status: 404 });
 /**
- * The answer to an upgrade nothing claims: a socket closed with 4501 and a short reason (the
- * longer text is logged).
+ * The answer to an upgrade nothing claims: a socket closed with 4501 and a reason naming the
+ * capability to install; the log names the class too.
  */
 function upgradeNotClaimed(className: string): Response {
-  console.warn(
-    `dokit: ${className} accepts no WebSocket upgrades: install WebSockets from dokit/websockets with ` +
-      "Lifecycle.install(this).use(webSockets) (one that is built but not passed to use() is not installed)",
-  );
-  return refuseUpgrade(CLOSE_NO_WEBSOCKETS, `dokit: ${className} has no WebSockets: Lifecycle.install(this).use(webSockets)`);
+  console.warn(`${NO_WEBSOCKETS_REASON} (class ${className})`);
+  return refuseUpgrade(CLOSE_NO_WEBSOCKETS, NO_WEBSOCKETS_REASON);
 }
 /** A failure to start or to handle a request: 500, or for an upgrade a socket closed with 4500. */
 const INTERNAL_ERROR = (request: Request) =>

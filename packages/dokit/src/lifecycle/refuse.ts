@@ -7,17 +7,11 @@
 /** The most bytes a close reason may hold (a close frame's 125-byte payload less the 2-byte code). */
 export const MAX_CLOSE_REASON_BYTES = 123;
 
-const encoder = new TextEncoder();
-
-/** @returns `reason` cut to at most 123 UTF-8 bytes, at a character boundary */
+/** @returns `reason` cut to at most 123 UTF-8 bytes (a character cut in half becomes U+FFFD) */
 export function closeReason(reason: string): string {
-  if (encoder.encode(reason).byteLength <= MAX_CLOSE_REASON_BYTES) return reason;
-  let cut = "";
-  for (const char of reason) {
-    if (encoder.encode(cut + char).byteLength > MAX_CLOSE_REASON_BYTES) break;
-    cut += char;
-  }
-  return cut;
+  const encoder = new TextEncoder();
+  while (encoder.encode(reason).byteLength > MAX_CLOSE_REASON_BYTES) reason = reason.slice(0, -1);
+  return reason;
 }
 
 /**
@@ -27,12 +21,12 @@ export function closeReason(reason: string): string {
  * at once only for those (a hibernating socket closed outside a WebSocket event
  * leaves the client hanging in CLOSING).
  * @param code - a close code in 4000–4999 (protocol/frames.ts)
- * @param reason - what is wrong; cut to 123 bytes
+ * @param reason - what is wrong, at most 123 UTF-8 bytes (see {@link closeReason})
  * @returns the 101 answer carrying the closed socket's client end
  */
 export function refuseUpgrade(code: number, reason: string): Response {
   const { 0: client, 1: server } = new WebSocketPair();
   server.accept();
-  server.close(code, closeReason(reason));
+  server.close(code, reason);
   return new Response(null, { status: 101, webSocket: client });
 }

@@ -1,5 +1,5 @@
 import { BASE_HEADER, PROPS_HEADER } from "../lifecycle/headers";
-import { refuseUpgrade } from "../lifecycle/refuse";
+import { closeReason, refuseUpgrade } from "../lifecycle/refuse";
 import { CLOSE_NO_AGENT } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
 import { isUpgrade } from "../lifecycle/wire";
@@ -162,7 +162,9 @@ function unknownAgent(url: URL, agent: string, env: object, upgrade: boolean): R
   const known = bindings.length ? `the bindings are: ${bindings.join(", ")}` : "env holds no Durable Object binding";
   const hint = `no Durable Object binding is named "${agent}": the path names a binding in kebab case (COUNTER and Counter → counter, ChatRoom → chat-room)`;
   console.warn(`dokit: routeAgentRequest: ${hint}; ${known}`);
-  if (upgrade) return refuseUpgrade(CLOSE_NO_AGENT, `dokit: no Durable Object binding for the path (kebab case: ChatRoom → chat-room): "${agent}"`);
+  if (upgrade) {
+    return refuseUpgrade(CLOSE_NO_AGENT, closeReason(`dokit: no Durable Object binding for the path (kebab case: ChatRoom → chat-room): "${agent}"`));
+  }
   const local = LOCAL_HOSTS.has(url.hostname);
   return new Response(`Invalid request: ${hint}${local ? `; ${known}` : ""}`, { status: 400 });
 }

@@ -34,7 +34,7 @@ import { connectionTags, idTag, isIdTag, MAX_ID_LENGTH, runtimeTags } from "./ta
 type FrameNote = { type: string; handler: string };
 
 const OPEN = 1;
-const CAPNWEB_NOT_ENABLED = 'dokit: Cap\'n Web transport not enabled: new WebSockets({ ..., capnweb }), capnweb from "dokit/capnweb"';
+const CAPNWEB_NOT_ENABLED = 'dokit: Cap\'n Web not enabled: new WebSockets({ ..., capnweb }), capnweb from "dokit/capnweb"';
 const nothing = () => {};
 
 /**

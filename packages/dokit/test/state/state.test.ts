@@ -255,8 +255,8 @@ describe("State storage", () => {
     const logs = captureConsole();
     const name = fresh("no-sockets");
     const refused = await worker.fetch(`http://example.com/agents/state-plain/${name}`, { headers: { Upgrade: "websocket" } });
-    expect(await refusedClose(refused)).toEqual({ code: 4501, reason: expect.stringMatching(/^dokit: plain-store has no WebSockets/) });
-    expect(logs.warn).toEqual([expect.stringMatching(/^dokit: plain-store accepts no WebSocket upgrades: install WebSockets/)]);
+    expect(await refusedClose(refused)).toEqual({ code: 4501, reason: expect.stringMatching(/^dokit: this object has no WebSockets/) });
+    expect(logs.warn).toEqual([expect.stringMatching(/^dokit: this object has no WebSockets: .* \(class plain-store\)$/)]);
     expect(await plain(name).write([1, 2])).toEqual([1, 2]);
   });
 
