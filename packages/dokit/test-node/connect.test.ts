@@ -81,11 +81,11 @@ function clientLog() {
 }
 
 describe("a connection that fails while it is being accepted", () => {
-  it("reaches a raw client as a prompt 1011 without detail, and leaves no ghost behind", async () => {
+  it("reaches a raw client as a prompt 4500 without detail, and leaves no ghost behind", async () => {
     const name = fresh("faulty");
     const socket = raw(path("faulty-host", name, "?fail=1"));
     const closed = await socket.closed();
-    expect(closed.code).toBe(1011);
+    expect(closed.code).toBe(4500);
     expect(closed.after).toBeLessThan(PROMPT_MS);
     expect(closed.reason).not.toMatch(/secret|exploded|\bat\b/);
     expect(closed.reason).toMatch(/internal error/i);
@@ -101,7 +101,7 @@ describe("a connection that fails while it is being accepted", () => {
   it("reaches a raw client when getConnectionTags returns an invalid tag", async () => {
     const name = fresh("badtags");
     const closed = await raw(path("faulty-host", name, "?fail=tags")).closed();
-    expect(closed.code).toBe(1011);
+    expect(closed.code).toBe(4500);
     expect(closed.after).toBeLessThan(PROMPT_MS);
     expect(await sockets("faulty-host", name)).toEqual({ connections: 0, sockets: 0 });
   });
@@ -110,7 +110,7 @@ describe("a connection that fails while it is being accepted", () => {
     const name = fresh("nosql");
     const socket = raw(path("no-sql-host", name));
     const closed = await socket.closed();
-    expect(closed.code).toBe(1011);
+    expect(closed.code).toBe(4500);
     expect(closed.after).toBeLessThan(PROMPT_MS);
     expect(closed.reason).not.toMatch(/SQLite|\bat\b/);
     await expect.poll(() => sockets("no-sql-host", name)).toEqual({ connections: 0, sockets: 0 });
@@ -119,7 +119,7 @@ describe("a connection that fails while it is being accepted", () => {
   describe.each(["faulty-host", "no-sql-host"])("on %s", (kebab) => {
     const binding = kebab === "faulty-host" ? "FaultyHost" : "NoSqlHost";
 
-    it("is surfaced by dokit's client: a close event and onConnectionError with 1011, never a hang", async () => {
+    it("is surfaced by dokit's client: a close event and onConnectionError with 4500, never a hang", async () => {
       const log = clientLog();
       const client = new AgentClient({
         host: base.host,
@@ -132,13 +132,13 @@ describe("a connection that fails while it is being accepted", () => {
       cleanup.push(() => client.close());
       client.addEventListener("close", (event) => log.closes.push(event as CloseEvent));
       await expect.poll(() => log.errors.length, { timeout: 5000 }).toBe(1);
-      expect(log.closes.map((c) => c.code)).toEqual([1011]);
-      expect(log.errors[0]).toMatchObject({ code: 1011 });
+      expect(log.closes.map((c) => c.code)).toEqual([4500]);
+      expect(log.errors[0]).toMatchObject({ code: 4500 });
       expect(log.errors[0]!.message).toMatch(/internal error/i);
       expect(client.identified).toBe(false);
     });
 
-    it("is surfaced by the official client as a close event with 1011", async () => {
+    it("is surfaced by the official client as a close event with 4500", async () => {
       const log = clientLog();
       const client = new OfficialClient({
         host: base.host,
@@ -150,7 +150,7 @@ describe("a connection that fails while it is being accepted", () => {
       cleanup.push(() => client.close());
       client.addEventListener("close", (event) => log.closes.push(event as CloseEvent));
       await expect.poll(() => log.closes.length, { timeout: 5000 }).toBeGreaterThan(0);
-      expect(log.closes[0]!.code).toBe(1011);
+      expect(log.closes[0]!.code).toBe(4500);
     });
   });
 });

@@ -13,6 +13,7 @@ import { WebSockets as DokitWebSockets } from "../src/websockets";
 import { ScenarioCallables } from "./worker.callables";
 import { evictRoute } from "./evict.route";
 import { authedRoute } from "./security-mcp.route";
+import { userRefusalRoute } from "./refusal.objects";
 import { idRoomEvictRoute } from "./security-websockets.objects";
 
 export { Counter, ScenarioCallables } from "./worker.callables";
@@ -23,6 +24,7 @@ export { McpBriefSessions, McpFewSessions, McpGuarded, McpUserSessions } from ".
 export { IdRoom, IdRoomQueries } from "./security-websockets.objects";
 export { McpClientGuarded, McpDeployed } from "./security-mcp-client.objects";
 export { JobsHost } from "./security-jobs.objects";
+export { RefusalNoSockets, RefusalStartFails } from "./refusal.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -88,6 +90,7 @@ export default {
       (await evictRoute(request, env.DokitAgent)) ??
       (await authedRoute(request, env)) ??
       (await idRoomEvictRoute(request, env)) ??
+      (await userRefusalRoute(request, env)) ??
       (await routeAgentRequest(request, env)) ??
       new Response("no route", { status: 404 })
     );

@@ -2,7 +2,7 @@ import { RpcTarget } from "cloudflare:workers";
 import { newWebSocketRpcSession } from "capnweb";
 import type { Connection } from "../lifecycle/connection";
 import { type CurrentAgent, runInContext } from "../lifecycle/context";
-import { CAPNWEB_PIPE, CLOSE_INTERNAL_ERROR } from "../protocol/frames";
+import { CAPNWEB_PIPE, CLOSE_OPEN_FAILED, OPEN_FAILED_REASON } from "../protocol/frames";
 import { publishRpc } from "../rpc/events";
 import { invokeClaimed } from "../rpc/serve-rpc";
 import { closeWith } from "../lifecycle/wire";
@@ -73,7 +73,7 @@ export class Session {
   /**
    * Accepts the connection as WebSockets accepts a hibernating socket (decisions,
    * listing, connect frames, `onConnect`). When that fails, the session is closed
-   * with 1011 (the stack is logged, not sent).
+   * with 4500 (the stack is logged, not sent).
    */
   async open(request: Request): Promise<void> {
     const { connection } = this;
@@ -88,8 +88,8 @@ export class Session {
       if (this.#ending) this.#unlist(); // the client left meanwhile
       await this.#host.greet(connection, { request });
     } catch (error) {
-      console.error(`dokit: Cap'n Web connection ${this.connection.id} failed while opening; closing it with 1011`, error);
-      await this.end(CLOSE_INTERNAL_ERROR, "Internal error", true);
+      console.error(`dokit: Cap'n Web connection ${this.connection.id} failed while opening; closing it with ${CLOSE_OPEN_FAILED}`, error);
+      await this.end(CLOSE_OPEN_FAILED, OPEN_FAILED_REASON, true);
     }
   }
 

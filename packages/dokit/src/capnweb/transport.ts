@@ -1,3 +1,5 @@
+import { refuseUpgrade } from "../lifecycle/refuse";
+import { CLOSE_INVALID_ID, INVALID_ID_REASON } from "../protocol/frames";
 import type { CapnwebTransport, TransportHost } from "../websockets/options";
 import { CLOSE_REPLACED, REPLACED_REASON, Session, sessionOf } from "./session";
 
@@ -9,7 +11,7 @@ import { CLOSE_REPLACED, REPLACED_REASON, Session, sessionOf } from "./session";
  */
 async function accept(request: Request, host: TransportHost): Promise<Response> {
   const id = host.connectionId(request);
-  if (id === undefined) return new Response("Invalid connection id", { status: 400 });
+  if (id === undefined) return refuseUpgrade(CLOSE_INVALID_ID, INVALID_ID_REASON);
 
   const previous = host.live.get(id);
   if (previous) {

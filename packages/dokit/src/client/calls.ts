@@ -3,6 +3,12 @@
 import type { Link } from "./link";
 import type { CallOptions, StreamOptions } from "./types";
 
+/** Accepts the current `{ timeout, stream }` shape and the older bare stream callbacks. */
+export function splitCallOptions(options: CallOptions | StreamOptions | undefined): CallOptions | undefined {
+  if (options && ("onChunk" in options || "onDone" in options || "onError" in options)) return { stream: options };
+  return options as CallOptions | undefined;
+}
+
 /** Default timeout of non-streaming calls. */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 

@@ -1,17 +1,18 @@
 // AgentClient: one logical connection to one object, over a succession of
-// sockets (links). Reconnection, per-socket call books and state sync live
-// here; URL building, links and pending calls are in their own files.
-import { IDENTITY, MCP_SERVERS, type MCPServersState, RPC, STATE, STATE_ERROR } from "../protocol/frames";
+// sockets (links). Reconnection, per-socket call books and the state a client
+// sends live here; URL building, links, pending calls and what the server's
+// frames do are in their own files.
+import { type MCPServersState, STATE } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
 import { MIN_UPTIME_MS, reconnectDelay } from "./backoff";
 import { asBinaryType, byteSize } from "./binary";
 import type { AgentClientMessage, BinaryType } from "./binary";
-import { asError, DEFAULT_CALL_TIMEOUT_MS, invokeNative, PendingCall } from "./calls";
-import { AgentConnectionError, AgentFrameError, isFinalCloseCode } from "./errors";
-import { ClientEventTarget } from "./event-target";
+import { asError, DEFAULT_CALL_TIMEOUT_MS, invokeNative, PendingCall, splitCallOptions } from "./calls";
+import { AgentConnectionError, isFinalCloseCode } from "./errors";
+import { ClientEventTarget, closeEvent } from "./event-target";
 import { openJsonLink } from "./link";
 import type { Link, OpenLink } from "./link";
-import { readFrame, type ServerFrame } from "./read-frame";
+import { type Identity, serverFrames } from "./server-frames";
 import { createStub } from "./stub";
 import type {
   AgentCall,
@@ -30,12 +31,6 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-/** Accepts the current `{ timeout, stream }` shape and the older bare stream callbacks. */
-function splitCallOptions(options: CallOptions | StreamOptions | undefined): CallOptions | undefined {
-  if (options && ("onChunk" in options || "onDone" in options || "onError" in options)) return { stream: options };
-  return options as CallOptions | undefined;
 }
 
 /**
@@ -82,10 +77,9 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
   readonly #calls = new Map<string, PendingCall>();
   #outbox: Outgoing[] = [];
   #ready = deferred();
-  #pendingIdentity: { name: string; agent: string } | null = null;
-  #serverState: State | undefined = undefined;
   #unsentState: { value: State } | null = null;
   readonly #listeners = new Set<() => void>();
+  readonly #frames = serverFrames<State>(this, this.#calls, (identity) => (identity ? this.#identify(identity) : this.#notify()));
 
   /**
    * @param options - where to connect and how to behave
@@ -186,7 +180,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
     if (link) {
       this.#drop(link);
       link.close(code, reason);
-      this.#dispatchClose(code, reason ?? "", true);
+      this.dispatchEvent(closeEvent(code, reason ?? "", true));
     }
     this.#notify();
   }
@@ -206,7 +200,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
     if (link) {
       this.#drop(link);
       link.close(code, reason);
-      this.#dispatchClose(code, reason, true);
+      this.dispatchEvent(closeEvent(code, reason, true));
     }
     this.#connect();
     this.#notify();
@@ -349,15 +343,8 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
         this.#retry(error);
       }
     }
-    this.#dispatchClose(code, reason, wasClean);
+    this.dispatchEvent(closeEvent(code, reason, wasClean));
     this.#notify();
-  }
-
-  #dispatchClose(code: number, reason: string, wasClean: boolean): void {
-    const init = { code, reason, wasClean };
-    const event =
-      typeof CloseEvent === "function" ? new CloseEvent("close", init) : Object.assign(new Event("close"), init);
-    this.dispatchEvent(event);
   }
 
   /** Forgets a socket: its calls reject with `Connection closed`, `ready` is renewed. */
@@ -366,7 +353,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
     this.#open = false;
     clearTimeout(this.#timer);
     this.identified = false;
-    this.#pendingIdentity = null;
+    this.#frames.reset();
     this.#ready = deferred();
     for (const call of this.#calls.values()) {
       if (call.link === link) call.fail(new Error("Connection closed"));
@@ -392,77 +379,11 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
 
   #onFrame(link: Link, data: unknown): void {
     if (link !== this.#link) return;
-    if (typeof data === "string") this.#onText(data);
+    if (typeof data === "string") this.#frames.read(data);
     this.dispatchEvent(new MessageEvent("message", { data: asBinaryType(data, this.binaryType) }));
   }
 
-  #onText(text: string): void {
-    const frame = readFrame(text);
-    if (frame === undefined) return; // not a protocol frame: an ordinary message, only for `message` listeners
-    if (!("problem" in frame)) return this.#onProtocolFrame(frame);
-    const error = new AgentFrameError(frame.type, frame.problem);
-    // A malformed answer still settles its call, so it does not wait for a timeout (a stream has none).
-    if (frame.id !== undefined) this.#calls.get(frame.id)?.fail(new Error(`Malformed rpc frame from the server: ${frame.problem}`));
-    if (this.options.onFrameError) this.options.onFrameError(error);
-    else console.warn(error.message);
-  }
-
-  #onProtocolFrame(frame: ServerFrame): void {
-    switch (frame.type) {
-      // {"type":"cf_agent_identity","name","agent","stateFollows"?:true}
-      case IDENTITY: {
-        const identity = { name: frame.name, agent: frame.agent };
-        if (frame.stateFollows) this.#pendingIdentity = identity;
-        else this.#identify(identity);
-        return;
-      }
-      // {"type":"cf_agent_state","state"}
-      case STATE: {
-        // SAFETY: the server's state has the type the client was made with (the server validates what it stores).
-        const state = frame.state as State;
-        this.state = state;
-        this.#serverState = state;
-        try {
-          this.options.onStateUpdate?.(state, "server");
-        } finally {
-          const identity = this.#pendingIdentity;
-          this.#pendingIdentity = null;
-          if (identity) this.#identify(identity);
-          else this.#notify();
-        }
-        return;
-      }
-      // {"type":"cf_agent_state_error","error"}: roll back to the server's value
-      case STATE_ERROR: {
-        this.state = this.#serverState;
-        this.options.onStateUpdate?.(this.#serverState as State, "server");
-        this.options.onStateUpdateError?.(frame.error);
-        this.#notify();
-        return;
-      }
-      // {"type":"cf_agent_mcp_servers","mcp":{servers,tools,prompts,resources}}
-      case MCP_SERVERS: {
-        this.mcp = frame.mcp;
-        try {
-          this.options.onMcpUpdate?.(frame.mcp);
-        } finally {
-          this.#notify();
-        }
-        return;
-      }
-      // {"type":"rpc","id","success","done"?,"result"?,"error"?}
-      case RPC: {
-        const call = this.#calls.get(frame.id);
-        if (!call) return; // timed out, or rejected when its socket closed
-        if (!frame.success) call.fail(new Error(frame.error));
-        else if (!frame.done) call.chunk(frame.result);
-        else call.succeed(frame.result);
-        return;
-      }
-    }
-  }
-
-  #identify(identity: { name: string; agent: string }): void {
+  #identify(identity: Identity): void {
     this.identified = true;
     this.name = identity.name;
     this.agent = identity.agent;

@@ -1,4 +1,7 @@
-/** The connection closed for good without `close()`: a final close code, or retries spent. */
+/**
+ * The connection closed for good without `close()`: a final close code, or retries spent.
+ * The message is the server's close reason (for dokit's own refusals, what is wrong and how to fix it).
+ */
 export class AgentConnectionError extends Error {
   override readonly name = "AgentConnectionError";
   /** The close code. */
@@ -14,7 +17,7 @@ export class AgentConnectionError extends Error {
    * @param wasClean - whether the close was clean
    */
   constructor(code: number, reason: string, wasClean: boolean) {
-    super(`Agent connection closed: ${reason || `WebSocket closed with code ${code}`}`);
+    super(reason || `WebSocket closed with code ${code}`);
     this.code = code;
     this.reason = reason;
     this.wasClean = wasClean;

@@ -107,6 +107,12 @@ export class ClientEventTarget extends EventTarget {
   }
 }
 
+/** @returns a `close` event: a CloseEvent where the runtime has one, else an Event with its fields */
+export function closeEvent(code: number, reason: string, wasClean: boolean): Event {
+  const init = { code, reason, wasClean };
+  return typeof CloseEvent === "function" ? new CloseEvent("close", init) : Object.assign(new Event("close"), init);
+}
+
 /** @returns the `on<type>` property of `target` when it is a function */
 function handlerFor(target: ClientEventTarget, type: string): ((event: Event) => void) | undefined {
   const handlers: Record<string, Handler<never>> = {

@@ -1,21 +1,23 @@
 // The entry points Lifecycle.install puts on a host class's prototype, and how each finds the
 // instance's lifecycle.
 import { DurableObject } from "cloudflare:workers";
+import { CLOSE_NO_WEBSOCKETS, NO_WEBSOCKETS_REASON } from "../protocol/frames";
 import { DokitError } from "./errors";
 import type { LifecycleErrorCode } from "./errors";
 import type { Lifecycle } from "./lifecycle";
 import type { EntryPoint } from "./options";
+import { refuseUpgrade } from "./refuse";
 import type { WakePlan } from "./wake";
 import { isUpgrade } from "./wire";
 
 const NOT_FOUND = () => new Response("Not found", { status: 404 });
-/** The answer to an upgrade nothing claims; the same text is logged. */
+/**
+ * The answer to an upgrade nothing claims: a socket closed with 4501 and a reason naming the
+ * capability to install; the log names the class too.
+ */
 function upgradeNotClaimed(className: string): Response {
-  const text =
-    `dokit: ${className} accepts no WebSocket upgrades: install WebSockets from dokit/websockets with ` +
-    "Lifecycle.install(this).use(webSockets) (one that is built but not passed to use() is not installed)";
-  console.warn(text);
-  return new Response(text, { status: 404 });
+  console.warn(`${NO_WEBSOCKETS_REASON} (class ${className})`);
+  return refuseUpgrade(CLOSE_NO_WEBSOCKETS, NO_WEBSOCKETS_REASON);
 }
 
 /** Where a host keeps its lifecycle, for the entry points below. */

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { CLOSE_OPEN_FAILED, OPEN_FAILED_REASON } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
 import { isUpgrade } from "./wire";
 import type { Capability, SocketOwner } from "./capability";
@@ -7,6 +8,7 @@ import { DispatchTable } from "./dispatch";
 import { DokitError, errorMessage } from "./errors";
 import type { LifecycleErrorCode } from "./errors";
 import { readProps, subPath } from "./headers";
+import { refuseUpgrade } from "./refuse";
 import { type Wakeable, WAITING, type Waiting, type WakePlan, WORKS_UNATTACHED } from "./wake";
 import {
   definedByHost,
@@ -21,7 +23,9 @@ import {
 } from "./entry-points";
 import { ENTRY_POINTS, type EntryPoint, type HostHooks, type LifecycleOptions } from "./options";
 
-const INTERNAL_ERROR = () => new Response("Internal error", { status: 500 });
+/** A failure to start or to handle a request: 500, or for an upgrade a socket closed with 4500. */
+const INTERNAL_ERROR = (request: Request) =>
+  isUpgrade(request) ? refuseUpgrade(CLOSE_OPEN_FAILED, OPEN_FAILED_REASON) : new Response("Internal error", { status: 500 });
 const done: Promise<void> = Promise.resolve();
 /** How long destroy() leaves the 1001 close frames to be written before it resets the instance. */
 const RESET_AFTER_DESTROY_MS = 100;
@@ -261,7 +265,7 @@ export class Lifecycle<Host extends object = object> {
     } catch (error) {
       console.error(`dokit: ${this.className}/${this.name} failed to handle ${request.method} ${request.url}`, error);
       this.#table.observer?.error(this, "fetch", error);
-      return INTERNAL_ERROR();
+      return INTERNAL_ERROR(request);
     }
   }
 

@@ -1,4 +1,6 @@
 import { BASE_HEADER, PROPS_HEADER } from "../lifecycle/headers";
+import { closeReason, refuseUpgrade } from "../lifecycle/refuse";
+import { CLOSE_NO_AGENT } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
 import { isUpgrade } from "../lifecycle/wire";
 
@@ -118,9 +120,10 @@ export async function routeAgentRequest<Env extends object>(
   const cors = corsHeaders(options.cors);
   if (cors && request.method === "OPTIONS") return new Response(null, { status: 204, headers: cors });
   const binding = findBinding(env, match.agent);
-  if (!binding) return withCors(unknownAgent(url, match.agent, env), cors);
+  const upgrade = isUpgrade(request);
+  if (!binding) return withCors(unknownAgent(url, match.agent, env, upgrade), cors);
 
-  const hook = isUpgrade(request) ? options.onBeforeConnect : options.onBeforeRequest;
+  const hook = upgrade ? options.onBeforeConnect : options.onBeforeRequest;
   let forwarded = request;
   if (hook) {
     const outcome = await hook(request, { agent: match.agent, binding, name: match.name, env });
@@ -149,14 +152,19 @@ export async function routeAgentRequest<Env extends object>(
  * Answers a path whose agent matches no binding: 400 `Invalid request` and how the
  * name is formed. The bindings that do exist are logged, and named in the answer
  * only on a local address (development), so a deployed Worker does not list them.
+ * An upgrade gets a socket closed with 4404 and a short reason instead, which a
+ * browser's WebSocket can read.
  */
-function unknownAgent(url: URL, agent: string, env: object): Response {
+function unknownAgent(url: URL, agent: string, env: object, upgrade: boolean): Response {
   const bindings = Object.entries(env)
     .filter(([, value]) => isNamespace(value))
     .map(([key]) => `${kebab(key)} (${key})`);
   const known = bindings.length ? `the bindings are: ${bindings.join(", ")}` : "env holds no Durable Object binding";
   const hint = `no Durable Object binding is named "${agent}": the path names a binding in kebab case (COUNTER and Counter → counter, ChatRoom → chat-room)`;
   console.warn(`dokit: routeAgentRequest: ${hint}; ${known}`);
+  if (upgrade) {
+    return refuseUpgrade(CLOSE_NO_AGENT, closeReason(`dokit: no Durable Object binding for the path (kebab case: ChatRoom → chat-room): "${agent}"`));
+  }
   const local = LOCAL_HOSTS.has(url.hostname);
   return new Response(`Invalid request: ${hint}${local ? `; ${known}` : ""}`, { status: 400 });
 }

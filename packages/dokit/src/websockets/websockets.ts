@@ -7,11 +7,15 @@ import { lifecycleOf, type Wakeable, WAITING, WORKS_UNATTACHED } from "../lifecy
 import {
   CAPNWEB,
   CLOSE_DESTROYED,
-  CLOSE_INTERNAL_ERROR,
+  CLOSE_INVALID_ID,
+  CLOSE_NO_TRANSPORT,
+  CLOSE_OPEN_FAILED,
   CLOSE_REPLACED,
   CONNECTION_ID_PARAM,
   IDENTITY,
+  INVALID_ID_REASON,
   isStateFrame,
+  OPEN_FAILED_REASON,
   REPLACED_REASON,
   RPC,
   STATE,
@@ -20,6 +24,7 @@ import {
 import { collectCallableMethods } from "../rpc/method-table";
 import { answerUnclaimedRpc, serveRpc, TargetCallables } from "../rpc/serve-rpc";
 import { closeWith, isThenable, parseFrame, trySend } from "../lifecycle/wire";
+import { refuseUpgrade } from "../lifecycle/refuse";
 import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
 import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
@@ -30,8 +35,7 @@ import type { WebSocketsErrorCode } from "./errors";
 type FrameNote = { type: string; handler: string };
 
 const OPEN = 1;
-/** The close reason of a connection refused while opening (the stack is logged, never sent). */
-const REFUSED_REASON = "Internal error while opening the connection";
+const CAPNWEB_NOT_ENABLED = 'dokit: Cap\'n Web not enabled: new WebSockets({ ..., capnweb }), capnweb from "dokit/capnweb"';
 const nothing = () => {};
 
 /**
@@ -116,13 +120,10 @@ export class WebSockets implements Capability {
     const url = new URL(request.url);
     if (url.searchParams.get(TRANSPORT_PARAM) === CAPNWEB) {
       if (this.#options.capnweb) return this.#options.capnweb.accept(request, this.#transportHost);
-      return new Response(
-        'Cap\'n Web transport not enabled: import { capnweb } from "dokit/capnweb", then new WebSockets({ ..., capnweb })',
-        { status: 400 },
-      );
+      return refuseUpgrade(CLOSE_NO_TRANSPORT, CAPNWEB_NOT_ENABLED);
     }
     const id = connectionId(request, url);
-    if (id === undefined) return new Response("Invalid connection id", { status: 400 });
+    if (id === undefined) return refuseUpgrade(CLOSE_INVALID_ID, INVALID_ID_REASON);
 
     const { 0: client, 1: server } = new WebSocketPair();
     const ctx: ConnectionContext = { request };
@@ -144,7 +145,7 @@ export class WebSockets implements Capability {
       accepted = true;
       await this.#greet(connection, ctx, plain, onConnect);
     } catch (error) {
-      console.error(`dokit: connection ${id} failed while opening; refusing it with ${CLOSE_INTERNAL_ERROR}`, error);
+      console.error(`dokit: connection ${id} failed while opening; refusing it with ${CLOSE_OPEN_FAILED}`, error);
       this.#dispatch?.observer?.error(this.#installedOn, "connect", error, id, "connect:refused");
       // SAFETY: its attachment is stored, so a plain socket becomes a Connection here.
       return this.#refuse(asConnection(server) as Connection, client, accepted);
@@ -195,7 +196,7 @@ export class WebSockets implements Capability {
 
   /**
    * Answers an upgrade whose connect sequence failed: the client gets a socket
-   * that is already closed with 1011.
+   * that is already closed with 4500.
    *
    * workerd completes a server-initiated close of a hibernatable socket only
    * when it is issued inside a WebSocket event (`webSocketMessage`, …): closed
@@ -205,18 +206,15 @@ export class WebSockets implements Capability {
    * the failed socket never reaches the client: it is closed and drained here
    * (its client end is accepted in-process, so the object lists it no more),
    * and the upgrade is answered with a fresh non-hibernating socket closed
-   * with 1011, which every client reports promptly.
+   * with 4500, which every client reports promptly.
    */
   #refuse(connection: Connection, client: WebSocket, accepted: boolean): Response {
     (this.#refused ??= new WeakSet()).add(connection);
     if (accepted) {
       client.accept();
-      this.#close(connection, CLOSE_INTERNAL_ERROR, REFUSED_REASON);
+      this.#close(connection, CLOSE_OPEN_FAILED, OPEN_FAILED_REASON);
     }
-    const { 0: refused, 1: end } = new WebSocketPair();
-    end.accept();
-    end.close(CLOSE_INTERNAL_ERROR, REFUSED_REASON);
-    return new Response(null, { status: 101, webSocket: refused });
+    return refuseUpgrade(CLOSE_OPEN_FAILED, OPEN_FAILED_REASON);
   }
 
   /**

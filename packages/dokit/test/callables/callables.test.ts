@@ -8,6 +8,8 @@ import { hibernate, openSocket, type TestSocket } from "../../src/testing";
 import { WebSockets } from "../../src/websockets";
 import { captureConsole } from "../logs";
 import { fresh } from "../helpers";
+import { refusedClose } from "../refused-upgrade";
+import { OPEN_FAILED_REASON } from "../../src/protocol/frames";
 import { type RpcEvent, subscribe } from "../../src/observability";
 import { type AgentStub } from "../../src/callables";
 import { type Counter, TestCallables } from "./objects";
@@ -365,14 +367,14 @@ describe("an object with WebSockets but no callables", () => {
     await socket.close();
   });
 
-  it("refuses a Cap'n Web upgrade with the one-line fix", async () => {
+  it("refuses a Cap'n Web upgrade with the one-line fix, as a 4505 close", async () => {
     const response = await worker.fetch(`${url("call-bare", fresh("nocap"))}?__agents_transport=capnweb`, {
       headers: { Upgrade: "websocket" },
     });
-    expect(response.status).toBe(400);
-    const body = await response.text();
-    expect(body).toContain('import { capnweb } from "dokit/capnweb"');
-    expect(body).toContain("new WebSockets({ ..., capnweb })");
+    const { code, reason } = await refusedClose(response);
+    expect(code).toBe(4505);
+    expect(reason).toContain('capnweb from "dokit/capnweb"');
+    expect(reason).toContain("new WebSockets({ ..., capnweb })");
   });
 });
 
@@ -555,15 +557,15 @@ describe.each(FORMS)("Cap'n Web transport, %s", (_form, binding) => {
     expect(await stub.connectionIds()).toEqual([]);
   });
 
-  it("closes a session whose onConnect throws with 1011, logs why, and does not list it", async () => {
+  it("closes a session whose onConnect throws with 4500, logs why, and does not list it", async () => {
     const logs = captureConsole();
     const name = fresh("failconnect");
     const stub = stubOf(binding, name);
     const client = await openCapnweb(binding, name, { _pk: "cap-fail", failConnect: "1" });
-    expect(await client.closed).toEqual({ code: 1011, reason: "Internal error" });
+    expect(await client.closed).toEqual({ code: 4500, reason: OPEN_FAILED_REASON });
     expect(await stub.connectionIds()).toEqual([]);
-    expect(await stub.log()).toEqual(["close:cap-fail:1011:Internal error"]);
-    expect(logs.error).toEqual(["dokit: Cap'n Web connection cap-fail failed while opening; closing it with 1011 Error: onConnect refused"]);
+    expect(await stub.log()).toEqual([`close:cap-fail:4500:${OPEN_FAILED_REASON}`]);
+    expect(logs.error).toEqual(["dokit: Cap'n Web connection cap-fail failed while opening; closing it with 4500 Error: onConnect refused"]);
   });
 
   it("replaces a session with the same id (1001 Session replaced)", async () => {

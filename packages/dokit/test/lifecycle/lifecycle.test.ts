@@ -8,6 +8,7 @@ import { matchAgentPath, routeAgentRequest } from "../../src/routing";
 import { WebSockets } from "../../src/websockets";
 import { captureConsole } from "../logs";
 import { fresh } from "../helpers";
+import { refusedClose } from "../refused-upgrade";
 import { RouteCapability } from "./objects";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -317,16 +318,12 @@ describe("HTTP fallthrough and errors", () => {
     expect(await ok.text()).toBe("Not found");
   });
 
-  it("declines an upgrade nobody claims with a 404 that names the capability to install, and logs it", async () => {
+  it("declines an upgrade nobody claims with a 4501 close that names the capability to install, and logs it", async () => {
     const logs = captureConsole();
     const response = await get(`/agents/plain/${fresh("up")}`, { headers: { Upgrade: "websocket" } });
-    expect(response.status).toBe(404);
-    const text = await response.text();
-    expect(text).toBe(
-      "dokit: plain-host accepts no WebSocket upgrades: install WebSockets from dokit/websockets with " +
-        "Lifecycle.install(this).use(webSockets) (one that is built but not passed to use() is not installed)",
-    );
-    expect(logs.warn).toEqual([text]);
+    const reason = "dokit: this object has no WebSockets: Lifecycle.install(this).use(webSockets) (building one is not enough)";
+    expect(await refusedClose(response)).toEqual({ code: 4501, reason });
+    expect(logs.warn).toEqual([`${reason} (class plain-host)`]);
   });
 
   it("answers a throwing handler with a short 500 and never sends the stack, logging the error instead", async () => {

@@ -108,7 +108,7 @@ describe("lifecycle and connection events (agents:lifecycle)", () => {
     const name = fresh("refused");
     const events = record(name);
     const refused = await openSocket(worker, `http://example.com/agents/observed-room/${name}`, { query: { _pk: "nope", refuse: "1" } });
-    expect((await refused.closed).code).toBe(1011);
+    expect((await refused.closed).code).toBe(4500);
     const event = await eventOf(events, "connect:refused");
     expect(event.payload).toEqual({ where: "connect", code: "INTERNAL", message: "no tags for you", connectionId: "nope" });
 

@@ -3,11 +3,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { type Connection, Lifecycle } from "../../src/lifecycle";
-import { STATE } from "../../src/protocol";
+import { OPEN_FAILED_REASON, STATE } from "../../src/protocol/frames";
 import { State } from "../../src/state";
 import { hibernate, openSocket, type TestSocket, type Upgrader } from "../../src/testing";
 import { captureConsole } from "../logs";
 import { fresh } from "../helpers";
+import { refusedClose } from "../refused-upgrade";
 import { type Board, BoardSchema, PlainStore, type SyncedBoard } from "./objects";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -252,8 +253,9 @@ describe("State storage", () => {
   it("works without WebSockets: upgrades are declined, state still works", async () => {
     const logs = captureConsole();
     const name = fresh("no-sockets");
-    await expect(openSocket(worker, `http://example.com/agents/state-plain/${name}`)).rejects.toThrow(/404.*WebSockets/);
-    expect(logs.warn).toEqual([expect.stringMatching(/^dokit: plain-store accepts no WebSocket upgrades: install WebSockets/)]);
+    const refused = await worker.fetch(`http://example.com/agents/state-plain/${name}`, { headers: { Upgrade: "websocket" } });
+    expect(await refusedClose(refused)).toEqual({ code: 4501, reason: expect.stringMatching(/^dokit: this object has no WebSockets/) });
+    expect(logs.warn).toEqual([expect.stringMatching(/^dokit: this object has no WebSockets: .* \(class plain-store\)$/)]);
     expect(await plain(name).write([1, 2])).toEqual([1, 2]);
   });
 
@@ -603,8 +605,7 @@ describe("wiring on demand (docs/lifecycle.md)", () => {
       const upgrade = await worker.fetch(
         new Request(`http://example.com/agents/wake-conflict/${dup}`, { headers: { Upgrade: "websocket" } }),
       );
-      expect(upgrade.status).toBe(500);
-      expect(await upgrade.text()).toBe("Internal error");
+      expect(await refusedClose(upgrade)).toEqual({ code: 4500, reason: OPEN_FAILED_REASON });
     }
     expect(logs.error).toHaveLength(2);
     for (const line of logs.error) {

@@ -3,6 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { connectionAttachment, hibernate, openSocket, type TestSocket } from "../../src/testing";
 import { connectionTags } from "../../src/websockets/tags";
+import { OPEN_FAILED_REASON } from "../../src/protocol/frames";
 import { captureConsole } from "../logs";
 import { fresh } from "../helpers";
 
@@ -45,16 +46,16 @@ describe("connect sequence", () => {
     expect(types).toEqual(["cf_agent_identity", "cf_agent_state", "extra", "welcome"]);
     await socket.close();
 
-    // A source that throws fails the connection like onConnect does: 1011, no frames, no ghost.
+    // A source that throws fails the connection like onConnect does: 4500, no frames, no ghost.
     const refused = await open("ws-room", name, { extra: "throw", _pk: "refused" });
-    expect(await refused.closed).toEqual({ code: 1011, reason: "Internal error while opening the connection" });
+    expect(await refused.closed).toEqual({ code: 4500, reason: OPEN_FAILED_REASON });
     expect(await refused.drain()).toEqual([]);
     const ids = await runInDurableObject(env.WS_ROOM.get(env.WS_ROOM.idFromName(name)), (instance) =>
       [...instance.webSockets.getConnections()].map((c) => c.id),
     );
     expect(ids).not.toContain("refused");
     expect(logs.error).toEqual([
-      "dokit: connection refused failed while opening; refusing it with 1011 Error: the connect frame source failed",
+      "dokit: connection refused failed while opening; refusing it with 4500 Error: the connect frame source failed",
     ]);
   });
 
@@ -96,16 +97,16 @@ describe("a connection nothing receives while it opens", () => {
     await joined.close();
   });
 
-  it("is refused with 1011 like any other when its connect frames fail, and leaves no ghost", async () => {
+  it("is refused with 4500 like any other when its connect frames fail, and leaves no ghost", async () => {
     const logs = captureConsole();
     const name = fresh("plain-broken");
     const stub = env.WS_PLAIN.get(env.WS_PLAIN.idFromName(name));
     await stub.breakState();
     const refused = await open("ws-plain", name, { _pk: "plain-refused" });
-    expect(await refused.closed).toEqual({ code: 1011, reason: "Internal error while opening the connection" });
+    expect(await refused.closed).toEqual({ code: 4500, reason: OPEN_FAILED_REASON });
     expect(await refused.drain()).toEqual([]);
     expect(await runInDurableObject(stub, (instance) => [...instance.webSockets.getConnections()].map((c) => c.id))).toEqual([]);
-    expect(logs.error).toEqual(["dokit: connection plain-refused failed while opening; refusing it with 1011 Error: the state could not be read"]);
+    expect(logs.error).toEqual(["dokit: connection plain-refused failed while opening; refusing it with 4500 Error: the state could not be read"]);
   });
 });
 
@@ -131,15 +132,15 @@ describe("connections and tags", () => {
     const logs = captureConsole();
     const name = fresh("badtags");
     const tooMany = Array.from({ length: 10 }, (_, i) => `t${i}`).join(",");
-    // Refused as every failure while opening is: a socket already closed with 1011, the error logged.
+    // Refused as every failure while opening is: a socket already closed with 4500, the error logged.
     for (const [i, tags] of [tooMany, "ok,,x", "x".repeat(257)].entries()) {
       const refused = await open("ws-room", name, { tags, _pk: `bad-${i}` });
-      expect(await refused.closed).toEqual({ code: 1011, reason: "Internal error while opening the connection" });
+      expect(await refused.closed).toEqual({ code: 4500, reason: OPEN_FAILED_REASON });
     }
     const limits = 'getConnectionTags must return an array of at most 9 non-empty strings of at most 256 characters, none starting with "_pk:"';
     expect(logs.error).toEqual(
       [0, 1, 2].map((i) =>
-        expect.stringContaining(`dokit: connection bad-${i} failed while opening; refusing it with 1011 DokitError: dokit: ${limits}; got [`),
+        expect.stringContaining(`dokit: connection bad-${i} failed while opening; refusing it with 4500 DokitError: dokit: ${limits}; got [`),
       ),
     );
     const nine = Array.from({ length: 9 }, (_, i) => `t${i}`).join(",");
@@ -239,13 +240,13 @@ describe("handlers", () => {
     await expect.poll(() => stub.closeLog()).toEqual([{ id: "closer", code: 4001, reason: "bye" }]);
   });
 
-  it("closes a connection whose onConnect throws with 1011, sends no stack, and leaves no ghost", async () => {
+  it("closes a connection whose onConnect throws with 4500, sends no stack, and leaves no ghost", async () => {
     const logs = captureConsole();
     const name = fresh("fail");
     const failed = await open("ws-failing", name, { _pk: "bad", fail: "1" });
     const close = await failed.closed;
-    expect(close).toEqual({ code: 1011, reason: "Internal error while opening the connection" });
-    // The client gets a socket closed with 1011 and nothing else: no connect frames, no stack.
+    expect(close).toEqual({ code: 4500, reason: OPEN_FAILED_REASON });
+    // The client gets a socket closed with 4500 and nothing else: no connect frames, no stack.
     expect(await failed.drain()).toEqual([]);
     const good = await open("ws-failing", name, { _pk: "good" });
     await good.next(); // identity
@@ -255,7 +256,7 @@ describe("handlers", () => {
     expect(await good.next()).toBe("ok:still fine");
     await good.close();
     // The error, stack included, goes to the server's log instead.
-    expect(logs.error).toEqual(["dokit: connection bad failed while opening; refusing it with 1011 Error: secret failure details"]);
+    expect(logs.error).toEqual(["dokit: connection bad failed while opening; refusing it with 4500 Error: secret failure details"]);
   });
 
   it("closes every connection with 1001 when the object is destroyed", async () => {
