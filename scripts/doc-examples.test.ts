@@ -1,0 +1,217 @@
+// The docs' examples, checked as a reader uses them. Every fenced block marked
+// `<!-- example: NAME -->` (in README.md and docs/*.md) is a complete
+// `src/index.ts` for the README's quick-start project: it is saved into a copy of
+// that project (package.json, wrangler.jsonc, env.d.ts and tsconfig.json, taken
+// from the README's quick-start blocks), with `binding=Class` in the marker
+// putting that class where the quick start has `Counter`. A block marked
+// `<!-- example: NAME/PATH -->` is the file PATH of a project of its own (its
+// tsconfig.json and package.json come from the quick start unless it has its
+// own). Every project is typechecked with the quick start's compiler options
+// (no skipLibCheck) in one `tsc -b`, with `dokit/*` resolved to this
+// workspace's source; docs/state.md's example also runs in workerd and answers
+// a real WebSocket.
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { unstable_startWorker } from "wrangler";
+
+const repo = join(import.meta.dirname, "..");
+const dokit = join(repo, "packages/dokit");
+const pages = ["README.md", ...readdirSync(join(repo, "docs")).filter((file) => file.endsWith(".md")).map((file) => `docs/${file}`)];
+
+interface Block {
+  page: string;
+  line: number;
+  example: string;
+  path: string;
+  binding: string | undefined;
+  body: string;
+}
+
+/** The fenced block right after each `<!-- example: NAME[/PATH] [binding=Class] -->` of every page. */
+function exampleBlocks(): Block[] {
+  const blocks: Block[] = [];
+  for (const page of pages) {
+    const text = readFileSync(join(repo, page), "utf8");
+    for (const match of text.matchAll(/<!-- example: ([^\s/]+)(\/\S+)?((?: \w+=\S+)*) -->\n```\w*\n([\s\S]*?)```\n/g)) {
+      const [, example, path, options, body] = match as unknown as [string, string, string | undefined, string, string];
+      const binding = /binding=(\w+)/.exec(options)?.[1];
+      const line = text.slice(0, match.index).split("\n").length;
+      blocks.push({ page, line, example, path: path?.slice(1) ?? "src/index.ts", binding, body });
+    }
+    // A marker the pattern above missed (a typo, a blank line before the fence) would silently check nothing.
+    const markers = text.match(/<!-- example:/g)?.length ?? 0;
+    expect(blocks.filter((block) => block.page === page).length, `${page}: a <!-- example: … --> marker not right before a fenced block`).toBe(markers);
+  }
+  return blocks;
+}
+
+/** The README's quick-start files, by path. */
+function quickStart(): Map<string, string> {
+  const readme = readFileSync(join(repo, "README.md"), "utf8");
+  return new Map([...readme.matchAll(/<!-- quick-start: (\S+) -->\n```\w*\n([\s\S]*?)```\n/g)].map((match) => [match[1]!, match[2]!]));
+}
+
+/** Packages a block imports that a reader installs (not dokit, the runtime's or Node's modules). */
+function installedImports(body: string): string[] {
+  const names = [...body.matchAll(/^import [^;]*? from "([^"]+)";/gm)].map((match) => match[1]!);
+  return names
+    .filter((name) => !/^(dokit(\/|$)|cloudflare:|node:|\.)/.test(name))
+    .map((name) => (name.startsWith("@") ? name.split("/").slice(0, 2).join("/") : name.split("/")[0]!));
+}
+
+/** Where this workspace has a package: the root's node_modules, then dokit's (its dev dependencies). */
+function installed(name: string): string {
+  for (const base of [repo, dokit]) if (existsSync(join(base, "node_modules", name, "package.json"))) return join(base, "node_modules", name);
+  throw new Error(`no package ${name} in this workspace (node_modules of the root or packages/dokit)`);
+}
+
+const dokitSubpaths = Object.keys(JSON.parse(readFileSync(join(dokit, "package.json"), "utf8")).exports as Record<string, unknown>)
+  .filter((subpath) => subpath !== "./package.json")
+  .map((subpath) => subpath.slice(2));
+
+let dir = "";
+let blocks: Block[] = [];
+const projects = new Map<string, Map<string, string>>(); // example name → path → contents
+
+beforeAll(() => {
+  blocks = exampleBlocks();
+  const start = quickStart();
+  dir = mkdtempSync(join(tmpdir(), "dokit-doc-examples-"));
+  const packages = new Set(["@cloudflare/workers-types"]);
+  for (const block of blocks) {
+    const files = projects.get(block.example) ?? new Map<string, string>();
+    projects.set(block.example, files);
+    expect(files.has(block.path), `${block.page}:${block.line}: a second block for ${block.example}/${block.path}`).toBe(false);
+    files.set(block.path, block.body);
+    for (const name of installedImports(block.body)) packages.add(name);
+  }
+  for (const [example, files] of projects) {
+    const own = [...files.keys()].some((path) => path !== "src/index.ts");
+    for (const path of own ? ["package.json", "tsconfig.json"] : ["package.json", "tsconfig.json", "wrangler.jsonc", "env.d.ts"]) {
+      if (files.has(path)) continue;
+      const binding = blocks.find((block) => block.example === example && block.binding)?.binding ?? "Counter";
+      files.set(path, start.get(path)!.replaceAll("Counter", binding).replaceAll('"counter"', `"${example}"`));
+    }
+    for (const [path, body] of files) {
+      mkdirSync(dirname(join(dir, example, path)), { recursive: true });
+      writeFileSync(join(dir, example, path), body);
+    }
+    // The reader's tsconfig, plus this workspace's way to reach dokit's source (its exports' `@dokit/source` condition).
+    writeFileSync(
+      join(dir, example, "tsconfig.check.json"),
+      JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { customConditions: ["@dokit/source"], noEmit: true, tsBuildInfoFile: null } }),
+    );
+  }
+  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ files: [], references: [...projects.keys()].map((example) => ({ path: `${example}/tsconfig.check.json` })) }));
+  mkdirSync(join(dir, "node_modules/@cloudflare"), { recursive: true });
+  mkdirSync(join(dir, "node_modules/@modelcontextprotocol"), { recursive: true });
+  symlinkSync(dokit, join(dir, "node_modules/dokit"));
+  for (const name of packages) symlinkSync(installed(name), join(dir, "node_modules", name));
+});
+
+afterAll(() => {
+  if (dir && !process.env.DOC_EXAMPLES_KEEP) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the docs' examples", () => {
+  it("mark a main example on every page that has one", () => {
+    const marked = new Set(blocks.map((block) => block.page));
+    const expected = ["README.md", "state", "schedule", "queue", "mcp-client", "mcp", "websockets", "callables", "lifecycle", "inspector", "observability", "routing", "testing"];
+    for (const page of expected.map((name) => (name.endsWith(".md") ? name : `docs/${name}.md`))) expect(marked, `${page} has no <!-- example: … --> block`).toContain(page);
+  });
+
+  it("say which class they bind and which packages to install", () => {
+    for (const block of blocks) {
+      const where = `${block.page}:${block.line} (${block.example}/${block.path})`;
+      const binding = block.binding ?? "Counter";
+      if (block.path === "src/index.ts" && ![...projects.get(block.example)!.keys()].some((path) => path !== "src/index.ts")) {
+        expect(block.body, `${where}: exports no class ${binding}`).toMatch(new RegExp(`^export class ${binding} extends DurableObject<Env>`, "m"));
+        expect(block.body, `${where}: no Worker (export default)`).toMatch(/^export default /m);
+        const first = block.body.split("\n", 1)[0]!;
+        expect(first, `${where}: the first line says which file it is`).toMatch(/^\/\/ src\/index\.ts/);
+        if (binding !== "Counter") expect(first, `${where}: the first line says ${binding} replaces Counter`).toContain(`${binding} in place of Counter`);
+      }
+      const page = readFileSync(join(repo, block.page), "utf8");
+      for (const name of installedImports(block.body)) {
+        const said = new RegExp(`(npm install|pnpm add)( -D)?( [\\w@/.-]+)* ${name.replace(/[/.]/g, "\\$&")}(\\s|\`|$)`, "m");
+        expect(page, `${where} imports ${name}, and ${block.page} never says \`npm install ${name}\``).toMatch(said);
+      }
+    }
+  });
+
+  it("typecheck with the quick start's compiler options", async () => {
+    const tsc = join(repo, "node_modules/typescript/bin/tsc");
+    const result = await promisify(execFile)(process.execPath, [tsc, "-b", "--pretty", "false"], { cwd: dir }).then(
+      () => "",
+      (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? ""}`,
+    );
+    // Each error line names the example's file; point it back at the page and line it came from.
+    const located = result.replace(/^([\w-]+)\/(\S+?)\((\d+),(\d+)\)/gm, (whole, example: string, path: string, line: string) => {
+      const block = blocks.find((candidate) => candidate.example === example && candidate.path === path);
+      return block ? `${block.page}:${block.line + 1 + Number(line)} (${whole})` : whole;
+    });
+    expect(located, `${blocks.length} blocks in ${projects.size} projects`).toBe("");
+  }, 240_000);
+});
+
+describe("docs/state.md's example in workerd", () => {
+  let worker: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
+  afterAll(() => worker?.dispose());
+
+  it("syncs the board: a view-only connection is refused, the schema's output is what every client gets", async () => {
+    const project = join(dir, "state");
+    // Bundled from dokit's source, as the typecheck saw it (dist may be stale or absent).
+    const wrangler = readFileSync(join(project, "wrangler.jsonc"), "utf8").replace(
+      /\n}\s*$/,
+      `,\n  "alias": ${JSON.stringify(Object.fromEntries(dokitSubpaths.map((subpath) => [`dokit/${subpath}`, join(dokit, "src", subpath, "index.ts")])))}\n}\n`,
+    );
+    writeFileSync(join(project, "wrangler.jsonc"), wrangler);
+    process.env.WRANGLER_LOG ??= "none";
+    worker = await unstable_startWorker({
+      config: join(project, "wrangler.jsonc"),
+      dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
+    });
+    const url = new URL("/agents/board/team-1", await worker.url);
+    url.protocol = "ws:";
+
+    const open = async (query = "") => {
+      const socket = new WebSocket(`${url}${query}`);
+      const frames: unknown[] = [];
+      const waiting: ((frame: unknown) => void)[] = [];
+      socket.addEventListener("message", (event) => {
+        const frame = JSON.parse(String(event.data));
+        const next = waiting.shift();
+        if (next) next(frame);
+        else frames.push(frame);
+      });
+      await new Promise((resolve, reject) => (socket.addEventListener("open", resolve), socket.addEventListener("error", reject)));
+      const next = () =>
+        frames.length ? Promise.resolve(frames.shift()) : new Promise<unknown>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error("no frame within 5s")), 5_000);
+          waiting.push((frame) => (clearTimeout(timer), resolve(frame)));
+        });
+      return { socket, next };
+    };
+
+    const editor = await open();
+    const viewer = await open("?mode=view");
+    for (const client of [editor, viewer]) {
+      expect(await client.next()).toMatchObject({ type: "cf_agent_identity", agent: "board", name: "team-1" });
+      expect(await client.next()).toEqual({ type: "cf_agent_state", state: { title: "Untitled", cards: [] } });
+    }
+
+    viewer.socket.send(JSON.stringify({ type: "cf_agent_state", state: { title: "Mine", cards: [] } }));
+    expect(await viewer.next()).toEqual({ type: "cf_agent_state_error", error: "Connection is readonly" });
+    expect(await viewer.next()).toEqual({ type: "cf_agent_state", state: { title: "Untitled", cards: [] } });
+
+    // The schema trims the title: the stored value goes to the viewer, and back to the sender.
+    editor.socket.send(JSON.stringify({ type: "cf_agent_state", state: { title: "  Roadmap  ", cards: [] } }));
+    expect(await viewer.next()).toEqual({ type: "cf_agent_state", state: { title: "Roadmap", cards: [] } });
+    expect(await editor.next()).toEqual({ type: "cf_agent_state", state: { title: "Roadmap", cards: [] } });
+    for (const client of [editor, viewer]) client.socket.close();
+  }, 120_000);
+});
