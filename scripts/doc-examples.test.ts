@@ -4,12 +4,17 @@
 // that project (package.json, wrangler.jsonc, env.d.ts and tsconfig.json, taken
 // from the README's quick-start blocks), with `binding=Class` in the marker
 // putting that class where the quick start has `Counter`. A block marked
-// `<!-- example: NAME/PATH -->` is the file PATH of a project of its own (its
-// tsconfig.json and package.json come from the quick start unless it has its
-// own). Every project is typechecked with the quick start's compiler options
-// (no skipLibCheck) in one `tsc -b`, with `dokit/*` resolved to this
-// workspace's source; docs/state.md's example also runs in workerd and answers
-// a real WebSocket.
+// `<!-- example: NAME/PATH -->` is the file PATH of the example NAME and replaces
+// the quick start's file of that path (a `src/env.d.ts` replaces `env.d.ts`).
+// `skipLibCheck` in the marker: the page tells the reader to set it (a
+// dependency's own .d.ts does not typecheck against the workers types).
+//
+// One `tsc -b` typechecks every example with the quick start's compiler options,
+// `dokit/*` resolved to this workspace's source. The installed packages' .d.ts
+// files are checked once, in a project of their own that imports all of them
+// (what `skipLibCheck: false` checks does not depend on the example), so each
+// example's project skips them. docs/state.md's example also runs in workerd
+// and answers real WebSockets.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,6 +33,7 @@ interface Block {
   example: string;
   path: string;
   binding: string | undefined;
+  skipLibCheck: boolean;
   body: string;
 }
 
@@ -36,11 +42,12 @@ function exampleBlocks(): Block[] {
   const blocks: Block[] = [];
   for (const page of pages) {
     const text = readFileSync(join(repo, page), "utf8");
-    for (const match of text.matchAll(/<!-- example: ([^\s/]+)(\/\S+)?((?: \w+=\S+)*) -->\n```\w*\n([\s\S]*?)```\n/g)) {
+    for (const match of text.matchAll(/<!-- example: ([^\s/]+)(\/\S+)?((?: [\w=]+)*) -->\n```\w*\n([\s\S]*?)```\n/g)) {
       const [, example, path, options, body] = match as unknown as [string, string, string | undefined, string, string];
       const binding = /binding=(\w+)/.exec(options)?.[1];
+      const skipLibCheck = / skipLibCheck\b/.test(options);
       const line = text.slice(0, match.index).split("\n").length;
-      blocks.push({ page, line, example, path: path?.slice(1) ?? "src/index.ts", binding, body });
+      blocks.push({ page, line, example, path: path?.slice(1) ?? "src/index.ts", binding, skipLibCheck, body });
     }
     // A marker the pattern above missed (a typo, a blank line before the fence) would silently check nothing.
     const markers = text.match(/<!-- example:/g)?.length ?? 0;
@@ -73,6 +80,11 @@ const dokitSubpaths = Object.keys(JSON.parse(readFileSync(join(dokit, "package.j
   .filter((subpath) => subpath !== "./package.json")
   .map((subpath) => subpath.slice(2));
 
+/** The reader's tsconfig, plus this workspace's way to reach dokit's source (its exports' `@dokit/source` condition). */
+function checkConfig(skipLibCheck: boolean): string {
+  return JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { customConditions: ["@dokit/source"], noEmit: true, ...(skipLibCheck && { skipLibCheck }) } });
+}
+
 let dir = "";
 let blocks: Block[] = [];
 const projects = new Map<string, Map<string, string>>(); // example name → path → contents
@@ -82,6 +94,7 @@ beforeAll(() => {
   const start = quickStart();
   dir = mkdtempSync(join(tmpdir(), "dokit-doc-examples-"));
   const packages = new Set(["@cloudflare/workers-types"]);
+  const checked = new Set<string>(); // the packages whose .d.ts the reader's tsc checks (no skipLibCheck)
   for (const block of blocks) {
     const files = projects.get(block.example) ?? new Map<string, string>();
     projects.set(block.example, files);
@@ -90,23 +103,28 @@ beforeAll(() => {
     for (const name of installedImports(block.body)) packages.add(name);
   }
   for (const [example, files] of projects) {
-    const own = [...files.keys()].some((path) => path !== "src/index.ts");
-    for (const path of own ? ["package.json", "tsconfig.json"] : ["package.json", "tsconfig.json", "wrangler.jsonc", "env.d.ts"]) {
-      if (files.has(path)) continue;
-      const binding = blocks.find((block) => block.example === example && block.binding)?.binding ?? "Counter";
+    const marked = blocks.filter((block) => block.example === example);
+    const binding = marked.find((block) => block.binding)?.binding ?? "Counter";
+    for (const path of ["package.json", "tsconfig.json", "wrangler.jsonc", "env.d.ts"]) {
+      if (files.has(path) || (path === "env.d.ts" && files.has("src/env.d.ts"))) continue;
       files.set(path, start.get(path)!.replaceAll("Counter", binding).replaceAll('"counter"', `"${example}"`));
+    }
+    if (!marked.some((block) => block.skipLibCheck) && !files.get("tsconfig.json")!.includes('"skipLibCheck": true')) {
+      for (const block of marked) for (const name of installedImports(block.body)) checked.add(name);
     }
     for (const [path, body] of files) {
       mkdirSync(dirname(join(dir, example, path)), { recursive: true });
       writeFileSync(join(dir, example, path), body);
     }
-    // The reader's tsconfig, plus this workspace's way to reach dokit's source (its exports' `@dokit/source` condition).
-    writeFileSync(
-      join(dir, example, "tsconfig.check.json"),
-      JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { customConditions: ["@dokit/source"], noEmit: true, tsBuildInfoFile: null } }),
-    );
+    writeFileSync(join(dir, example, "tsconfig.check.json"), checkConfig(true));
   }
-  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ files: [], references: [...projects.keys()].map((example) => ({ path: `${example}/tsconfig.check.json` })) }));
+  // The installed packages' own declarations, checked once as the quick start's tsconfig checks them.
+  mkdirSync(join(dir, "libraries"));
+  writeFileSync(join(dir, "libraries/tsconfig.json"), start.get("tsconfig.json")!);
+  writeFileSync(join(dir, "libraries/index.ts"), [...checked].map((name, i) => `import type * as _${i} from "${name}";\n`).join("") + "export {};\n");
+  writeFileSync(join(dir, "libraries/tsconfig.check.json"), checkConfig(false));
+  const references = ["libraries", ...projects.keys()].map((example) => ({ path: `${example}/tsconfig.check.json` }));
+  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ files: [], references }));
   mkdirSync(join(dir, "node_modules/@cloudflare"), { recursive: true });
   mkdirSync(join(dir, "node_modules/@modelcontextprotocol"), { recursive: true });
   symlinkSync(dokit, join(dir, "node_modules/dokit"));
@@ -128,9 +146,9 @@ describe("the docs' examples", () => {
     for (const block of blocks) {
       const where = `${block.page}:${block.line} (${block.example}/${block.path})`;
       const binding = block.binding ?? "Counter";
-      if (block.path === "src/index.ts" && ![...projects.get(block.example)!.keys()].some((path) => path !== "src/index.ts")) {
-        expect(block.body, `${where}: exports no class ${binding}`).toMatch(new RegExp(`^export class ${binding} extends DurableObject<Env>`, "m"));
-        expect(block.body, `${where}: no Worker (export default)`).toMatch(/^export default /m);
+      if (block.path === "src/index.ts" && !projects.get(block.example)!.has("src/env.d.ts")) {
+        expect(new RegExp(`^export class ${binding} extends DurableObject<Env>`, "m").test(block.body), `${where}: exports no class ${binding}`).toBe(true);
+        expect(/^export default /m.test(block.body), `${where}: no Worker (export default)`).toBe(true);
         const first = block.body.split("\n", 1)[0]!;
         expect(first, `${where}: the first line says which file it is`).toMatch(/^\/\/ src\/index\.ts/);
         if (binding !== "Counter") expect(first, `${where}: the first line says ${binding} replaces Counter`).toContain(`${binding} in place of Counter`);
@@ -138,8 +156,9 @@ describe("the docs' examples", () => {
       const page = readFileSync(join(repo, block.page), "utf8");
       for (const name of installedImports(block.body)) {
         const said = new RegExp(`(npm install|pnpm add)( -D)?( [\\w@/.-]+)* ${name.replace(/[/.]/g, "\\$&")}(\\s|\`|$)`, "m");
-        expect(page, `${where} imports ${name}, and ${block.page} never says \`npm install ${name}\``).toMatch(said);
+        expect(said.test(page), `${where} imports ${name}, and ${block.page} never says \`npm install ${name}\``).toBe(true);
       }
+      if (block.skipLibCheck) expect(page.includes('"skipLibCheck": true'), `${where}: ${block.page} never tells the reader to set "skipLibCheck": true`).toBe(true);
     }
   });
 
