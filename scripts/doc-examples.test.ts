@@ -62,11 +62,15 @@ function quickStart(): Map<string, string> {
   return new Map([...readme.matchAll(/<!-- quick-start: (\S+) -->\n```\w*\n([\s\S]*?)```\n/g)].map((match) => [match[1]!, match[2]!]));
 }
 
-/** Packages a block imports that a reader installs (not dokit, the runtime's or Node's modules). */
+/** What a block imports from packages (dokit's subpaths included; not the runtime's or Node's modules, not its own files). */
+function packageImports(body: string): string[] {
+  return [...body.matchAll(/^import [^;]*? from "([^"]+)";/gm)].map((match) => match[1]!).filter((name) => !/^(cloudflare:|node:|\.)/.test(name));
+}
+
+/** Packages a block imports that a reader installs besides dokit. */
 function installedImports(body: string): string[] {
-  const names = [...body.matchAll(/^import [^;]*? from "([^"]+)";/gm)].map((match) => match[1]!);
-  return names
-    .filter((name) => !/^(dokit(\/|$)|cloudflare:|node:|\.)/.test(name))
+  return packageImports(body)
+    .filter((name) => !/^dokit(\/|$)/.test(name))
     .map((name) => (name.startsWith("@") ? name.split("/").slice(0, 2).join("/") : name.split("/")[0]!));
 }
 
@@ -94,7 +98,7 @@ beforeAll(() => {
   const start = quickStart();
   dir = mkdtempSync(join(tmpdir(), "dokit-doc-examples-"));
   const packages = new Set(["@cloudflare/workers-types"]);
-  const checked = new Set<string>(); // the packages whose .d.ts the reader's tsc checks (no skipLibCheck)
+  const checked = new Set<string>(); // what examples without skipLibCheck import: the reader's tsc checks every .d.ts it reaches
   for (const block of blocks) {
     const files = projects.get(block.example) ?? new Map<string, string>();
     projects.set(block.example, files);
@@ -110,7 +114,7 @@ beforeAll(() => {
       files.set(path, start.get(path)!.replaceAll("Counter", binding).replaceAll('"counter"', `"${example}"`));
     }
     if (!marked.some((block) => block.skipLibCheck) && !files.get("tsconfig.json")!.includes('"skipLibCheck": true')) {
-      for (const block of marked) for (const name of installedImports(block.body)) checked.add(name);
+      for (const block of marked) for (const name of packageImports(block.body)) checked.add(name);
     }
     for (const [path, body] of files) {
       mkdirSync(dirname(join(dir, example, path)), { recursive: true });
@@ -118,7 +122,7 @@ beforeAll(() => {
     }
     writeFileSync(join(dir, example, "tsconfig.check.json"), checkConfig(true));
   }
-  // The installed packages' own declarations, checked once as the quick start's tsconfig checks them.
+  // The packages' own declarations (dokit's dependencies' among them), checked once as the quick start's tsconfig checks them.
   mkdirSync(join(dir, "libraries"));
   writeFileSync(join(dir, "libraries/tsconfig.json"), start.get("tsconfig.json")!);
   writeFileSync(join(dir, "libraries/index.ts"), [...checked].map((name, i) => `import type * as _${i} from "${name}";\n`).join("") + "export {};\n");
@@ -173,6 +177,8 @@ describe("the docs' examples", () => {
       const block = blocks.find((candidate) => candidate.example === example && candidate.path === path);
       return block ? `${block.page}:${block.line + 1 + Number(line)} (${whole})` : whole;
     });
+    // An error in node_modules comes from the `libraries` project: a package's own .d.ts that the quick start's
+    // tsconfig (no skipLibCheck) refuses. The page using it must say to set skipLibCheck, and its marker say `skipLibCheck`.
     expect(located, `${blocks.length} blocks in ${projects.size} projects`).toBe("");
   }, 240_000);
 });
