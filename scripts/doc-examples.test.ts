@@ -183,60 +183,84 @@ describe("the docs' examples", () => {
   }, 240_000);
 });
 
-describe("docs/state.md's example in workerd", () => {
-  let worker: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
-  afterAll(() => worker?.dispose());
+/** Serves an example's project on local workerd (wrangler, a free loopback port), bundled from dokit's source. */
+async function serve(example: string): Promise<{ url: URL; stop: () => Promise<void> }> {
+  const project = join(dir, example);
+  // Aliases, since wrangler's bundler knows only the published conditions (dist may be stale or absent).
+  const alias = Object.fromEntries(dokitSubpaths.map((subpath) => [`dokit/${subpath}`, join(dokit, "src", subpath, "index.ts")]));
+  const wrangler = readFileSync(join(project, "wrangler.jsonc"), "utf8").replace(/\n}\s*$/, `,\n  "alias": ${JSON.stringify(alias)}\n}\n`);
+  writeFileSync(join(project, "wrangler.check.jsonc"), wrangler);
+  process.env.WRANGLER_LOG ??= "none";
+  const worker = await unstable_startWorker({
+    config: join(project, "wrangler.check.jsonc"),
+    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
+  });
+  return { url: await worker.url, stop: () => worker.dispose() };
+}
 
-  it("syncs the board: a view-only connection is refused, the schema's output is what every client gets", async () => {
-    const project = join(dir, "state");
-    // Bundled from dokit's source, as the typecheck saw it (dist may be stale or absent).
-    const wrangler = readFileSync(join(project, "wrangler.jsonc"), "utf8").replace(
-      /\n}\s*$/,
-      `,\n  "alias": ${JSON.stringify(Object.fromEntries(dokitSubpaths.map((subpath) => [`dokit/${subpath}`, join(dokit, "src", subpath, "index.ts")])))}\n}\n`,
-    );
-    writeFileSync(join(project, "wrangler.jsonc"), wrangler);
-    process.env.WRANGLER_LOG ??= "none";
-    worker = await unstable_startWorker({
-      config: join(project, "wrangler.jsonc"),
-      dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
-    });
-    const url = new URL("/agents/board/team-1", await worker.url);
-    url.protocol = "ws:";
-
-    const open = async (query = "") => {
-      const socket = new WebSocket(`${url}${query}`);
-      const frames: unknown[] = [];
-      const waiting: ((frame: unknown) => void)[] = [];
-      socket.addEventListener("message", (event) => {
-        const frame = JSON.parse(String(event.data));
-        const next = waiting.shift();
-        if (next) next(frame);
-        else frames.push(frame);
-      });
-      await new Promise((resolve, reject) => (socket.addEventListener("open", resolve), socket.addEventListener("error", reject)));
-      const next = () =>
-        frames.length ? Promise.resolve(frames.shift()) : new Promise<unknown>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error("no frame within 5s")), 5_000);
-          waiting.push((frame) => (clearTimeout(timer), resolve(frame)));
+/** A real WebSocket (Node's) and its messages in order. */
+async function open(url: URL | string) {
+  const socket = new WebSocket(url);
+  const messages: string[] = [];
+  const waiting: ((message: string) => void)[] = [];
+  socket.addEventListener("message", (event) => {
+    const next = waiting.shift();
+    if (next) next(String(event.data));
+    else messages.push(String(event.data));
+  });
+  await new Promise((resolve, reject) => (socket.addEventListener("open", resolve), socket.addEventListener("error", reject)));
+  const next = () =>
+    messages.length
+      ? Promise.resolve(messages.shift()!)
+      : new Promise<string>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error("no message within 5s")), 5_000);
+          waiting.push((message) => (clearTimeout(timer), resolve(message)));
         });
-      return { socket, next };
-    };
+  return { socket, next, nextJSON: async () => JSON.parse(await next()) as unknown };
+}
 
-    const editor = await open();
-    const viewer = await open("?mode=view");
+describe("examples run in workerd", () => {
+  const stops: (() => Promise<void>)[] = [];
+  afterAll(() => Promise.all(stops.map((stop) => stop())));
+
+  it("docs/state.md: a view-only connection is refused, the schema's output is what every client gets", async () => {
+    const { url, stop } = await serve("state");
+    stops.push(stop);
+    const board = new URL("/agents/board/team-1", url);
+    board.protocol = "ws:";
+    const editor = await open(board);
+    const viewer = await open(`${board}?mode=view`);
     for (const client of [editor, viewer]) {
-      expect(await client.next()).toMatchObject({ type: "cf_agent_identity", agent: "board", name: "team-1" });
-      expect(await client.next()).toEqual({ type: "cf_agent_state", state: { title: "Untitled", cards: [] } });
+      expect(await client.nextJSON()).toMatchObject({ type: "cf_agent_identity", agent: "board", name: "team-1" });
+      expect(await client.nextJSON()).toEqual({ type: "cf_agent_state", state: { title: "Untitled", cards: [] } });
     }
 
     viewer.socket.send(JSON.stringify({ type: "cf_agent_state", state: { title: "Mine", cards: [] } }));
-    expect(await viewer.next()).toEqual({ type: "cf_agent_state_error", error: "Connection is readonly" });
-    expect(await viewer.next()).toEqual({ type: "cf_agent_state", state: { title: "Untitled", cards: [] } });
+    expect(await viewer.nextJSON()).toEqual({ type: "cf_agent_state_error", error: "Connection is readonly" });
+    expect(await viewer.nextJSON()).toEqual({ type: "cf_agent_state", state: { title: "Untitled", cards: [] } });
 
     // The schema trims the title: the stored value goes to the viewer, and back to the sender.
     editor.socket.send(JSON.stringify({ type: "cf_agent_state", state: { title: "  Roadmap  ", cards: [] } }));
-    expect(await viewer.next()).toEqual({ type: "cf_agent_state", state: { title: "Roadmap", cards: [] } });
-    expect(await editor.next()).toEqual({ type: "cf_agent_state", state: { title: "Roadmap", cards: [] } });
+    expect(await viewer.nextJSON()).toEqual({ type: "cf_agent_state", state: { title: "Roadmap", cards: [] } });
+    expect(await editor.nextJSON()).toEqual({ type: "cf_agent_state", state: { title: "Roadmap", cards: [] } });
     for (const client of [editor, viewer]) client.socket.close();
+  }, 120_000);
+
+  it("README.md's mix-in: the object's own route and sockets answer beside dokit's connection and callable", async () => {
+    const { url, stop } = await serve("mix-in");
+    stops.push(stop);
+    const own = await fetch(new URL("/anything", url));
+    expect(await own.text()).toBe("the object's own route");
+
+    const base = new URL(url);
+    base.protocol = "ws:";
+    const dokitSocket = await open(new URL("/agents/counter/main", base));
+    expect(await dokitSocket.nextJSON()).toMatchObject({ type: "cf_agent_identity", agent: "counter", name: "main" });
+    const legacy = await open(new URL("/legacy", base));
+    legacy.socket.send("hello");
+    expect(await legacy.next()).toBe("HELLO");
+    dokitSocket.socket.send(JSON.stringify({ type: "rpc", id: "1", method: "ping", args: [] }));
+    expect(await dokitSocket.nextJSON()).toMatchObject({ type: "rpc", id: "1", success: true, result: "pong" });
+    for (const client of [dokitSocket, legacy]) client.socket.close();
   }, 120_000);
 });
