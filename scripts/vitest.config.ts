@@ -1,4 +1,5 @@
-// The repository's own scripts (bootstrap.sh), run as a newcomer's shell runs them.
+// The repository's own scripts (bootstrap.sh), run as a newcomer's shell runs them,
+// and the docs' examples, checked as a reader pastes them into the quick start.
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
