@@ -11,7 +11,7 @@ async function accept(request: Request, host: TransportHost): Promise<Response> 
   const id = host.connectionId(request);
   if (id === undefined) return new Response("Invalid connection id", { status: 400 });
 
-  const previous = host.live.get(id);
+  const previous = host.find(id);
   if (previous) {
     const session = sessionOf(previous);
     if (session) await session.end(CLOSE_REPLACED, REPLACED_REASON, true);
