@@ -615,8 +615,8 @@ export class WebSockets implements Capability {
     return {
       lifecycle: this.#installedOn,
       dispatch: this.#table,
-      track: (connection) => void live.set(connection.id, connection),
-      untrack: (connection) => void (live.get(connection.id) === connection && live.delete(connection.id)),
+      track: (connection) => live.set(connection.id, connection),
+      untrack: (connection) => live.get(connection.id) === connection && live.delete(connection.id),
       find: (id) => live.get(id),
       connectionId,
       replaceSocket: (id) => this.#replaceSocket(id),
