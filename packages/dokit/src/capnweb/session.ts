@@ -40,8 +40,6 @@ export class Session {
   readonly #host: TransportHost;
   readonly #scope: Partial<CurrentAgent>;
   readonly #remote: ReturnType<typeof newWebSocketRpcSession<ClientMain>>;
-  /** Removes the connection from `getConnections()`; set once `open` listed it. */
-  #unlist: (() => void) | undefined;
   #ending: Promise<void> | undefined;
 
   /**
@@ -77,15 +75,11 @@ export class Session {
    */
   async open(request: Request): Promise<void> {
     const { connection } = this;
-    const live = this.#host.live;
     try {
       // Decisions first, then listed, then the connect frames and onConnect: a hibernating socket's order.
       await this.#host.decide(connection, { request });
-      live.set(connection.id, connection);
-      this.#unlist = () => {
-        if (live.get(connection.id) === connection) live.delete(connection.id);
-      };
-      if (this.#ending) this.#unlist(); // the client left meanwhile
+      this.#host.track(connection);
+      if (this.#ending) this.#host.untrack(connection); // the client left meanwhile
       await this.#host.greet(connection, { request });
     } catch (error) {
       console.error(`dokit: Cap'n Web connection ${this.connection.id} failed while opening; closing it with ${CLOSE_OPEN_FAILED}`, error);
@@ -105,7 +99,7 @@ export class Session {
 
   async #finish(code: number, reason: string, wasClean: boolean): Promise<void> {
     this.#socket.readyState = this.#socket.CLOSED;
-    this.#unlist?.();
+    this.#host.untrack(this.connection); // a no-op unless `open` listed it
     closeWith(this.#server, code, reason);
     try {
       // Closing first matters: disposing the main stub would close the socket with 3000.

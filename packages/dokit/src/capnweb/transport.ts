@@ -13,7 +13,7 @@ async function accept(request: Request, host: TransportHost): Promise<Response> 
   const id = host.connectionId(request);
   if (id === undefined) return refuseUpgrade(CLOSE_INVALID_ID, INVALID_ID_REASON);
 
-  const previous = host.live.get(id);
+  const previous = host.find(id);
   if (previous) {
     const session = sessionOf(previous);
     if (session) await session.end(CLOSE_REPLACED, REPLACED_REASON, true);

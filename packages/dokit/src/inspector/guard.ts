@@ -11,7 +11,10 @@
 //   a page elsewhere may make a logged-in developer's browser open the feed
 //   socket (WebSocket upgrades ignore CORS) or load the page in a frame. So an
 //   `Origin` must equal the request's own origin, and `Sec-Fetch-Site` (sent by
-//   browsers on fetches and navigations) must be `same-origin` or `none`.
+//   browsers on fetches and navigations) must be `same-origin` or `none` (the
+//   core's rule in lifecycle/cross-site.ts, which McpClients applies too).
+
+import { isCrossSite as crossSite } from "../lifecycle/cross-site";
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -25,8 +28,5 @@ export function isLocalDevelopment(request: Request): boolean {
 
 /** @returns whether the request carries a browser's sign that another site made it */
 export function isCrossSite(request: Request): boolean {
-  const origin = request.headers.get("origin");
-  if (origin !== null && origin !== new URL(request.url).origin) return true;
-  const site = request.headers.get("sec-fetch-site");
-  return site !== null && site !== "same-origin" && site !== "none";
+  return crossSite(request.url, request.headers.get("origin"), request.headers.get("sec-fetch-site"));
 }

@@ -3,7 +3,6 @@ import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import { subPath } from "../lifecycle/headers";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import type { HostHooks } from "../lifecycle/options";
 import { normalizeRoute } from "../lifecycle/wire";
 import { Feed } from "./feed";
 import { isCrossSite, isLocalDevelopment } from "./guard";
@@ -96,7 +95,7 @@ export class Inspector implements Capability {
 
   // ---------------------------------------------------------------- requests
 
-  async #serve(request: Request, path: string): Promise<Response> {
+  async #serve(request: Request, path: string): Promise<Response | undefined> {
     const rest = normalizeRoute(path).slice(this.#path.length);
     if (request.method === "GET" && (rest === "" || rest === "/page.js" || rest === "/snapshot") && (await this.#allowed(request))) {
       if (rest === "/page.js") return new Response(PAGE_SCRIPT, { headers: { ...PRIVATE, "content-type": "text/javascript; charset=utf-8" } });
@@ -109,17 +108,8 @@ export class Inspector implements Capability {
         headers: { ...PRIVATE, "content-type": "text/html; charset=utf-8", "content-security-policy": CSP },
       });
     }
-    return this.#unclaimed(request);
-  }
-
-  /** Answers as an unclaimed path is answered: the host's `onRequest`, else what the lifecycle does without a claim. */
-  #unclaimed(request: Request): Response | Promise<Response> {
-    const host = this.#installedOn.host as HostHooks;
-    if (host.onRequest) return host.onRequest(request);
-    // SAFETY: the lifecycle hands a route's answer back as it is, and `undefined` is exactly
-    // what it returns for an unclaimed path when the host has no onRequest: the installed
-    // fetch then answers its own 404, and a host that delegates fetch runs its own fallback.
-    return undefined as unknown as Response;
+    // Passed on: answered as an unclaimed path (the host's onRequest, else 404).
+    return undefined;
   }
 
   async #allowed(request: Request): Promise<boolean> {
@@ -158,8 +148,7 @@ export class Inspector implements Capability {
       instance: (this.#instance ??= crypto.randomUUID()),
       since: this.#since,
       now: Date.now(),
-      // SAFETY: `observer` is set on the dispatch table by dokit/observability; read by shape only.
-      events: (this.#dispatch as { observer?: unknown } | undefined)?.observer !== undefined,
+      events: this.#dispatch?.observer !== undefined,
     };
     if (webSockets) snapshot.connections = await section(() => this.#connections());
     if (state) snapshot.state = await section(() => ({ value: state.get() }));

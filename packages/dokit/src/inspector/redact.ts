@@ -1,5 +1,5 @@
 /** What a query parameter's value is shown as when the Inspector hides it. */
-export const REDACTED = "redacted";
+const REDACTED = "redacted";
 
 /**
  * Hides the values of a URL's query parameters, keeping their names: upgrade URLs often carry

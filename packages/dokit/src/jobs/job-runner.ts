@@ -31,7 +31,7 @@ export interface JobHandler {
 const RUN_BUDGET_MS = 10_000;
 
 /** The longest `hungTimeoutSeconds` accepted: one day (a run never lasts that long; the deadman must stay armable). */
-export const MAX_HUNG_TIMEOUT_SECONDS = 86_400;
+const MAX_HUNG_TIMEOUT_SECONDS = 86_400;
 
 /**
  * @param seconds - the capability's `hungTimeoutSeconds` option (default 30)

@@ -41,7 +41,7 @@ export type NewJob = Pick<JobRow, "id" | "callback" | "payload" | "due" | "spec"
  * when its payload, id, callback and options (as UTF-8) need more than this less
  * {@link ROW_OVERHEAD}; a job is never split across rows.
  */
-export const MAX_JOB_BYTES = 2_000_000;
+const MAX_JOB_BYTES = 2_000_000;
 
 /** Room kept in a row for its numbers, its record header and a stored error message. */
 const ROW_OVERHEAD = 16_384;

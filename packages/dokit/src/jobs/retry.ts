@@ -12,7 +12,7 @@ export interface RetryOptions {
 }
 
 /** The longest retry delay accepted: 365 days (a retry is armed on the alarm, which has a latest time). */
-export const MAX_RETRY_DELAY_MS = 365 * 86_400_000;
+const MAX_RETRY_DELAY_MS = 365 * 86_400_000;
 
 /** The reference's defaults (agents: maxAttempts 3, 100 ms, 3 s). */
 export const DEFAULT_RETRY: Required<RetryOptions> = { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 3000 };

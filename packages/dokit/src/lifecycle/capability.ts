@@ -14,8 +14,11 @@ export interface Capability {
 
 /** Answers an upgrade with a Response (usually 101), or `undefined` to pass it on. */
 export type UpgradeHandler = (request: Request) => Response | undefined | Promise<Response | undefined>;
-/** Answers a plain HTTP request on a claimed route. `path` is the path below the object's base. */
-export type RouteHandler = (request: Request, path: string) => Response | Promise<Response>;
+/**
+ * Answers a plain HTTP request on a claimed route (`path` is the path below the object's base), or
+ * `undefined` to pass it on: it is then answered as an unclaimed request (the host's `onRequest`, else 404).
+ */
+export type RouteHandler = (request: Request, path: string) => Response | undefined | Promise<Response | undefined>;
 /** What the socket owner tells a frame handler about the connection a frame came from. */
 export interface FrameContext {
   /** Whether the connection may not change synced state. */

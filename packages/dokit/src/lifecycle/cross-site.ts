@@ -1,7 +1,7 @@
 // Whether a request came from a page on another site. Browsers let any page open
 // a WebSocket to any host (localhost included), and say where the page is in the
-// `Origin` header, and in `Sec-Fetch-Site` when they send it. The same rule as the
-// inspector's guard: only the request's own origin counts as the same site.
+// `Origin` header, and in `Sec-Fetch-Site` when they send it. Only the request's own
+// origin counts as the same site (the Inspector's guard and McpClients apply this rule).
 
 /**
  * @param url - the request's URL (for a WebSocket, its upgrade's)

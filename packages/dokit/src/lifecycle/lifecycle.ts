@@ -279,11 +279,8 @@ export class Lifecycle<Host extends object = object> {
       return table.slots.catchAll?.value(request);
     }
     const path = subPath(request);
-    const route = table.findRoute(path);
-    if (route) return route(request, path);
-    const host = this.host as HostHooks;
-    if (host.onRequest) return host.onRequest(request);
-    return undefined;
+    // A route that passes (`undefined`) leaves the request unclaimed: the host's onRequest, else nothing.
+    return (await table.findRoute(path)?.(request, path)) ?? (this.host as HostHooks).onRequest?.(request);
   }
 
   /**

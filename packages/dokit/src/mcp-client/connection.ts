@@ -1,7 +1,6 @@
 import {
   Client,
   type ClientCapabilities,
-  type FetchLike,
   type Prompt,
   ProtocolError,
   type Resource,
@@ -9,8 +8,9 @@ import {
   type Tool,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
-import { DokitError, errorMessage } from "../lifecycle/errors";
+import { errorMessage } from "../lifecycle/errors";
 import type { MCPConnectionState } from "../protocol/frames";
+import { ConnectionError, guardedFetch, showableText, withTimeout } from "./fetch-guard";
 import type { McpClientsOptions, TransportOptions } from "./options";
 import { StoredOAuthProvider } from "./provider";
 import type { Registry } from "./registry";
@@ -37,22 +37,6 @@ const TRANSPORT = "streamable-http";
 
 /** Longest error text kept (and broadcast) for a failed server. */
 const MAX_ERROR_LENGTH = 500;
-
-/** An error whose message dokit wrote from what it knows (origins, limits, states), never from a fetched body. */
-class ConnectionError extends Error {}
-
-/** Errors the fetch itself threw (no connection, TLS, aborted): there was no response, so no body in their text. */
-const fetchFailures = new WeakSet<object>();
-
-/** @returns `fetch(url, init)`, its failure noted in {@link fetchFailures} */
-async function noted(fetch: FetchLike, url: URL, init: RequestInit): Promise<Response> {
-  try {
-    return await fetch(url, init);
-  } catch (error) {
-    if (error !== null && typeof error === "object") fetchFailures.add(error);
-    throw error;
-  }
-}
 
 /** The stored per-server options. */
 export type StoredOptions = { headers?: Record<string, string>; transport?: TransportOptions };
@@ -166,38 +150,14 @@ export class ServerConnection {
   // ------------------------------------------------------------- connecting
 
   async #connect(): Promise<void> {
-    const abort = new AbortController();
-    this.#abort?.abort();
-    this.#abort = abort;
-    await this.#client?.close().catch(() => undefined);
-    this.#client = undefined;
-    this.error = null;
-    this.#lastStatus = undefined;
-    this.#set("connecting");
-    this.#settings.event("mcp:client:preconnect", () => ({ serverId: this.id }));
+    const abort = await this.#restart();
     const transport = this.#newTransport(abort);
     const client = this.#newClient(this.#listen);
     const timeout = this.#settings.connectTimeoutMs;
     try {
       await withTimeout(client.connect(transport, { timeout }), timeout, "connecting", abort);
     } catch (error) {
-      if (this.#closed) return;
-      const provider = this.#provider;
-      if (error instanceof UnauthorizedError && provider?.authorizationUrl) {
-        const authUrl = provider.authorizationUrl;
-        this.authUrl = authUrl;
-        abort.abort();
-        this.#set("authenticating");
-        this.#settings.event("mcp:client:authorize", () => {
-          const clientId = provider.clientInformation()?.client_id;
-          return { serverId: this.id, authUrl, ...(clientId && { clientId }) };
-        });
-        return;
-      }
-      abort.abort();
-      await client.close().catch(() => undefined);
-      this.#fail(error);
-      this.#settings.event("mcp:client:connect", () => ({ serverId: this.id, url: this.url, transport: TRANSPORT, state: this.state, error: this.error }));
+      if (!this.#closed) await this.#notConnected(error, client, abort);
       return;
     }
     if (this.#closed) return void client.close().catch(() => undefined);
@@ -207,6 +167,45 @@ export class ServerConnection {
     this.instructions = client.getInstructions() ?? null;
     this.#set("connected");
     this.#settings.event("mcp:client:connect", () => ({ serverId: this.id, url: this.url, transport: TRANSPORT, state: this.state }));
+    await this.#discoverOrFail(client, timeout, abort);
+  }
+
+  /** Ends the previous attempt and its client, and starts a new one in `connecting`. @returns the new attempt's controller */
+  async #restart(): Promise<AbortController> {
+    const abort = new AbortController();
+    this.#abort?.abort();
+    this.#abort = abort;
+    await this.#client?.close().catch(() => undefined);
+    this.#client = undefined;
+    this.error = null;
+    this.#lastStatus = undefined;
+    this.#set("connecting");
+    this.#settings.event("mcp:client:preconnect", () => ({ serverId: this.id }));
+    return abort;
+  }
+
+  /** A connect attempt failed: `authenticating` when the server asked for OAuth (the user is sent to its URL), else `failed`. */
+  async #notConnected(error: unknown, client: Client, abort: AbortController): Promise<void> {
+    const provider = this.#provider;
+    if (error instanceof UnauthorizedError && provider?.authorizationUrl) {
+      const authUrl = provider.authorizationUrl;
+      this.authUrl = authUrl;
+      abort.abort();
+      this.#set("authenticating");
+      this.#settings.event("mcp:client:authorize", () => {
+        const clientId = provider.clientInformation()?.client_id;
+        return { serverId: this.id, authUrl, ...(clientId && { clientId }) };
+      });
+      return;
+    }
+    abort.abort();
+    await client.close().catch(() => undefined);
+    this.#fail(error);
+    this.#settings.event("mcp:client:connect", () => ({ serverId: this.id, url: this.url, transport: TRANSPORT, state: this.state, error: this.error }));
+  }
+
+  /** Lists the catalogue of a connected client: `ready` with it, else `failed` (the client is closed). */
+  async #discoverOrFail(client: Client, timeout: number, abort: AbortController): Promise<void> {
     this.#set("discovering");
     try {
       await withTimeout(this.#discover(client), timeout, "listing the catalogue", abort);
@@ -243,7 +242,16 @@ export class ServerConnection {
     this.#listen = stored.transport?.listen !== false;
     return new StreamableHTTPClientTransport(new URL(this.url), {
       authProvider: provider,
-      fetch: this.#guardedFetch(abort, local, stored.transport?.listen !== false),
+      fetch: guardedFetch({
+        base: this.#settings.options.fetch ?? ((url, init) => fetch(url, init)),
+        serverUrl: this.url,
+        local,
+        listen: this.#listen,
+        abort,
+        maxResponseBytes: this.#settings.maxResponseBytes,
+        refusal: this.#settings.refusal,
+        status: (text) => void (this.#lastStatus = text),
+      }),
       ...(stored.headers && { requestInit: { headers: stored.headers } }),
     });
   }
@@ -303,58 +311,14 @@ export class ServerConnection {
   }
 
   /**
-   * The fetch the transport uses: every URL (the server, its OAuth endpoints, redirects) is checked
-   * against the URL policy, requests end when the attempt is aborted, and an announced body larger
-   * than `maxResponseBytes` is refused. Redirects are followed here only within the origin and
-   * method of the request (as the client SDK's own fetch does), so the headers the request carries
-   * (`Authorization` with the user's or the OAuth token, `add()`'s headers) never reach another origin.
-   */
-  #guardedFetch(abort: AbortController, local: boolean, listen: boolean): FetchLike {
-    const base = this.#settings.options.fetch ?? ((url, init) => fetch(url, init));
-    const { maxResponseBytes } = this.#settings;
-    return async (input, init) => {
-      let url = new URL(input instanceof Request ? input.url : String(input));
-      const refusal = this.#settings.refusal(url, local);
-      if (refusal) throw new ConnectionError(`fetching ${url.origin} is not allowed: ${refusal}`);
-      // The standalone notification stream (a GET to the server URL): declined when listening is off.
-      const method = (init?.method ?? "GET").toUpperCase();
-      if (!listen && method === "GET" && url.href === new URL(this.url).href) {
-        return new Response(null, { status: 405 });
-      }
-      const signal = init?.signal ? AbortSignal.any([init.signal, abort.signal]) : abort.signal;
-      const request: RequestInit = { ...init, signal, redirect: "manual" };
-      let response = await noted(base, url, request);
-      for (let hops = 0; REDIRECTS.has(response.status); hops++) {
-        const location = response.headers.get("location");
-        if (location === null) break;
-        await response.body?.cancel().catch(() => undefined);
-        const next = new URL(location, url);
-        const refused = hops >= MAX_REDIRECTS ? `more than ${MAX_REDIRECTS} redirects` : (this.#settings.refusal(next, local) ?? redirectRefusal(url, next, method, response.status));
-        if (refused) throw new ConnectionError(`the redirect of ${url.origin} to ${next.origin} is not allowed: ${refused}`);
-        url = next;
-        response = await noted(base, url, request);
-      }
-      if (!response.ok) this.#lastStatus = `${url.origin} answered HTTP ${response.status}`;
-      const length = Number(response.headers.get("content-length") ?? 0);
-      if (length > maxResponseBytes) {
-        await response.body?.cancel().catch(() => undefined);
-        throw new ConnectionError(`the response of ${url.origin} is ${length} bytes, more than the ${maxResponseBytes} allowed`);
-      }
-      return response;
-    };
-  }
-
-  /**
    * @returns the text kept, broadcast and returned for `error`: dokit's own messages, network errors,
    *   and the protocol's errors as they are; any other (the SDK's, which may quote a fetched body) is
    *   replaced by the status the server answered, and logged here in full.
    */
   publicMessage(error: unknown): string {
     if (error instanceof UnauthorizedError || error instanceof ProtocolError) return errorMessage(error) || "unknown error";
-    // The SDK wraps what the fetch threw (a refusal, a limit, a lost connection, a TLS failure) as `cause`.
-    for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 8; cause = cause.cause, depth++) {
-      if (cause instanceof ConnectionError || cause instanceof DokitError || fetchFailures.has(cause)) return errorMessage(cause) || "unknown error";
-    }
+    const shown = showableText(error);
+    if (shown !== undefined) return shown;
     console.warn(`dokit: MCP server ${this.id} failed:`, errorMessage(error));
     return this.#lastStatus ? `${this.#lastStatus} (the body is not shown; see the object's log)` : "the server's answer is not a valid MCP response (see the object's log)";
   }
@@ -373,27 +337,4 @@ export class ServerConnection {
     this.state = "failed";
     this.#settings.changed();
   }
-}
-
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const MAX_REDIRECTS = 5;
-
-/** @returns why a redirect (already allowed by the URL policy) is not followed, or `undefined` to follow it */
-function redirectRefusal(from: URL, to: URL, method: string, status: number): string | undefined {
-  if (to.origin !== from.origin) return "redirects to another origin are not followed (the request's credentials would go there); use the target as the server's URL if you trust it";
-  if ((to.username || to.password) && (to.username !== from.username || to.password !== from.password)) return "a redirect may not change the URL's credentials";
-  if (method !== "GET" && status !== 307 && status !== 308) return `a ${status} redirect would turn the ${method} into a GET`;
-  return undefined;
-}
-
-/** @returns `work`, or a rejection after `ms` (the attempt's controller is aborted then) */
-function withTimeout<T>(work: Promise<T>, ms: number, what: string, abort?: AbortController): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      abort?.abort();
-      reject(new ConnectionError(`timed out after ${ms} ms ${what}`));
-    }, ms);
-  });
-  return Promise.race([work, timeout]).finally(() => timer !== undefined && clearTimeout(timer));
 }

@@ -1,16 +1,15 @@
 import { type CallToolResult, type Client, type GetPromptResult, type Prompt, ProtocolError, type ReadResourceResult, type Resource, type Tool } from "@modelcontextprotocol/client";
-import { getCurrentAgent } from "../lifecycle/current";
-import type { Capability, Claims, Connection, FrameContext, ProtocolFrame } from "../lifecycle/capability";
+import type { Capability, Claims, Connection } from "../lifecycle/capability";
 import { DokitError } from "../lifecycle/errors";
-import { BASE_HEADER } from "../lifecycle/headers";
-import { MCP_SERVERS, type MCPServersState } from "../protocol/frames";
+import type { MCPServersState } from "../protocol/frames";
+import { answerCallback } from "./callback";
+import { callerCallbackUrl, callerIsLocal } from "./caller";
 import { type ConnectionSettings, ServerConnection, type StoredOptions } from "./connection";
 import type { AddServerOptions, AddServerResult, McpClientsOptions, McpServerInfo } from "./options";
-import { callbackPage, redirectTo } from "./page";
 import { randomToken } from "./provider";
 import { Registry } from "./registry";
-import { isCrossSite } from "../lifecycle/cross-site";
-import { defaultUrlRefusal, isLoopbackHost } from "./url-policy";
+import { collect, ServersFrame, serversState, type WithServerId } from "./servers-frame";
+import { defaultUrlRefusal } from "./url-policy";
 import type { McpClientErrorCode } from "./errors";
 
 const DEFAULTS = {
@@ -23,8 +22,7 @@ const DEFAULTS = {
 } as const;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** A catalogue item with the id of the server that offers it. */
-export type WithServerId<T> = T & { serverId: string };
+export type { WithServerId };
 
 /**
  * The object as a client of remote MCP servers: a durable registry of servers
@@ -47,8 +45,7 @@ export class McpClients implements Capability {
   #registry: Registry | undefined;
   #settings: ConnectionSettings | undefined;
   #loaded = false;
-  /** The serialized frame, until the next change: `full` for connections that may authorize, `pending` (no `auth_url`) for others. */
-  #frame: { full: string; pending: string } | undefined;
+  readonly #frame: ServersFrame;
 
   /** @param options - the client identity, URL policy, OAuth routes, limits and server-request handlers */
   constructor(options: McpClientsOptions) {
@@ -59,12 +56,15 @@ export class McpClients implements Capability {
     if (!path.startsWith("/")) throw new DokitError<McpClientErrorCode>("INVALID_ARGUMENT", `McpClients: callbackPath "${path}" must start with "/"`);
     this.#options = options;
     this.#callbackPath = path;
+    this.#frame = new ServersFrame(() => this.#restored(), options.canAuthorize);
   }
 
   /** @internal Claims the OAuth callback route, the connect frame, and the start and destroy hooks. */
   attach(claims: Claims): void {
     this.#claims = claims;
-    claims.route(this.#callbackPath, (request) => this.#callback(request));
+    claims.route(this.#callbackPath, async (request) =>
+      answerCallback(request, { registry: this.#load().registry, connections: this.#connections, options: this.#options, changed: () => this.#changed() }),
+    );
     claims.connectFrames((connection) => this.#connectFrame(connection));
     // In the background: start never waits for remote servers. (No hook otherwise: a wake then runs no start turn for McpClients.)
     if (this.#options.connectOnStart) claims.onStart(() => queueMicrotask(() => this.#restoreLogged()));
@@ -73,7 +73,7 @@ export class McpClients implements Capability {
       this.#connections.clear();
       this.#registry?.reset();
       this.#loaded = false;
-      this.#frame = undefined;
+      this.#frame.reset();
       await Promise.all(closing);
     });
   }
@@ -121,7 +121,7 @@ export class McpClients implements Capability {
         name,
         url: parsed.href,
         options: JSON.stringify(stored),
-        callback_url: this.#callbackUrl(),
+        callback_url: this.#options.callbackUrl || callerCallbackUrl(this.#callbackPath),
         local: local ? 1 : 0,
       });
       this.#connections.set(id, new ServerConnection(id, name, parsed.href, settings));
@@ -150,8 +150,7 @@ export class McpClients implements Capability {
 
   /** @returns the registered servers (no secrets), reconnecting stored ones in the background after a wake */
   servers(): McpServerInfo[] {
-    this.#restore();
-    return [...this.#connections.values()].map((c) => ({
+    return this.#restored().map((c) => ({
       id: c.id,
       name: c.name,
       url: c.url,
@@ -164,34 +163,24 @@ export class McpClients implements Capability {
 
   /** Waits until every registered server has settled (ready, failed or authenticating). */
   async ready(): Promise<void> {
-    this.#restore();
-    await Promise.all([...this.#connections.values()].map((c) => c.connect()));
+    await Promise.all(this.#restored().map((c) => c.connect()));
   }
 
   // -------------------------------------------------------------- catalogue
 
   /** @returns the tools of every ready server, each with its `serverId` */
   tools(): WithServerId<Tool>[] {
-    return this.#collect("tools");
+    return collect(this.#restored(), "tools");
   }
 
   /** @returns the prompts of every ready server, each with its `serverId` */
   prompts(): WithServerId<Prompt>[] {
-    return this.#collect("prompts");
+    return collect(this.#restored(), "prompts");
   }
 
   /** @returns the resources of every ready server, each with its `serverId` */
   resources(): WithServerId<Resource>[] {
-    return this.#collect("resources");
-  }
-
-  #collect<K extends "tools" | "prompts" | "resources">(kind: K): WithServerId<ServerConnection[K][number]>[] {
-    this.#restore();
-    const items: WithServerId<ServerConnection[K][number]>[] = [];
-    for (const connection of this.#connections.values()) {
-      for (const item of connection[kind]) items.push({ ...item, serverId: connection.id });
-    }
-    return items;
+    return collect(this.#restored(), "resources");
   }
 
   /**
@@ -240,55 +229,13 @@ export class McpClients implements Capability {
 
   /** @returns the servers and catalogue in the reference's `MCPServersState` shape (what the frame carries), with every pending `auth_url` */
   getMcpServers(): MCPServersState {
-    return this.#servers(true);
-  }
-
-  /** @returns the servers and catalogue; `auth_url` is `null` everywhere unless `withAuthUrls` */
-  #servers(withAuthUrls: boolean): MCPServersState {
-    this.#restore();
-    const servers: MCPServersState["servers"] = {};
-    for (const c of this.#connections.values()) {
-      servers[c.id] = {
-        name: c.name,
-        server_url: c.url,
-        auth_url: withAuthUrls ? c.authUrl : null,
-        state: c.state,
-        error: c.error,
-        instructions: c.instructions,
-        capabilities: c.capabilities,
-      };
-    }
-    return { servers, tools: this.tools(), prompts: this.prompts(), resources: this.resources() };
-  }
-
-  /** @returns the frame for every connection (a string), or a choice per connection while an authorization is pending */
-  #protocolFrame(): ProtocolFrame {
-    if (!this.#frame) {
-      const full = JSON.stringify({ type: MCP_SERVERS, mcp: this.#servers(true) });
-      const pending = [...this.#connections.values()].some((c) => c.authUrl) ? JSON.stringify({ type: MCP_SERVERS, mcp: this.#servers(false) }) : full;
-      this.#frame = { full, pending };
-    }
-    const { full, pending } = this.#frame;
-    return full === pending ? full : (connection, context) => (this.#mayAuthorize(connection, context) ? full : pending);
-  }
-
-  /** @returns whether the connection may see pending authorization URLs (see {@link McpClientsOptions.canAuthorize}) */
-  #mayAuthorize(connection: Connection, context: FrameContext | undefined): boolean {
-    const readonly = context?.readonly === true;
-    const decide = this.#options.canAuthorize;
-    if (!decide) return !readonly;
-    try {
-      return decide(connection, { readonly }) === true;
-    } catch (error) {
-      console.error("dokit: McpClients canAuthorize failed; the connection is not shown authorization URLs", error);
-      return false;
-    }
+    return serversState(this.#restored(), true);
   }
 
   /** The connect frame: a registry that cannot be read (no SQLite) is logged, and the connection still opens. */
   #connectFrame(connection: Connection): string | undefined {
     try {
-      const frame = this.#protocolFrame();
+      const frame = this.#frame.frame();
       return typeof frame === "string" ? frame : frame(connection, this.#claims?.dispatch.connectionContext(connection) ?? { readonly: false });
     } catch (error) {
       console.error("dokit: McpClients could not list its servers for a new connection", error);
@@ -297,11 +244,11 @@ export class McpClients implements Capability {
   }
 
   #changed(): void {
-    this.#frame = undefined;
+    this.#frame.reset();
     const claims = this.#claims;
     if (claims) {
       try {
-        claims.dispatch.broadcastProtocol(this.#protocolFrame());
+        claims.dispatch.broadcastProtocol(this.#frame.frame());
       } catch (error) {
         console.error("dokit: broadcasting the MCP servers failed", error);
       }
@@ -357,12 +304,24 @@ export class McpClients implements Capability {
     for (const connection of this.#connections.values()) void connection.connect().catch(() => undefined);
   }
 
+  /** @returns the servers, loaded (and reconnecting in the background) on the first use after a wake */
+  #restored(): ServerConnection[] {
+    this.#restore();
+    return [...this.#connections.values()];
+  }
+
   #restoreLogged(): void {
     try {
       this.#restore();
     } catch (error) {
       console.error("dokit: McpClients could not reconnect its servers at start", error);
     }
+  }
+
+  /** @returns whether the object runs in local development (see {@link McpClientsOptions.localDevelopment}) */
+  #isLocal(): boolean {
+    if (this.#options.localDevelopment !== undefined) return this.#options.localDevelopment;
+    return callerIsLocal(this.#claims?.dispatch);
   }
 
   #requestTimeout(): number {
@@ -373,88 +332,5 @@ export class McpClients implements Capability {
     const allow = this.#options.allowUrl;
     if (allow) return allow(url) ? undefined : "refused by allowUrl";
     return defaultUrlRefusal(url, local);
-  }
-
-  /**
-   * @returns whether the object runs in local development (see {@link McpClientsOptions.localDevelopment}):
-   *   the request, or the calling connection's upgrade, was addressed to a loopback host and did not come
-   *   from a page on another site (a page anywhere may open a WebSocket to localhost; its Origin says so)
-   */
-  #isLocal(): boolean {
-    if (this.#options.localDevelopment !== undefined) return this.#options.localDevelopment;
-    const { request, connection } = getCurrentAgent();
-    if (request) return !isCrossSite(request.url, request.headers.get("origin"), request.headers.get("sec-fetch-site")) && isLoopbackUrl(request.url);
-    if (!connection?.uri) return false;
-    const context = this.#claims?.dispatch.connectionContext(connection);
-    return context !== undefined && !isCrossSite(connection.uri, context.origin, undefined) && isLoopbackUrl(connection.uri);
-  }
-
-  /** @returns the OAuth redirect URL for a server added now, or `null` when none can be known */
-  #callbackUrl(): string | null {
-    if (this.#options.callbackUrl) return this.#options.callbackUrl;
-    const { request, connection } = getCurrentAgent();
-    try {
-      if (request) {
-        const base = request.headers.get(BASE_HEADER);
-        if (base !== null) return new URL(base + this.#callbackPath, request.url).href;
-      }
-      // A call over a WebSocket: the upgrade URL is the object's address (without a sub-path).
-      if (connection?.uri) {
-        const uri = new URL(connection.uri);
-        return new URL(uri.pathname.replace(/\/$/, "") + this.#callbackPath, uri).href;
-      }
-    } catch {
-      // fall through
-    }
-    return null;
-  }
-
-  // ---------------------------------------------------------- OAuth callback
-
-  /** GET {callbackPath}?code&state (or ?error&state): completes the authorization `state` belongs to. */
-  async #callback(request: Request): Promise<Response> {
-    const params = new URL(request.url).searchParams;
-    const state = params.get("state");
-    const { registry } = this.#load();
-    // Single use: the state is cleared by this lookup, valid or not.
-    const row = state ? registry.takeState(state, Date.now()) : undefined;
-    if (!row) return this.#finish(false, undefined, "unknown or expired authorization state");
-    const connection = this.#connections.get(row.id);
-    if (!connection) return this.#finish(false, undefined, "the server was removed");
-    const refused = params.get("error");
-    const code = params.get("code");
-    if (refused || !code) {
-      const why = refused ? `authorization refused: ${refused.replace(/[^\w .-]/g, "").slice(0, 100)}` : "the callback carries no code";
-      registry.update(row.id, { auth_url: null, verifier: null });
-      connection.authUrl = null;
-      connection.state = "failed";
-      connection.error = why;
-      this.#changed();
-      return this.#finish(false, row.id, why);
-    }
-    try {
-      await connection.finishAuth(params);
-    } catch {
-      return this.#finish(false, row.id, connection.error ?? "the authorization could not be completed");
-    }
-    return this.#finish(connection.state === "ready", row.id, connection.error ?? undefined);
-  }
-
-  #finish(ok: boolean, serverId: string | undefined, error?: string): Response {
-    const target = ok ? this.#options.successRedirect : this.#options.errorRedirect;
-    if (!target) return callbackPage(ok);
-    const url = new URL(target);
-    if (serverId) url.searchParams.set("serverId", serverId);
-    if (!ok && error) url.searchParams.set("error", error);
-    return redirectTo(url.href);
-  }
-}
-
-/** @returns whether `address` is a URL whose host is loopback */
-function isLoopbackUrl(address: string): boolean {
-  try {
-    return isLoopbackHost(new URL(address).hostname);
-  } catch {
-    return false;
   }
 }

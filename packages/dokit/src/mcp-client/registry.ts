@@ -5,14 +5,14 @@ import { DokitError } from "../lifecycle/errors";
 import type { McpClientErrorCode } from "./errors";
 
 /** The table McpClients owns. */
-export const SERVERS_TABLE = "dokit_mcp_servers";
+const SERVERS_TABLE = "dokit_mcp_servers";
 
 /**
  * The largest stored record of one server: the UTF-8 bytes of its text columns (name, URL,
  * headers, OAuth registration, tokens, discovery). Far below the 2 MB SQLite allows per row in a
  * Durable Object, so a record is never half-written or refused by SQLite; real records are a few KB.
  */
-export const MAX_RECORD_BYTES = 1024 * 1024;
+const MAX_RECORD_BYTES = 1024 * 1024;
 
 /** One stored server. JSON columns are `null` when empty. */
 export type ServerRow = {

@@ -17,7 +17,7 @@ import { EVENT_PARTS_TABLE, EVENTS_TABLE, type Tables } from "./tables";
 // client on a live stream and the client that resumes both get all of it.
 
 /** The largest piece of an event stored in one row, in bytes (well under SQLite's 2 MB). */
-export const PART_BYTES = 1024 * 1024;
+const PART_BYTES = 1024 * 1024;
 
 /** @returns the stream an event id names, and its sequence number */
 function parseEventId(eventId: string): { stream: string; seq: number } | undefined {

@@ -4,7 +4,7 @@
 // body is checked here and handed on pre-parsed.
 
 /** JSON-RPC error codes dokit answers itself. */
-export const PARSE_ERROR = -32700;
+const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
@@ -36,7 +36,7 @@ function isId(value: unknown): value is string | number {
 }
 
 /** @returns whether `value` has the shape of a JSON-RPC 2.0 request, notification or response */
-export function isJsonRpcMessage(value: unknown): value is RawMessage {
+function isJsonRpcMessage(value: unknown): value is RawMessage {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
   const message = value as Record<string, unknown>;
   if (message.jsonrpc !== "2.0") return false;

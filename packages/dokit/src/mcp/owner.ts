@@ -8,7 +8,7 @@
 export type SessionOwner = (props: Record<string, unknown> | undefined, request: Request) => string | undefined | Promise<string | undefined>;
 
 /** @returns JSON of `value` with object keys sorted at every depth, so equal props give equal text */
-export function stableJson(value: unknown): string {
+function stableJson(value: unknown): string {
   return JSON.stringify(value, (_key, inner: unknown) => {
     if (inner === null || typeof inner !== "object" || Array.isArray(inner)) return inner;
     const sorted: Record<string, unknown> = {};

@@ -12,7 +12,7 @@ import type { ScheduleErrorCode } from "./errors";
  * @returns a parsed 5-field cron expression, checked together with its time zone
  * @throws DokitError INVALID_SCHEDULE for an expression that is not 5 valid fields, an unknown time zone, or one that never runs
  */
-export function parseCron(expression: string, timeZone: string | undefined, owner = "Scheduler"): Cron {
+function parseCron(expression: string, timeZone: string | undefined, owner = "Scheduler"): Cron {
   let cron: Cron;
   try {
     cron = new Cron(expression, { mode: "5-part", paused: true, ...(timeZone !== undefined ? { timezone: timeZone } : {}) });

@@ -4,7 +4,7 @@
  * allows more, production does not); a value whose JSON is larger is split
  * into parts of at most this size, each in its own row.
  */
-export const ROW_BYTES = 1024 * 1024;
+const ROW_BYTES = 1024 * 1024;
 
 /** A JSON text cut into the parts stored one per row, and its UTF-8 length. */
 export interface Rows {

@@ -46,14 +46,18 @@ export interface TransportHost {
   connection(socket: WebSocket, id: string, request: Request): Connection;
   /** Closes the hibernating connection with this id, if any (4009 `Connection replaced`): the session replaces it. */
   replaceSocket(id: string): void;
-  /** Connections that are not hibernating sockets, by id: `getConnections()` and broadcasts include them. */
-  readonly live: Map<string, Connection>;
+  /** Lists a connection that is not a hibernating socket: `getConnections()` and broadcasts include it from now on. */
+  track(connection: Connection): void;
+  /** Unlists a tracked connection (a no-op when another one with its id replaced it). */
+  untrack(connection: Connection): void;
+  /** @returns the tracked connection with this id, if any */
+  find(id: string): Connection | undefined;
   /** Makes the options' decisions (tags, readonly, protocol) and stores them on the connection. */
   decide(connection: Connection, ctx: ConnectionContext): Promise<unknown>;
   /** Sends the connect frames (the connection is left out of broadcasts meanwhile), then runs `onConnect`. */
   greet(connection: Connection, ctx: ConnectionContext): Promise<void> | undefined;
   /** Handles one incoming message as a hibernating socket's is handled (frames, then `onMessage`). */
-  receive(connection: Connection, message: string | ArrayBuffer): Promise<void>;
+  receive(connection: Connection, message: string | ArrayBuffer): Promise<void> | undefined;
   /** Runs the `onClose` handlers. */
   close(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void> | undefined;
 }

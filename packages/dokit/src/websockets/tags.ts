@@ -12,7 +12,7 @@ export const MAX_TAG_LENGTH = 256;
 // `connection.tags` shows `[id, ...userTags]`, as it always did; only the runtime's list differs.
 
 /** The prefix of the id's tag in the runtime's tag list; user tags may not start with it. */
-export const ID_TAG_PREFIX = "_pk:";
+const ID_TAG_PREFIX = "_pk:";
 /** The longest connection id: its tag (prefix and id) must fit the platform's tag length. */
 export const MAX_ID_LENGTH = MAX_TAG_LENGTH - ID_TAG_PREFIX.length;
 

@@ -610,17 +610,20 @@ export class WebSockets implements Capability {
 
   /** The private handle a transport plug-in (Cap'n Web) gets: never public members of WebSockets. */
   get #transportHost(): TransportHost {
+    const live = (this.#live ??= new Map());
     return {
       lifecycle: this.#installedOn,
       dispatch: this.#table,
-      live: (this.#live ??= new Map()),
+      track: (connection) => live.set(connection.id, connection),
+      untrack: (connection) => live.get(connection.id) === connection && live.delete(connection.id),
+      find: (id) => live.get(id),
       connectionId,
       replaceSocket: (id) => this.#replaceSocket(id),
       connection: (socket, id, request) =>
         initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true, origin: request.headers.get("origin")?.slice(0, 256) }),
       decide: (connection, ctx) => this.#decide(connection, ctx),
       greet: (connection, ctx) => this.#greet(connection, ctx, false, this.#handlerSetsWith("onConnect")),
-      receive: async (connection, message) => this.#dispatchMessage(connection, message),
+      receive: (connection, message) => this.#dispatchMessage(connection, message),
       close: (connection, code, reason, wasClean) => this.#runOnClose(connection, code, reason, wasClean),
     };
   }

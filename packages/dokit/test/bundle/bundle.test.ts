@@ -211,8 +211,9 @@ describe("bundle guard", () => {
     it("importing dokit/inspector without installing it adds no byte", async () => {
       const [base, imported] = await Promise.all([build(BASE), build(IMPORTED)]);
       expect(imported.minified).toBe(base.minified);
-      expect(imported.gzip).toBe(base.gzip);
-      // The same code, up to which short name the minifier gives which binding (it may break a tie differently).
+      // The same code, up to which short name the minifier gives which binding (it may break a tie differently,
+      // and two bindings that swap names can move gzip by a byte or two).
+      expect(Math.abs(imported.gzip - base.gzip), `${imported.gzip} vs ${base.gzip} B gzip`).toBeLessThanOrEqual(2);
       const names = (code: string) => code.replace(/(?<![\w$.])[A-Za-z_$][\w$]?(?![\w$])/g, "_");
       expect(names(imported.code)).toBe(names(base.code));
       expect(imported.code.includes(FORBIDDEN.dokitInspector)).toBe(false);

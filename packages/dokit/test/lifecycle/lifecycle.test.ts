@@ -312,6 +312,15 @@ describe("HTTP fallthrough and errors", () => {
     expect(await response.json()).toEqual({ fallthrough: true, agentIsHost: true });
   });
 
+  it("answers a request a route passes on (undefined) as an unclaimed one: onRequest, else the delegating host's own answer", async () => {
+    const kept = await get(`/agents/plain/${fresh("pass")}/pass/fallthrough`, { method: "POST" });
+    expect(await kept.text()).toBe("kept by the route");
+    const passed = await get(`/agents/plain/${fresh("pass")}/pass/fallthrough`);
+    expect(await passed.json()).toEqual({ fallthrough: true, agentIsHost: true });
+    const delegated = await get(`/agents/delegating/${fresh("pass")}/pass`);
+    expect(await delegated.text()).toBe("the host's own answer");
+  });
+
   it("answers 404 when neither a capability nor onRequest answers", async () => {
     const ok = await get(`/agents/alarmed/${fresh("nf3")}/nothing`);
     expect(ok.status).toBe(404);

@@ -27,6 +27,8 @@ export class RouteCapability implements Capability {
     claims.route("/boom", () => {
       throw new Error("secret detail at line 42");
     });
+    // Answers POST only; passes anything else on, to be answered as an unclaimed request.
+    claims.route("/pass", (request) => (request.method === "POST" ? new Response("kept by the route") : undefined));
   }
 }
 
