@@ -3,24 +3,15 @@
 // the caller's shell keeps its directory and the machine's npm configuration,
 // and an install that fails says what failed and which settings to look at.
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
+import { which } from "./which";
 import { afterEach, describe, expect, it } from "vitest";
 
 const repo = join(import.meta.dirname, "..");
 const made: string[] = [];
 afterEach(() => made.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-
-function which(name: string, path: string): string | undefined {
-  for (const folder of path.split(delimiter).filter(Boolean)) {
-    try {
-      accessSync(join(folder, name), constants.X_OK);
-      return join(folder, name);
-    } catch {}
-  }
-  return undefined;
-}
 
 /** The machine's PATH as a fresh shell has it: without the workspace's and any .node/ Node, without pnpm. */
 const machinePath = (process.env.PATH ?? "")

@@ -10,10 +10,11 @@
 // port and node client.ts runs against it twice. Prints PASS or FAIL; on failure
 // (or with QUICKSTART_KEEP=1) the folder is kept for a look.
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
+import { which } from "./which";
 
 const repo = join(import.meta.dirname, "..");
 const started = Date.now();
@@ -70,17 +71,6 @@ function quickStartBlocks(): Map<string, string> {
 
 function workspaceVersion(name: string): string {
   return JSON.parse(readFileSync(join(repo, "node_modules", name, "package.json"), "utf8")).version;
-}
-
-/** The first executable named `name` on `path`, or undefined. */
-function which(name: string, path: string): string | undefined {
-  for (const folder of path.split(delimiter).filter(Boolean)) {
-    try {
-      accessSync(join(folder, name), constants.X_OK);
-      return join(folder, name);
-    } catch {}
-  }
-  return undefined;
 }
 
 /**
