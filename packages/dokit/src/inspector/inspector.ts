@@ -153,6 +153,7 @@ export class Inspector implements Capability {
     if (webSockets) snapshot.connections = await section(() => this.#connections());
     if (state) snapshot.state = await section(() => ({ value: state.get() }));
     if (mcp) snapshot.mcpSessions = await section(() => mcp.sessions());
+    if (mcpClients?.keepsAwake) snapshot.keepsAwake = await section(() => mcpClients.keepsAwake?.() ?? []);
     if (mcpClients) snapshot.mcpServers = await section(() => mcpClients.servers());
     if (scheduler) snapshot.schedules = await section(() => scheduler.list());
     if (queue) snapshot.queue = await section(() => queue.list());

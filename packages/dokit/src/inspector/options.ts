@@ -25,6 +25,8 @@ export interface InspectedMcp {
 export interface InspectedMcpClients {
   /** @returns the MCP servers the object is connected to */
   servers(): unknown;
+  /** @returns what it holds open that keeps the object in memory (open notification streams), one line each */
+  keepsAwake?(): string[];
 }
 
 /** Durable jobs: `Scheduler` from `dokit/schedule` and `Queue` from `dokit/queue` fit. */
@@ -118,6 +120,8 @@ export interface InspectorSnapshot {
   state?: { value: unknown } | SectionError;
   mcpSessions?: unknown;
   mcpServers?: unknown;
+  /** What dokit knows keeps the object in memory now (open MCP notification streams); empty when nothing. */
+  keepsAwake?: string[] | SectionError;
   schedules?: unknown;
   queue?: unknown;
 }

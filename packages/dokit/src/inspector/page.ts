@@ -54,6 +54,7 @@ export function pageHtml(script: string): string {
   <section id="state-section" hidden><h2>State</h2><pre id="state"></pre></section>
   <section id="mcp-sessions-section" hidden><h2>MCP sessions</h2><pre id="mcp-sessions"></pre></section>
   <section id="mcp-servers-section" hidden><h2>MCP servers (client)</h2><pre id="mcp-servers"></pre></section>
+  <section id="keeps-awake-section" hidden><h2>Keeps the object awake</h2><pre id="keeps-awake"></pre></section>
   <section id="schedules-section" hidden><h2>Scheduled jobs</h2><pre id="schedules"></pre></section>
   <section id="queue-section" hidden><h2>Queue</h2><pre id="queue"></pre></section>
 </div>
@@ -129,6 +130,7 @@ export const PAGE_SCRIPT = `"use strict";
     show("state", next.state && ("error" in next.state ? next.state : next.state.value), next.state !== undefined);
     show("mcp-sessions", next.mcpSessions, next.mcpSessions !== undefined);
     show("mcp-servers", next.mcpServers, next.mcpServers !== undefined);
+    show("keeps-awake", Array.isArray(next.keepsAwake) && next.keepsAwake.length === 0 ? "nothing dokit knows of" : next.keepsAwake, next.keepsAwake !== undefined);
     show("schedules", next.schedules, next.schedules !== undefined);
     show("queue", next.queue, next.queue !== undefined);
     document.body.dataset.ready = "true";

@@ -24,6 +24,8 @@ export interface ConnectionSettings {
   readonly maxCatalogueSize: number;
   readonly maxResponseBytes: number;
   readonly authorizationTtlMs: number;
+  /** Milliseconds without use after which an open notification stream is closed (`Infinity`: never). */
+  readonly streamIdleMs: number;
   /** @returns why the URL may not be fetched for a server added with `local`, or `undefined` */
   refusal(url: URL, local: boolean): string | undefined;
   /** Called after every change of a connection's state or catalogue. */
@@ -63,6 +65,12 @@ export class ServerConnection {
   #provider: StoredOAuthProvider | undefined;
   /** Whether the server's stored options keep a notification stream open. */
   #listen = true;
+  /** The client was closed for idleness: the server shows `ready` with its catalogue, and the next use reconnects. */
+  #dormant = false;
+  /** Closes an idle notification stream (armed only while one may be open and no request runs). */
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Requests running on the client now. */
+  #busy = 0;
   /** The latest error status a server or OAuth endpoint answered (`<origin> answered HTTP <status>`), for error texts. */
   #lastStatus: string | undefined;
   readonly #settings: ConnectionSettings;
@@ -87,7 +95,7 @@ export class ServerConnection {
   /** Connects unless connected, connecting, or waiting for the user to authorize. @returns when the attempt settled */
   connect(): Promise<void> {
     // Waiting for the user: a new attempt would start another authorization (once the pending one expired, it may).
-    if (this.state === "ready" || this.#closed || (this.state === "authenticating" && this.#authorizationPending())) return Promise.resolve();
+    if ((this.state === "ready" && !this.#dormant) || this.#closed || (this.state === "authenticating" && this.#authorizationPending())) return Promise.resolve();
     return (this.#attempt ??= this.#connect().finally(() => (this.#attempt = undefined)));
   }
 
@@ -99,7 +107,7 @@ export class ServerConnection {
 
   /** @returns the connected client, connecting first when needed @throws when the server is not ready */
   async client(): Promise<Client> {
-    if (this.state !== "ready") await this.connect();
+    if (this.state !== "ready" || this.#dormant) await this.connect();
     const client = this.#client;
     if (this.state !== "ready" || !client) {
       const why = this.state === "authenticating" ? "waits for authorization" : `is ${this.state}${this.error ? `: ${this.error}` : ""}`;
@@ -131,6 +139,7 @@ export class ServerConnection {
   lost(error: unknown): string {
     const text = this.publicMessage(error);
     if (this.state !== "ready" || this.#closed) return text;
+    this.#stopIdleTimer();
     const client = this.#client;
     this.#client = undefined;
     void client?.close().catch(() => undefined);
@@ -143,8 +152,61 @@ export class ServerConnection {
   async close(): Promise<void> {
     this.#settings.event("mcp:client:close", () => ({ serverId: this.id, url: this.url, transport: TRANSPORT, state: this.state, phase: "client-close" }));
     this.#closed = true;
+    this.#stopIdleTimer();
     this.#abort?.abort();
     await this.#client?.close().catch(() => undefined);
+  }
+
+  // ------------------------------------------------------------------ idle
+
+  /** Whether a notification stream may be open now (a connected client of a listening server). */
+  get streaming(): boolean {
+    return this.#listen && this.#client !== undefined && !this.#dormant && !this.#closed;
+  }
+
+  /** Notes a use of the server (a catalogue read): the idle period starts again. */
+  touch(): void {
+    if (this.#busy === 0) this.#armIdleTimer();
+  }
+
+  /** A request starts on the client: the stream stays open until it ends. */
+  hold(): void {
+    this.#busy++;
+    this.#stopIdleTimer();
+  }
+
+  /** A request ended: the idle period starts again once none runs. */
+  release(): void {
+    this.#busy = Math.max(0, this.#busy - 1);
+    this.touch();
+  }
+
+  #armIdleTimer(): void {
+    this.#stopIdleTimer();
+    const ms = this.#settings.streamIdleMs;
+    if (!this.streaming || !Number.isFinite(ms)) return;
+    this.#idleTimer = setTimeout(() => this.#sleep(), Math.max(0, ms));
+  }
+
+  #stopIdleTimer(): void {
+    if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+  }
+
+  /**
+   * Closes the client of an idle server (its notification stream with it), so nothing
+   * holds the object awake: the state stays `ready` with the catalogue, and the next use
+   * reconnects and lists the catalogue again.
+   */
+  #sleep(): void {
+    this.#idleTimer = undefined;
+    const client = this.#client;
+    if (this.#busy > 0 || this.state !== "ready" || !client || this.#closed) return;
+    this.#dormant = true;
+    this.#client = undefined;
+    this.#abort?.abort();
+    void client.close().catch(() => undefined);
+    this.#settings.event("mcp:client:close", () => ({ serverId: this.id, url: this.url, transport: TRANSPORT, state: this.state, phase: "idle" }));
   }
 
   // ------------------------------------------------------------- connecting
@@ -173,6 +235,8 @@ export class ServerConnection {
   /** Ends the previous attempt and its client, and starts a new one in `connecting`. @returns the new attempt's controller */
   async #restart(): Promise<AbortController> {
     const abort = new AbortController();
+    this.#stopIdleTimer();
+    this.#dormant = false;
     this.#abort?.abort();
     this.#abort = abort;
     await this.#client?.close().catch(() => undefined);
@@ -218,6 +282,7 @@ export class ServerConnection {
       return;
     }
     this.#set("ready");
+    this.touch();
     this.#settings.event("mcp:client:discover", () => ({
       serverId: this.id,
       url: this.url,

@@ -19,6 +19,7 @@ const DEFAULTS = {
   requestTimeoutMs: 60_000,
   maxCatalogueSize: 500,
   maxResponseBytes: 8 * 1024 * 1024,
+  streamIdleMs: 30_000,
 } as const;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -54,6 +55,10 @@ export class McpClients implements Capability {
     }
     const path = options.callbackPath ?? DEFAULTS.callbackPath;
     if (!path.startsWith("/")) throw new DokitError<McpClientErrorCode>("INVALID_ARGUMENT", `McpClients: callbackPath "${path}" must start with "/"`);
+    const idle = options.streamIdleMs;
+    if (idle !== undefined && !(typeof idle === "number" && idle >= 0)) {
+      throw new DokitError<McpClientErrorCode>("INVALID_ARGUMENT", "McpClients: streamIdleMs must be a number of milliseconds >= 0, or Infinity");
+    }
     this.#options = options;
     this.#callbackPath = path;
     this.#frame = new ServersFrame(() => this.#restored(), options.canAuthorize);
@@ -210,18 +215,23 @@ export class McpClients implements Capability {
     this.#load();
     const connection = this.#connections.get(serverId);
     if (!connection) throw new DokitError<McpClientErrorCode>("UNKNOWN_SERVER", `no MCP server with the id "${serverId}"`);
-    let client: Client;
+    connection.hold();
     try {
-      client = await connection.client();
-    } catch (error) {
-      throw new DokitError<McpClientErrorCode>("SERVER_UNAVAILABLE", (error as Error).message, { cause: error });
-    }
-    try {
-      return await run(client);
-    } catch (error) {
-      if (error instanceof ProtocolError) throw error;
-      const text = connection.lost(error);
-      throw new DokitError<McpClientErrorCode>("SERVER_UNAVAILABLE", `MCP server ${serverId} failed: ${text}`, { cause: error });
+      let client: Client;
+      try {
+        client = await connection.client();
+      } catch (error) {
+        throw new DokitError<McpClientErrorCode>("SERVER_UNAVAILABLE", (error as Error).message, { cause: error });
+      }
+      try {
+        return await run(client);
+      } catch (error) {
+        if (error instanceof ProtocolError) throw error;
+        const text = connection.lost(error);
+        throw new DokitError<McpClientErrorCode>("SERVER_UNAVAILABLE", `MCP server ${serverId} failed: ${text}`, { cause: error });
+      }
+    } finally {
+      connection.release();
     }
   }
 
@@ -281,6 +291,7 @@ export class McpClients implements Capability {
       maxCatalogueSize: options.maxCatalogueSize ?? DEFAULTS.maxCatalogueSize,
       maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
       authorizationTtlMs: options.authorizationTtlMs ?? DEFAULTS.authorizationTtlMs,
+      streamIdleMs: options.streamIdleMs ?? DEFAULTS.streamIdleMs,
       refusal: (url, local) => this.#refusal(url, local),
       changed: () => this.#changed(),
       event: (type, payload) => {
@@ -304,10 +315,23 @@ export class McpClients implements Capability {
     for (const connection of this.#connections.values()) void connection.connect().catch(() => undefined);
   }
 
-  /** @returns the servers, loaded (and reconnecting in the background) on the first use after a wake */
+  /** @returns the servers, loaded (and reconnecting in the background) on the first use after a wake; a use restarts their idle period */
   #restored(): ServerConnection[] {
     this.#restore();
-    return [...this.#connections.values()];
+    const connections = [...this.#connections.values()];
+    for (const connection of connections) connection.touch();
+    return connections;
+  }
+
+  /**
+   * @returns what McpClients holds open that keeps the object in memory (it cannot hibernate
+   *   meanwhile): one line per server whose notification stream is open, with when it closes
+   */
+  keepsAwake(): string[] {
+    if (!this.#loaded) return [];
+    const idle = this.#settings?.streamIdleMs ?? DEFAULTS.streamIdleMs;
+    const closes = Number.isFinite(idle) ? `closes after ${idle} ms without use` : "kept open (streamIdleMs: Infinity)";
+    return [...this.#connections.values()].filter((c) => c.streaming).map((c) => `MCP server ${c.id} (${c.url}): notification stream open, ${closes}`);
   }
 
   #restoreLogged(): void {

@@ -57,6 +57,13 @@ export interface McpClientsOptions {
   maxCatalogueSize?: number;
   /** Largest response body accepted from a server when its length is announced, in bytes (default 8 MiB). */
   maxResponseBytes?: number;
+  /**
+   * Milliseconds without use (no call, no catalogue read) after which the notification stream of
+   * each listening server is closed, so the object can hibernate (default 30 000). The server
+   * still shows `ready` with its catalogue; the next use reconnects and lists the catalogue again.
+   * `Infinity` keeps the streams open while the object lives (it then never hibernates).
+   */
+  streamIdleMs?: number;
   /** Reconnect the stored servers when the object starts, in the background (default false: on first use). */
   connectOnStart?: boolean;
   /** The fetch every server request goes through (default: the global `fetch`). Tests route it to a local worker. */
@@ -87,7 +94,8 @@ export interface TransportOptions {
   headers?: Record<string, string>;
   /**
    * Keep a stream open for server notifications (list changes, server requests outside calls).
-   * Default true. An open stream keeps the object in memory while connected; `false` lets it hibernate.
+   * Default true. An open stream keeps the object in memory; McpClients closes it after
+   * `streamIdleMs` without use (default 30 s), and `false` never opens it.
    */
   listen?: boolean;
 }

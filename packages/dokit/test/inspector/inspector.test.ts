@@ -172,6 +172,8 @@ describe("Inspector: MCP", () => {
     const base = `${LOCAL}/agents/mcp-room/${fresh("mcp")}`;
     const before = (await (await get(`${base}/__dokit/snapshot`)).json()) as InspectorSnapshot;
     expect(before).toMatchObject({ mcpSessions: [], mcpServers: { "srv-1": { name: "calendar", state: "ready" } } });
+    // What keeps the object awake, as the MCP client capability reports it.
+    expect(before.keepsAwake).toEqual(["MCP server srv-1 (https://calendar.test/mcp): notification stream open, closes after 30000 ms without use"]);
     // A section that throws shows its message (no stack); the others are read as usual.
     expect(before.queue).toEqual({ error: "queue table is locked" });
     const session = await rawSessions((url, init) => worker.fetch(new Request(url, init))).open(new URL(`${base}/mcp`));

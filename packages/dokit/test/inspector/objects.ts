@@ -110,7 +110,10 @@ export class DelegatingRoom extends Room {
 /** An MCP server object, with an MCP client capability's shape given by hand (its servers() is all the Inspector reads). */
 export class McpRoom extends Room {
   readonly mcp = new McpHandler({ server: () => new McpServer({ name: "inspected", version: "1.0.0" }) });
-  readonly clients = { servers: () => ({ "srv-1": { name: "calendar", state: "ready" } }) };
+  readonly clients = {
+    servers: () => ({ "srv-1": { name: "calendar", state: "ready" } }),
+    keepsAwake: () => ["MCP server srv-1 (https://calendar.test/mcp): notification stream open, closes after 30000 ms without use"],
+  };
   /** A section that cannot be read: the page shows its message. */
   readonly brokenQueue = { list: async (): Promise<unknown[]> => { throw new Error("queue table is locked"); } };
   readonly inspector = inspector(this, { enabled: true, mcp: this.mcp, mcpClients: this.clients, queue: this.brokenQueue });

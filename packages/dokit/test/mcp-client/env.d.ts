@@ -1,5 +1,5 @@
 import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
-import type { Assistant, EagerAssistant, McpServerObject, OAuthAssistant, RedirectingAssistant, TightAssistant } from "./objects";
+import type { Assistant, EagerAssistant, IdleAssistant, McpServerObject, OAuthAssistant, RedirectingAssistant, TightAssistant } from "./objects";
 
 declare global {
   interface Env {
@@ -9,6 +9,7 @@ declare global {
     OAUTH_ASSISTANT: DurableObjectNamespace<OAuthAssistant>;
     REDIRECTING_ASSISTANT: DurableObjectNamespace<RedirectingAssistant>;
     EAGER_ASSISTANT: DurableObjectNamespace<EagerAssistant>;
+    IDLE_ASSISTANT: DurableObjectNamespace<IdleAssistant>;
     OAUTH_KV: KVNamespace;
     OAUTH_PROVIDER: OAuthHelpers;
   }

@@ -6,6 +6,7 @@ import { defaultUrlRefusal, isLoopbackHost, isPrivateHost } from "../../src/mcp-
 import { captureConsole } from "../logs";
 import { fresh, sleep, textOf } from "../helpers";
 import { type McpEvent, subscribe } from "../../src/observability";
+import { McpClients } from "../../src/mcp-client";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
@@ -259,6 +260,20 @@ describe("bad input", () => {
     expect((await stub.addError("x", "not a url"))?.message).toMatch(/is not a URL/);
     expect((await stub.addError("x", serverUrl("a"), { id: "bad id!" }))?.message).toMatch(/id must be/);
     expect(await stub.servers()).toEqual([]);
+  });
+
+  it("refuses a streamIdleMs that is not a number of milliseconds >= 0 (Infinity and 0 are accepted)", () => {
+    for (const streamIdleMs of [-1, Number.NaN, "30000" as unknown as number]) {
+      let thrown: unknown;
+      try {
+        new McpClients({ name: "idle", version: "1.0.0", streamIdleMs });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toMatchObject({ code: "INVALID_ARGUMENT", message: "dokit: McpClients: streamIdleMs must be a number of milliseconds >= 0, or Infinity" });
+    }
+    expect(new McpClients({ name: "idle", version: "1.0.0", streamIdleMs: Number.POSITIVE_INFINITY })).toBeInstanceOf(McpClients);
+    expect(new McpClients({ name: "idle", version: "1.0.0", streamIdleMs: 0 }).keepsAwake()).toEqual([]);
   });
 
   it("follows allowUrl instead of the default policy when it is given", async () => {

@@ -202,6 +202,12 @@ export class Assistant extends ClientHost {
   readonly lifecycle = Lifecycle.install(this).use(this.mcp).use(this.webSockets).use(new Observability());
 }
 
+/** McpClients whose notification streams close after 300 ms without use, so the object may hibernate soon after a call. */
+export class IdleAssistant extends ClientHost {
+  readonly mcp = new McpClients({ name: "idle", version: "1.0.0", fetch: loopbackFetch, connectTimeoutMs: 2_000, streamIdleMs: 300 });
+  readonly lifecycle = Lifecycle.install(this).use(this.mcp);
+}
+
 /** Tight limits: a small catalogue, short timeouts, loopback allowed by an allowUrl option. */
 export class TightAssistant extends ClientHost {
   readonly mcp = new McpClients({

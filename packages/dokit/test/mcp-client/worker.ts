@@ -1,7 +1,7 @@
 import { OAuthProvider } from "@cloudflare/workers-oauth-provider";
 import { routeAgentRequest } from "../../src/routing";
 
-export { Assistant, EagerAssistant, McpServerObject, OAuthAssistant, RedirectingAssistant, TightAssistant } from "./objects";
+export { Assistant, EagerAssistant, IdleAssistant, McpServerObject, OAuthAssistant, RedirectingAssistant, TightAssistant } from "./objects";
 
 /** Misbehaving "servers" for the bad-input tests, besides the routed objects. */
 async function misbehave(url: URL): Promise<Response | undefined> {
