@@ -45,12 +45,17 @@ export class HeartbeatSweep implements Capability, HeartbeatSweeper {
     this.#work = claimAlarm(claims, "websockets:heartbeat-sweep", async () => void (await this.sweep()));
   }
 
-  /** A socket was accepted: make sure a sweep is pending. */
+  /** A socket was accepted: make sure a sweep is pending (a failure is logged; the connection stays). */
   async accepted(): Promise<void> {
     const at = this.#nextRun();
     if (at === this.#armedAt) return;
     this.#armedAt = at;
-    await this.#work?.schedule(at);
+    try {
+      await this.#work?.schedule(at);
+    } catch (error) {
+      this.#armedAt = 0;
+      console.error("dokit: could not arm the heartbeat sweep", error);
+    }
   }
 
   /**

@@ -108,7 +108,7 @@ export interface HeartbeatOptions {
 
 /** What WebSockets needs of a heartbeat sweep (a `HeartbeatSweep` fits): told when a socket is accepted, so it runs while there are sockets. */
 export interface HeartbeatSweeper extends Capability {
-  /** A socket was accepted: make sure a sweep is pending. */
+  /** A socket was accepted: make sure a sweep is pending (never rejects). */
   accepted(): Promise<void>;
 }
 

@@ -110,7 +110,8 @@ export class WebSockets implements Capability {
       if (isCapability(callables)) claims.use(callables);
       else serveRpc(claims, new TargetCallables(callables));
     }
-    const sweep = heartbeatOf(this.#options)?.sweep;
+    // SAFETY: `true` has no `sweep`.
+    const sweep = (this.#options.heartbeat as HeartbeatOptions | undefined)?.sweep;
     if (sweep) claims.use(sweep);
     claims.catchAllUpgrade((request) => this.#accept(request));
     // SAFETY: set to the socket owner in the constructor.
@@ -147,11 +148,10 @@ export class WebSockets implements Capability {
       const tags = plain ? flags.tags : await this.#decide(connection, ctx);
       // No await between the replacement and the accept: one id, one open connection.
       this.#replace(id);
-      if (this.#options.heartbeat && !this.#answering) this.#autoRespond();
       this.#installedOn.ctx.acceptWebSocket(server, runtimeTags(tags));
       accepted = true;
-      const sweep = heartbeatOf(this.#options)?.sweep;
-      if (sweep) await sweep.accepted().catch((error) => console.error("dokit: could not arm the heartbeat sweep", error));
+      // Set in the same turn as the accept: no ping can arrive before it.
+      if (this.#options.heartbeat) await this.#heartbeat(this.#options.heartbeat);
       await this.#greet(connection, ctx, plain, onConnect);
     } catch (error) {
       console.error(`dokit: connection ${id} failed while opening; refusing it with ${CLOSE_OPEN_FAILED}`, error);
@@ -164,17 +164,18 @@ export class WebSockets implements Capability {
   }
 
   /**
-   * Has the runtime answer the heartbeat ping with the pong itself, without waking the object.
-   * The setting belongs to the object's socket manager, which outlives a hibernation while
-   * sockets are open (tested with evictDurableObject), so it is set when a socket is accepted,
-   * once per instance, and never on the wake path.
+   * Has the runtime answer the heartbeat ping with the pong itself, without waking the object,
+   * and arms the sweep, if any. The answer belongs to the object's socket manager, which
+   * outlives a hibernation while sockets are open (tested with evictDurableObject), so it is set
+   * when a socket is accepted, once per instance, never on the wake path.
    */
-  #autoRespond(): void {
-    const heartbeat = heartbeatOf(this.#options);
-    this.#installedOn.ctx.setWebSocketAutoResponse(
-      new WebSocketRequestResponsePair(heartbeat?.ping ?? HEARTBEAT_PING, heartbeat?.pong ?? HEARTBEAT_PONG),
-    );
-    this.#answering = true;
+  #heartbeat(heartbeat: true | HeartbeatOptions): Promise<void> | undefined {
+    const options = heartbeat === true ? {} : heartbeat;
+    if (!this.#answering) {
+      this.#installedOn.ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(options.ping ?? HEARTBEAT_PING, options.pong ?? HEARTBEAT_PONG));
+      this.#answering = true;
+    }
+    return options.sweep?.accepted();
   }
 
   /**
@@ -674,8 +675,3 @@ function notInstalled(): DokitError {
   return new DokitError<WebSocketsErrorCode>("NOT_INSTALLED", "this WebSockets is not installed yet: Lifecycle.install(this).use(webSockets)");
 }
 
-/** @returns the heartbeat options (`true`: the defaults), or `undefined` when off */
-function heartbeatOf(options: WebSocketsOptions): HeartbeatOptions | undefined {
-  const heartbeat = options.heartbeat;
-  return heartbeat === true ? {} : heartbeat || undefined;
-}
