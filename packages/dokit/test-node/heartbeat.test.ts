@@ -132,3 +132,30 @@ describe("client heartbeat", () => {
     expect(JSON.parse(texts[0] as string)).toMatchObject({ type: "cf_agent_identity", agent: "heartbeat-room" });
   });
 });
+
+describe("server heartbeat sweep", () => {
+  it("closes a socket whose pings stopped with 3008, as a real client sees it, and keeps one that never pinged", async () => {
+    const base = new URL(inject("workerUrl"));
+    const name = fresh("heartbeat-swept");
+    const socket = (query = "") => new WebSocket(`ws://${base.host}/agents/heartbeat-swept-room/${name}${query}`);
+    const stale = socket();
+    const silent = socket("?_pk=silent");
+    onTestFinished(() => {
+      stale.close();
+      silent.close();
+    });
+    const pong = new Promise((resolve) => stale.addEventListener("message", (event) => event.data === "dokit:pong" && resolve(event.data)));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => stale.addEventListener("close", (event) => resolve({ code: event.code, reason: event.reason })));
+    await new Promise((resolve) => stale.addEventListener("open", resolve));
+    stale.send("dokit:ping");
+    expect(await pong).toBe("dokit:pong");
+    const pingedAt = Date.now();
+    const outcome = await Promise.race([closed, sleep(4000).then(() => "no close event")]);
+    expect(outcome).toEqual({ code: 3008, reason: "dokit: no ping within 1000 ms" });
+    expect(Date.now() - pingedAt).toBeLessThan(3000);
+    const echoed = new Promise((resolve) => silent.addEventListener("message", (event) => String(event.data).startsWith("echo:") && resolve(event.data)));
+    expect(silent.readyState).toBe(WebSocket.OPEN);
+    silent.send("still here");
+    expect(await echoed).toBe("echo:still here");
+  });
+});
