@@ -98,9 +98,9 @@ export interface WebSocketsOptions {
 
 /** The `heartbeat` option of `WebSockets`. */
 export interface HeartbeatOptions {
-  /** The exact text a client pings with (default `"dokit:ping"`; at most 2,048 characters). */
+  /** The exact text a client pings with (default `"dokit:ping"`; at most 2,048 bytes, the runtime's limit). */
   ping?: string;
-  /** The exact text the runtime answers with (default `"dokit:pong"`; at most 2,048 characters). */
+  /** The exact text the runtime answers with (default `"dokit:pong"`; at most 2,048 bytes, the runtime's limit). */
   pong?: string;
   /** Closes sockets whose last ping is too old: `new HeartbeatSweep({ timeoutMs })` from `dokit/websockets`. */
   sweep?: HeartbeatSweeper;
