@@ -109,6 +109,18 @@ describe("client heartbeat", () => {
     await eventually(() => expect(events).toEqual(["open", "message echo:two", "message echo:three"]));
   });
 
+  it("rejects a queued call dropped from the full queue with Send queue full", async () => {
+    const proxy = await freezableProxy();
+    const dropped: unknown[] = [];
+    const { agent, events } = client(proxy.host, { startClosed: true, maxQueuedMessages: 1, onMessageDropped: (message) => dropped.push(message) });
+    const call = agent.call("anything");
+    agent.send("after the call");
+    await expect(call).rejects.toThrow("Send queue full");
+    expect(dropped).toEqual([]);
+    agent.reconnect();
+    await eventually(() => expect(events).toEqual(["open", "message echo:after the call"]));
+  });
+
   it("drops queued messages beyond the byte bound, oldest first", async () => {
     const proxy = await freezableProxy();
     const dropped: unknown[] = [];
