@@ -9,6 +9,8 @@ import { asBinaryType, byteSize } from "./binary";
 import type { AgentClientMessage, BinaryType } from "./binary";
 import { asError, DEFAULT_CALL_TIMEOUT_MS, invokeNative, PendingCall, splitCallOptions } from "./calls";
 import { AgentConnectionError, isFinalCloseCode } from "./errors";
+import { Heartbeat, heartbeatSettings } from "./heartbeat";
+import { enqueue, type Outgoing } from "./outbox";
 import { ClientEventTarget, closeEvent } from "./event-target";
 import { openJsonLink } from "./link";
 import type { Link, OpenLink } from "./link";
@@ -24,7 +26,6 @@ import type {
 } from "./types";
 import { socketUrl, withProperties } from "./url";
 
-type Outgoing = PendingCall | AgentClientMessage;
 
 /** @returns a fresh promise with its resolver */
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -72,6 +73,8 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
   #attempt = 0;
   #openedAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The open socket's heartbeat, when the option is on. */
+  #heartbeat: Heartbeat | undefined;
   /** Bumped whenever a pending connection attempt must be abandoned. */
   #generation = 0;
   readonly #calls = new Map<string, PendingCall>();
@@ -160,7 +163,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
       this.#link.send(data);
       return true;
     }
-    this.#outbox.push(data);
+    enqueue(this.#outbox, data, this.options);
     return false;
   }
 
@@ -254,7 +257,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
   #dispatch(call: PendingCall): void {
     const link = this.#link;
     if (!link || !this.#open) {
-      this.#outbox.push(call);
+      enqueue(this.#outbox, call, this.options);
       return;
     }
     call.link = link;
@@ -321,6 +324,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
     this.#open = true;
     this.#openedAt = Date.now();
     this.connectionError = null;
+    this.#startHeartbeat(link);
     const outbox = this.#outbox;
     this.#outbox = [];
     for (const item of outbox) {
@@ -352,6 +356,8 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
     this.#link = null;
     this.#open = false;
     clearTimeout(this.#timer);
+    this.#heartbeat?.stop();
+    this.#heartbeat = undefined;
     this.identified = false;
     this.#frames.reset();
     this.#ready = deferred();
@@ -377,8 +383,29 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
 
   // ── Frames ─────────────────────────────────────────────────────────
 
+  /** Pings on the open socket; a ping left unanswered closes it (1006 `Heartbeat timed out`) and the client reconnects. */
+  #startHeartbeat(link: Link): void {
+    const settings = link.invoke ? undefined : heartbeatSettings(this.options);
+    if (!settings) return;
+    this.#heartbeat = new Heartbeat(
+      settings,
+      () => link.send(settings.ping),
+      () => {
+        if (link !== this.#link) return;
+        this.#onClose(link, 1006, "Heartbeat timed out", false);
+        link.close();
+      },
+    );
+  }
+
   #onFrame(link: Link, data: unknown): void {
     if (link !== this.#link) return;
+    const heartbeat = this.#heartbeat;
+    if (heartbeat) {
+      heartbeat.alive();
+      // The server's answer to a ping is no message.
+      if (data === heartbeat.pong) return;
+    }
     if (typeof data === "string") this.#frames.read(data);
     this.dispatchEvent(new MessageEvent("message", { data: asBinaryType(data, this.binaryType) }));
   }

@@ -1,5 +1,7 @@
 export { AgentClient } from "./client";
 export { DEFAULT_CALL_TIMEOUT_MS } from "./calls";
+export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from "./heartbeat";
+export { DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_QUEUED_MESSAGES } from "./outbox";
 export { AgentConnectionError, AgentFrameError, isFinalCloseCode } from "./errors";
 export { agentPath, socketUrl } from "./url";
 export type { AgentClientMessage, BinaryType } from "./binary";
@@ -13,6 +15,7 @@ export type {
   AgentTransport,
   CallableKeys,
   CallOptions,
+  HeartbeatClientOptions,
   MethodArgs,
   MethodResult,
   QueryParams,

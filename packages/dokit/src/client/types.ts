@@ -2,6 +2,7 @@
 import type { AgentStub, CallableName } from "../rpc/stub-types";
 import type { MCPServersState } from "../protocol/frames";
 import type { AgentFrameError } from "./errors";
+import type { AgentClientMessage } from "./binary";
 
 export type { AgentStub };
 
@@ -80,6 +81,34 @@ export interface AgentClientOptions<State = unknown> {
   maxRetries?: number;
   /** Milliseconds a connection attempt may take before it is abandoned and retried (default 4 000). */
   connectionTimeout?: number;
+  /**
+   * Pings the server to find a dead link: when a ping gets no answer in time, the socket is closed
+   * and the client reconnects. Only for servers that answer pings (a dokit `WebSockets` with
+   * `heartbeat` set; others get each ping as a message). `true`: the defaults. Default off.
+   * JSON transport only.
+   */
+  heartbeat?: boolean | HeartbeatClientOptions;
+  /** Most messages and calls kept while the socket is down (default 100); beyond it the oldest is dropped. */
+  maxQueuedMessages?: number;
+  /** Most bytes of messages kept while the socket is down (default 1 MiB); beyond it the oldest are dropped. */
+  maxQueuedBytes?: number;
+  /**
+   * Runs for each message dropped from the full queue (a dropped call rejects instead).
+   * Default: a console warning.
+   */
+  onMessageDropped?: (message: AgentClientMessage) => void;
+}
+
+/** The `heartbeat` option of `AgentClient`. */
+export interface HeartbeatClientOptions {
+  /** Milliseconds between pings on an open socket (default 25 000). */
+  intervalMs?: number;
+  /** Milliseconds a ping may go unanswered before the socket counts as dead (default 10 000). */
+  timeoutMs?: number;
+  /** The ping text (default `"dokit:ping"`; must match the server's). */
+  ping?: string;
+  /** The pong text (default `"dokit:pong"`; must match the server's). */
+  pong?: string;
 }
 
 /**

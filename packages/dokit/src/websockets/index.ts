@@ -1,6 +1,10 @@
 export { WebSockets } from "./websockets";
+export { HeartbeatSweep } from "./heartbeat-sweep";
+export type { HeartbeatSweepOptions } from "./heartbeat-sweep";
 export type {
   CapnwebTransport,
+  HeartbeatOptions,
+  HeartbeatSweeper,
   ConnectionDecision,
   Identity,
   SyncedState,

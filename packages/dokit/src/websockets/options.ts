@@ -1,5 +1,5 @@
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import type { Dispatch } from "../lifecycle/capability";
+import type { Capability, Dispatch } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 
 /** Connection handlers. They run in the object's invocation context (`getCurrentAgent()`). */
@@ -89,6 +89,27 @@ export interface WebSocketsOptions {
   protocol?: boolean | ConnectionDecision;
   /** Enables the Cap'n Web transport: `import { capnweb } from "dokit/capnweb"`. */
   capnweb?: CapnwebTransport;
+  /**
+   * Answers clients' pings without waking the object (the runtime's WebSocket auto-response).
+   * `true`: ping `"dokit:ping"`, pong `"dokit:pong"`. Default off.
+   */
+  heartbeat?: boolean | HeartbeatOptions;
+}
+
+/** The `heartbeat` option of `WebSockets`. */
+export interface HeartbeatOptions {
+  /** The exact text a client pings with (default `"dokit:ping"`; at most 2,048 bytes, the runtime's limit). */
+  ping?: string;
+  /** The exact text the runtime answers with (default `"dokit:pong"`; at most 2,048 bytes, the runtime's limit). */
+  pong?: string;
+  /** Closes sockets whose last ping is too old: `new HeartbeatSweep({ timeoutMs })` from `dokit/websockets`. */
+  sweep?: HeartbeatSweeper;
+}
+
+/** What WebSockets needs of a heartbeat sweep (a `HeartbeatSweep` fits): told when a socket is accepted, so it runs while there are sockets. */
+export interface HeartbeatSweeper extends Capability {
+  /** A socket was accepted: make sure a sweep is pending (never rejects). */
+  accepted(): Promise<void>;
 }
 
 /** An identity for `sendIdentity` / `sendConnectFrames`; defaults to the object's name and kebab class. */

@@ -12,6 +12,8 @@ import {
   CLOSE_OPEN_FAILED,
   CLOSE_REPLACED,
   CONNECTION_ID_PARAM,
+  HEARTBEAT_PING,
+  HEARTBEAT_PONG,
   IDENTITY,
   INVALID_ID_REASON,
   isStateFrame,
@@ -27,7 +29,7 @@ import { closeWith, isThenable, parseFrame, trySend } from "../lifecycle/wire";
 import { refuseUpgrade } from "../lifecycle/refuse";
 import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
-import type { Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
+import type { HeartbeatOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectionTags, idTag, isIdTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
 import type { WebSocketsErrorCode } from "./errors";
 
@@ -61,6 +63,8 @@ export class WebSockets implements Capability {
   #live: Map<string, Connection> | undefined;
   /** The state frame the state has just sent by itself, until a `broadcastState` of it is skipped. */
   #synced: string | undefined;
+  /** Set once this instance has configured the runtime's ping answer (see #autoRespond). */
+  #answering = false;
 
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
@@ -106,6 +110,9 @@ export class WebSockets implements Capability {
       if (isCapability(callables)) claims.use(callables);
       else serveRpc(claims, new TargetCallables(callables));
     }
+    // SAFETY: `true` has no `sweep`.
+    const sweep = (this.#options.heartbeat as HeartbeatOptions | undefined)?.sweep;
+    if (sweep) claims.use(sweep);
     claims.catchAllUpgrade((request) => this.#accept(request));
     // SAFETY: set to the socket owner in the constructor.
     claims.takeSockets((this as Wakeable)[WORKS_UNATTACHED] as SocketOwner);
@@ -143,6 +150,8 @@ export class WebSockets implements Capability {
       this.#replace(id);
       this.#installedOn.ctx.acceptWebSocket(server, runtimeTags(tags));
       accepted = true;
+      // Set in the same turn as the accept: no ping can arrive before it.
+      if (this.#options.heartbeat) await this.#heartbeat(this.#options.heartbeat);
       await this.#greet(connection, ctx, plain, onConnect);
     } catch (error) {
       console.error(`dokit: connection ${id} failed while opening; refusing it with ${CLOSE_OPEN_FAILED}`, error);
@@ -152,6 +161,21 @@ export class WebSockets implements Capability {
     }
     this.#dispatch?.observer?.emit("lifecycle", this.#installedOn, "connect", { connectionId: id, began: at });
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /**
+   * Has the runtime answer the heartbeat ping with the pong itself, without waking the object,
+   * and arms the sweep, if any. The answer belongs to the object's socket manager, which
+   * outlives a hibernation while sockets are open (tested with evictDurableObject), so it is set
+   * when a socket is accepted, once per instance, never on the wake path.
+   */
+  #heartbeat(heartbeat: true | HeartbeatOptions): Promise<void> | undefined {
+    const options = heartbeat === true ? {} : heartbeat;
+    if (!this.#answering) {
+      this.#installedOn.ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(options.ping ?? HEARTBEAT_PING, options.pong ?? HEARTBEAT_PONG));
+      this.#answering = true;
+    }
+    return options.sweep?.accepted();
   }
 
   /**
@@ -650,3 +674,4 @@ function isCapability<T = unknown>(value: object): value is Capability & T {
 function notInstalled(): DokitError {
   return new DokitError<WebSocketsErrorCode>("NOT_INSTALLED", "this WebSockets is not installed yet: Lifecycle.install(this).use(webSockets)");
 }
+

@@ -1,3 +1,4 @@
+import type { WsHeartbeat, WsHeartbeatSweep } from "./heartbeat.objects";
 import type { WsBare, WsFailingConnect, WsManual, WsMixedHost, WsPlain, WsRoom } from "./objects";
 
 declare global {
@@ -5,6 +6,8 @@ declare global {
     WS_ROOM: DurableObjectNamespace<WsRoom>;
     WS_BARE: DurableObjectNamespace<WsBare>;
     WS_PLAIN: DurableObjectNamespace<WsPlain>;
+    WS_HEARTBEAT: DurableObjectNamespace<WsHeartbeat>;
+    WS_HEARTBEAT_SWEEP: DurableObjectNamespace<WsHeartbeatSweep>;
     WS_MANUAL: DurableObjectNamespace<WsManual>;
     WS_FAILING: DurableObjectNamespace<WsFailingConnect>;
     WS_MIXED: DurableObjectNamespace<WsMixedHost>;
