@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { which } from "./which";
+import { which } from "./which.ts";
 import { afterEach, describe, expect, it } from "vitest";
 
 const repo = join(import.meta.dirname, "..");

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { which } from "./which";
+import { which } from "./which.ts";
 
 const repo = join(import.meta.dirname, "..");
 const started = Date.now();
