@@ -2,6 +2,7 @@ export { WebSockets } from "./websockets";
 export { HeartbeatSweep } from "./heartbeat-sweep";
 export type { HeartbeatSweepOptions } from "./heartbeat-sweep";
 export type {
+  BroadcastOptions,
   CapnwebTransport,
   HeartbeatOptions,
   HeartbeatSweeper,

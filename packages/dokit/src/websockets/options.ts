@@ -27,6 +27,16 @@ export interface SyncedState {
   syncThrough?(broadcast: (frame: string, except: Connection | undefined) => void): void;
 }
 
+/** Options of `broadcast`. */
+export interface BroadcastOptions {
+  /** Connections left out: ids or connections. */
+  except?: string | Connection | ReadonlyArray<string | Connection>;
+  /** Only connections with this tag (narrowed by the platform's tag index). */
+  tag?: string;
+  /** A key: only the latest message broadcast with it in the tick (`coalesceMs`) is sent, when the tick ends. */
+  coalesce?: string;
+}
+
 /** A per-connection decision made when the connection is accepted. */
 export type ConnectionDecision = (connection: Connection, ctx: ConnectionContext) => boolean | Promise<boolean>;
 
@@ -94,6 +104,8 @@ export interface WebSocketsOptions {
    * `true`: ping `"dokit:ping"`, pong `"dokit:pong"`. Default off.
    */
   heartbeat?: boolean | HeartbeatOptions;
+  /** The tick of `broadcast(message, { coalesce })`: each key's latest message is sent once per tick (16 to 1000 ms, default 50). */
+  coalesceMs?: number;
 }
 
 /** The `heartbeat` option of `WebSockets`. */

@@ -29,7 +29,8 @@ import { closeWith, isThenable, parseFrame, trySend } from "../lifecycle/wire";
 import { refuseUpgrade } from "../lifecycle/refuse";
 import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
-import type { HeartbeatOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
+import type { BroadcastOptions, HeartbeatOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
+import { checkCoalesceMs, COALESCE_MS, Coalescer } from "./coalesce";
 import { connectionTags, idTag, isIdTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
 import type { WebSocketsErrorCode } from "./errors";
 
@@ -65,10 +66,13 @@ export class WebSockets implements Capability {
   #synced: string | undefined;
   /** Set once this instance has configured the runtime's ping answer (see #autoRespond). */
   #answering = false;
+  /** The broadcasts held for the current tick (made by the first coalesced broadcast). */
+  #coalescer: Coalescer<BroadcastOptions> | undefined;
 
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
     this.#options = options;
+    if (options.coalesceMs !== undefined) checkCoalesceMs(options.coalesceMs);
     const callables = options.callables;
     // A bare target is checked now (its method table is built once per class) and served from attach().
     if (callables && !isCapability(callables)) collectCallableMethods(callables);
@@ -117,6 +121,7 @@ export class WebSockets implements Capability {
     // SAFETY: set to the socket owner in the constructor.
     claims.takeSockets((this as Wakeable)[WORKS_UNATTACHED] as SocketOwner);
     claims.onDestroy(() => {
+      this.#coalescer?.cancel();
       for (const connection of this.getConnections()) this.#close(connection, CLOSE_DESTROYED, "Durable Object destroyed");
     });
   }
@@ -506,16 +511,18 @@ export class WebSockets implements Capability {
   /**
    * Sends one message to every open connection, serialized once.
    * @param message - a string, binary data, or a value sent as JSON
-   * @param options - `except` (ids or connections) and `tag` (narrowed by the platform's tag index)
+   * @param options - `except` (ids or connections), `tag` (narrowed by the platform's tag index), and
+   *   `coalesce`: a key whose latest message alone is sent when the tick (`coalesceMs`) ends
    */
   broadcast(
     message: string | ArrayBuffer | ArrayBufferView | object,
-    options: { except?: string | Connection | ReadonlyArray<string | Connection>; tag?: string } = {},
+    options: BroadcastOptions = {},
   ): void {
     const payload =
       typeof message === "string" || message instanceof ArrayBuffer || ArrayBuffer.isView(message)
         ? message
         : JSON.stringify(message);
+    if (options.coalesce !== undefined) return this.#hold(options.coalesce, payload, options);
     const except = toExcept(options.except);
     // The hibernating sockets are not made Connections here: a broadcast after a wake then decodes
     // no flags and changes no socket's prototype (it reads each attachment once, as a string).
@@ -530,6 +537,13 @@ export class WebSockets implements Capability {
       if (except && (except.has(connection) || except.has(connection.id))) continue;
       trySend(connection, payload);
     }
+  }
+
+  /** Holds a coalesced broadcast for the tick (the object must be installed: the failure belongs to the caller). */
+  #hold(key: string, payload: string | ArrayBuffer | ArrayBufferView, options: BroadcastOptions): void {
+    void this.#installedOn;
+    this.#coalescer ??= new Coalescer(this.#options.coalesceMs ?? COALESCE_MS, (held, { except, tag }) => this.broadcast(held, { except, tag }));
+    this.#coalescer.hold(key, payload, options);
   }
 
   // ----------------------------------------------------------------- protocol
