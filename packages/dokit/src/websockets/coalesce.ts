@@ -1,66 +1,48 @@
 import { DokitError } from "../lifecycle/errors";
 import type { WebSocketsErrorCode } from "./errors";
 
-/** The tick of coalesced broadcasts when `coalesceMs` is not set, in milliseconds. */
-export const COALESCE_MS = 50;
-
 /** A serialized message, as a broadcast sends it. */
 type Payload = string | ArrayBuffer | ArrayBufferView;
 
 /**
- * Holds the latest broadcast per key until the tick ends, then sends each once.
- *
- * One `setTimeout` serves every key: it is armed by the first coalesced call while none is
- * pending and is not re-armed when it fires, so an idle object holds no timer (a pending timer
- * keeps the object in memory, for at most one tick).
+ * Replaces what `key` holds for this tick (a key keeps its place in the send order), starting a
+ * tick if none runs. A tick that ends after the object closed its connections sends to none.
  */
-export class Coalescer<Options> {
-  readonly #held = new Map<string, [Payload, Options]>();
-  #timer: ReturnType<typeof setTimeout> | undefined;
+export type Hold<Options> = (key: string, payload: Payload, options: Options) => void;
 
-  /**
-   * @param ms - the tick
-   * @param send - sends one held broadcast (a plain `broadcast` of the serialized message)
-   */
-  constructor(
-    readonly ms: number,
-    readonly send: (payload: Payload, options: Options) => void,
-  ) {}
-
-  /** Replaces what `key` holds for this tick (a key keeps its place in the send order), starting a tick if none runs. */
-  hold(key: unknown, payload: Payload, options: Options): void {
-    if (typeof key !== "string") {
-      throw new DokitError<WebSocketsErrorCode>("INVALID_ARGUMENT", `broadcast: coalesce must be a string key (got ${typeof key})`);
-    }
-    this.#held.set(key, [payload, options]);
-    this.#timer ??= setTimeout(() => this.#flush(), this.ms);
-  }
-
-  /** Drops what is held and the pending tick. */
-  cancel(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#held.clear();
-  }
-
-  #flush(): void {
-    this.#timer = undefined;
-    const held = [...this.#held.values()];
-    this.#held.clear();
-    for (const [payload, options] of held) {
+/**
+ * Holds the latest broadcast per key until the tick ends, then sends each once, in the order the
+ * keys were first held. One `setTimeout` serves every key: armed by the first call while nothing
+ * is held and never re-armed by itself, so an idle object holds no timer (a pending timer keeps the
+ * object in memory, for at most one tick).
+ * @param ms - the tick (16 to 1000 ms; `undefined`: 50)
+ * @param send - sends one held broadcast
+ * @returns the function that holds a broadcast
+ */
+export function coalescer<Options>(ms = 50, send: (payload: Payload, options: Options) => void): Hold<Options> {
+  const held = new Map<string, [Payload, Options]>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    timer = undefined;
+    const due = [...held.values()];
+    held.clear();
+    for (const [payload, options] of due) {
       try {
-        this.send(payload, options);
+        send(payload, options);
       } catch (error) {
         console.error("dokit: a coalesced broadcast failed", error);
       }
     }
-  }
+  };
+  return (key, payload, options) => {
+    held.set(key, [payload, options]);
+    timer ??= setTimeout(flush, ms);
+  };
 }
 
-/** @returns `value` when it is a tick `coalesceMs` accepts (16 to 1000 ms); throws otherwise */
-export function checkCoalesceMs(value: unknown): number {
-  if (typeof value !== "number" || !(value >= 16 && value <= 1000)) {
-    throw new DokitError<WebSocketsErrorCode>("INVALID_ARGUMENT", `WebSockets: coalesceMs must be a number of milliseconds from 16 to 1000 (got ${String(value)})`);
+/** Throws unless `ms` is a tick `coalesceMs` accepts: a number of milliseconds from 16 to 1000. */
+export function checkCoalesceMs(ms: unknown): void {
+  if (!((ms as number) >= 16 && (ms as number) <= 1000) || typeof ms !== "number") {
+    throw new DokitError<WebSocketsErrorCode>("INVALID_ARGUMENT", `WebSockets: coalesceMs must be 16 to 1000 ms (got ${String(ms)})`);
   }
-  return value;
 }

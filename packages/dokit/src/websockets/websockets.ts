@@ -30,7 +30,7 @@ import { refuseUpgrade } from "../lifecycle/refuse";
 import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
 import type { BroadcastOptions, HeartbeatOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
-import { checkCoalesceMs, COALESCE_MS, Coalescer } from "./coalesce";
+import { checkCoalesceMs, coalescer, type Hold } from "./coalesce";
 import { connectionTags, idTag, isIdTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
 import type { WebSocketsErrorCode } from "./errors";
 
@@ -67,7 +67,7 @@ export class WebSockets implements Capability {
   /** Set once this instance has configured the runtime's ping answer (see #autoRespond). */
   #answering = false;
   /** The broadcasts held for the current tick (made by the first coalesced broadcast). */
-  #coalescer: Coalescer<BroadcastOptions> | undefined;
+  #hold: Hold<BroadcastOptions> | undefined;
 
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
@@ -121,7 +121,6 @@ export class WebSockets implements Capability {
     // SAFETY: set to the socket owner in the constructor.
     claims.takeSockets((this as Wakeable)[WORKS_UNATTACHED] as SocketOwner);
     claims.onDestroy(() => {
-      this.#coalescer?.cancel();
       for (const connection of this.getConnections()) this.#close(connection, CLOSE_DESTROYED, "Durable Object destroyed");
     });
   }
@@ -522,7 +521,12 @@ export class WebSockets implements Capability {
       typeof message === "string" || message instanceof ArrayBuffer || ArrayBuffer.isView(message)
         ? message
         : JSON.stringify(message);
-    if (options.coalesce !== undefined) return this.#hold(options.coalesce, payload, options);
+    if (options.coalesce !== undefined) {
+      // Checked now: a broadcast from an uninstalled WebSockets fails its caller, not a timer.
+      void this.#installedOn;
+      this.#hold ??= coalescer(this.#options.coalesceMs, (held, { except, tag }) => this.broadcast(held, { except, tag }));
+      return this.#hold(options.coalesce, payload, options);
+    }
     const except = toExcept(options.except);
     // The hibernating sockets are not made Connections here: a broadcast after a wake then decodes
     // no flags and changes no socket's prototype (it reads each attachment once, as a string).
@@ -537,13 +541,6 @@ export class WebSockets implements Capability {
       if (except && (except.has(connection) || except.has(connection.id))) continue;
       trySend(connection, payload);
     }
-  }
-
-  /** Holds a coalesced broadcast for the tick (the object must be installed: the failure belongs to the caller). */
-  #hold(key: string, payload: string | ArrayBuffer | ArrayBufferView, options: BroadcastOptions): void {
-    void this.#installedOn;
-    this.#coalescer ??= new Coalescer(this.#options.coalesceMs ?? COALESCE_MS, (held, { except, tag }) => this.broadcast(held, { except, tag }));
-    this.#coalescer.hold(key, payload, options);
   }
 
   // ----------------------------------------------------------------- protocol

@@ -10,7 +10,7 @@ type Burst = { key: string; count: number; except?: string; tag?: string; first?
 
 /**
  * Coalesced broadcasts on a 50 ms tick. A client sends a burst as JSON (sent in one synchronous
- * loop, so it falls in one tick), `"constructed"` for the count of instances built, or `"bad-key"`.
+ * loop, so it falls in one tick), or `"constructed"` for the count of instances built.
  */
 export class WsCoalesce extends DurableObject<Env> {
   readonly webSockets: WebSockets = new WebSockets({
@@ -20,15 +20,6 @@ export class WsCoalesce extends DurableObject<Env> {
     handlers: {
       onMessage: (connection, message) => {
         if (message === "constructed") return connection.send(String(constructed));
-        if (message === "bad-key") {
-          try {
-            // SAFETY: a caller without types passes a number.
-            this.webSockets.broadcast("x", { coalesce: 7 as unknown as string });
-          } catch (error) {
-            connection.send(`refused:${(error as { code: string }).code}`);
-          }
-          return;
-        }
         const bursts = JSON.parse(String(message)) as Burst[];
         for (const { key, count, except, tag, first } of bursts) {
           for (let seq = 0; seq < count; seq++) {
