@@ -1,7 +1,7 @@
 // Scenario objects of coalesce.test.ts.
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle } from "../src/lifecycle";
-import { WebSockets } from "../src/websockets";
+import { coalesceBroadcasts, WebSockets } from "../src/websockets";
 
 /**
  * Cursors on a 100 ms tick: `move:<x>` broadcasts `{"x":<x>}` under the key `cursor` to everyone
@@ -10,7 +10,7 @@ import { WebSockets } from "../src/websockets";
 export class CoalesceCursors extends DurableObject<Env> {
   readonly webSockets: WebSockets = new WebSockets({
     protocol: false,
-    coalesceMs: 100,
+    coalescing: coalesceBroadcasts({ tickMs: 100 }),
     handlers: {
       onMessage: (connection, message) => {
         const [command, value] = String(message).split(":");

@@ -15,11 +15,11 @@ export type Hold<Options> = (key: string, payload: Payload, options: Options) =>
  * keys were first held. One `setTimeout` serves every key: armed by the first call while nothing
  * is held and never re-armed by itself, so an idle object holds no timer (a pending timer keeps the
  * object in memory, for at most one tick).
- * @param ms - the tick (16 to 1000 ms; `undefined`: 50)
+ * @param ms - the tick, 16 to 1000 ms
  * @param send - sends one held broadcast
  * @returns the function that holds a broadcast
  */
-export function coalescer<Options>(ms = 50, send: (payload: Payload, options: Options) => void): Hold<Options> {
+function coalescer<Options>(ms: number, send: (payload: Payload, options: Options) => void): Hold<Options> {
   const held = new Map<string, [Payload, Options]>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const flush = () => {
@@ -40,9 +40,20 @@ export function coalescer<Options>(ms = 50, send: (payload: Payload, options: Op
   };
 }
 
-/** Throws unless `ms` is a tick `coalesceMs` accepts: a number of milliseconds from 16 to 1000. */
-export function checkCoalesceMs(ms: unknown): void {
-  if (!((ms as number) >= 16 && (ms as number) <= 1000) || typeof ms !== "number") {
-    throw new DokitError<WebSocketsErrorCode>("INVALID_ARGUMENT", `WebSockets: coalesceMs must be 16 to 1000 ms (got ${String(ms)})`);
+/** Makes the holder of one WebSockets' coalesced broadcasts: what `new WebSockets({ coalescing })` takes. */
+export type Coalescing = <Options>(send: (payload: Payload, options: Options) => void) => Hold<Options>;
+
+/**
+ * Turns on `broadcast(message, { coalesce: key })`: `new WebSockets({ coalescing: coalesceBroadcasts() })`.
+ * Opt-in by import, so objects that never coalesce do not carry it.
+ * @param options - `tickMs`: how long a key's latest message waits, 16 to 1000 ms (default 50)
+ * @returns the `coalescing` option
+ * @throws DokitError INVALID_ARGUMENT for a tick outside 16 to 1000 ms
+ */
+export function coalesceBroadcasts(options: { tickMs?: number } = {}): Coalescing {
+  const ms: unknown = options.tickMs ?? 50;
+  if (typeof ms !== "number" || !(ms >= 16 && ms <= 1000)) {
+    throw new DokitError<WebSocketsErrorCode>("INVALID_ARGUMENT", `coalesceBroadcasts: tickMs must be 16 to 1000 ms (got ${String(ms)})`);
   }
+  return (send) => coalescer(ms, send);
 }

@@ -1,4 +1,6 @@
 export { WebSockets } from "./websockets";
+export { coalesceBroadcasts } from "./coalesce";
+export type { Coalescing } from "./coalesce";
 export { HeartbeatSweep } from "./heartbeat-sweep";
 export type { HeartbeatSweepOptions } from "./heartbeat-sweep";
 export type {

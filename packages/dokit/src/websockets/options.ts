@@ -1,6 +1,7 @@
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Capability, Dispatch } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
+import type { Coalescing } from "./coalesce";
 
 /** Connection handlers. They run in the object's invocation context (`getCurrentAgent()`). */
 export interface WebSocketHandlers {
@@ -33,7 +34,7 @@ export interface BroadcastOptions {
   except?: string | Connection | ReadonlyArray<string | Connection>;
   /** Only connections with this tag (narrowed by the platform's tag index). */
   tag?: string;
-  /** A key: only the latest message broadcast with it in the tick (`coalesceMs`) is sent, when the tick ends. */
+  /** A key: only the latest message broadcast with it in the tick is sent, when the tick ends (needs the `coalescing` option). */
   coalesce?: string;
 }
 
@@ -104,8 +105,8 @@ export interface WebSocketsOptions {
    * `true`: ping `"dokit:ping"`, pong `"dokit:pong"`. Default off.
    */
   heartbeat?: boolean | HeartbeatOptions;
-  /** The tick of `broadcast(message, { coalesce })`: each key's latest message is sent once per tick (16 to 1000 ms, default 50). */
-  coalesceMs?: number;
+  /** Turns on `broadcast(message, { coalesce })`: `coalesceBroadcasts({ tickMs })` from `dokit/websockets` (opt-in by import). */
+  coalescing?: Coalescing;
 }
 
 /** The `heartbeat` option of `WebSockets`. */

@@ -30,7 +30,7 @@ import { refuseUpgrade } from "../lifecycle/refuse";
 import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
 import type { BroadcastOptions, HeartbeatOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
-import { checkCoalesceMs, coalescer, type Hold } from "./coalesce";
+import type { Hold } from "./coalesce";
 import { connectionTags, idTag, isIdTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
 import type { WebSocketsErrorCode } from "./errors";
 
@@ -72,7 +72,6 @@ export class WebSockets implements Capability {
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
     this.#options = options;
-    if (options.coalesceMs !== undefined) checkCoalesceMs(options.coalesceMs);
     const callables = options.callables;
     // A bare target is checked now (its method table is built once per class) and served from attach().
     if (callables && !isCapability(callables)) collectCallableMethods(callables);
@@ -511,7 +510,7 @@ export class WebSockets implements Capability {
    * Sends one message to every open connection, serialized once.
    * @param message - a string, binary data, or a value sent as JSON
    * @param options - `except` (ids or connections), `tag` (narrowed by the platform's tag index), and
-   *   `coalesce`: a key whose latest message alone is sent when the tick (`coalesceMs`) ends
+   *   `coalesce`: a key whose latest message alone is sent when the tick (the `coalescing` option) ends
    */
   broadcast(
     message: string | ArrayBuffer | ArrayBufferView | object,
@@ -522,9 +521,11 @@ export class WebSockets implements Capability {
         ? message
         : JSON.stringify(message);
     if (options.coalesce !== undefined) {
-      // Checked now: a broadcast from an uninstalled WebSockets fails its caller, not a timer.
+      // Checked now (the option, the install): the caller hears of a mistake, not a timer.
+      const coalescing = this.#options.coalescing;
+      if (!coalescing) throw new DokitError<WebSocketsErrorCode>("INVALID_ARGUMENT", "coalesce needs the coalescing option: coalesceBroadcasts()");
       void this.#installedOn;
-      this.#hold ??= coalescer(this.#options.coalesceMs, (held, { except, tag }) => this.broadcast(held, { except, tag }));
+      this.#hold ??= coalescing((held, { except, tag }) => this.broadcast(held, { except, tag }));
       return this.#hold(options.coalesce, payload, options);
     }
     const except = toExcept(options.except);

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle } from "../../src/lifecycle";
-import { WebSockets } from "../../src/websockets";
+import { coalesceBroadcasts, WebSockets } from "../../src/websockets";
 
 /** Instances built in this isolate (a wake after an eviction builds one). */
 let constructed = 0;
@@ -15,7 +15,7 @@ type Burst = { key: string; count: number; except?: string; tag?: string; first?
 export class WsCoalesce extends DurableObject<Env> {
   readonly webSockets: WebSockets = new WebSockets({
     protocol: false,
-    coalesceMs: 50,
+    coalescing: coalesceBroadcasts(),
     getConnectionTags: (_connection, ctx) => new URL(ctx.request.url).searchParams.getAll("tag"),
     handlers: {
       onMessage: (connection, message) => {

@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { expectHibernates, hibernate, openSocket, type TestSocket } from "../../src/testing";
-import { WebSockets } from "../../src/websockets";
+import { coalesceBroadcasts, WebSockets } from "../../src/websockets";
 import { fresh } from "../helpers";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -66,17 +66,21 @@ describe("coalesced broadcasts", () => {
     await a.close();
   });
 
-  it("refuses a coalesceMs outside 16 to 1000, and a coalesced broadcast before install", () => {
-    for (const coalesceMs of [15, 1001, Number.NaN, "50"]) {
+  it("refuses a tick outside 16 to 1000 ms, a coalesced broadcast without coalescing, and one before install", () => {
+    for (const tickMs of [15, 1001, Number.NaN, "50"]) {
       // SAFETY: a caller without types passes any value.
-      expect(() => new WebSockets({ coalesceMs: coalesceMs as number })).toThrow(
-        expect.objectContaining({ code: "INVALID_ARGUMENT", message: `dokit: WebSockets: coalesceMs must be 16 to 1000 ms (got ${String(coalesceMs)})` }),
+      expect(() => coalesceBroadcasts({ tickMs: tickMs as number })).toThrow(
+        expect.objectContaining({ code: "INVALID_ARGUMENT", message: `dokit: coalesceBroadcasts: tickMs must be 16 to 1000 ms (got ${String(tickMs)})` }),
       );
     }
-    expect(() => new WebSockets({ coalesceMs: 16 })).not.toThrow();
-    expect(() => new WebSockets({ coalesceMs: 1000 })).not.toThrow();
+    expect(() => coalesceBroadcasts({ tickMs: 16 })).not.toThrow();
+    expect(() => coalesceBroadcasts({ tickMs: 1000 })).not.toThrow();
+    // Without the option: the caller is told how to turn it on.
+    expect(() => new WebSockets().broadcast("x", { coalesce: "k" })).toThrow(
+      expect.objectContaining({ code: "INVALID_ARGUMENT", message: "dokit: coalesce needs the coalescing option: coalesceBroadcasts()" }),
+    );
     // Not installed: the caller hears it at once, not from a timer.
-    expect(() => new WebSockets().broadcast("x", { coalesce: "k" })).toThrow(expect.objectContaining({ code: "NOT_INSTALLED" }));
+    expect(() => new WebSockets({ coalescing: coalesceBroadcasts() }).broadcast("x", { coalesce: "k" })).toThrow(expect.objectContaining({ code: "NOT_INSTALLED" }));
   });
 
   it("keeps the object awake no longer than the tick: it hibernates after the tick and a fresh instance answers", async () => {
