@@ -1,7 +1,10 @@
 export { WebSockets } from "./websockets";
+export { coalesceBroadcasts } from "./coalesce";
+export type { Coalescing } from "./coalesce";
 export { HeartbeatSweep } from "./heartbeat-sweep";
 export type { HeartbeatSweepOptions } from "./heartbeat-sweep";
 export type {
+  BroadcastOptions,
   CapnwebTransport,
   HeartbeatOptions,
   HeartbeatSweeper,

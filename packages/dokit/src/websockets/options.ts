@@ -1,6 +1,7 @@
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Capability, Dispatch } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
+import type { Coalescing } from "./coalesce";
 
 /** Connection handlers. They run in the object's invocation context (`getCurrentAgent()`). */
 export interface WebSocketHandlers {
@@ -25,6 +26,16 @@ export interface SyncedState {
   stateFrame(): string;
   /** Hands the state the broadcast its changes go out through (`except`: the connection that made one). */
   syncThrough?(broadcast: (frame: string, except: Connection | undefined) => void): void;
+}
+
+/** Options of `broadcast`. */
+export interface BroadcastOptions {
+  /** Connections left out: ids or connections. */
+  except?: string | Connection | ReadonlyArray<string | Connection>;
+  /** Only connections with this tag (narrowed by the platform's tag index). */
+  tag?: string;
+  /** A key: only the latest message broadcast with it in the tick is sent, when the tick ends (needs the `coalescing` option). */
+  coalesce?: string;
 }
 
 /** A per-connection decision made when the connection is accepted. */
@@ -94,6 +105,8 @@ export interface WebSocketsOptions {
    * `true`: ping `"dokit:ping"`, pong `"dokit:pong"`. Default off.
    */
   heartbeat?: boolean | HeartbeatOptions;
+  /** Turns on `broadcast(message, { coalesce })`: `coalesceBroadcasts({ tickMs })` from `dokit/websockets` (opt-in by import). */
+  coalescing?: Coalescing;
 }
 
 /** The `heartbeat` option of `WebSockets`. */

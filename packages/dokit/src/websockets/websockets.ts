@@ -29,7 +29,8 @@ import { closeWith, isThenable, parseFrame, trySend } from "../lifecycle/wire";
 import { refuseUpgrade } from "../lifecycle/refuse";
 import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
-import type { HeartbeatOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
+import type { BroadcastOptions, HeartbeatOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
+import type { Hold } from "./coalesce";
 import { connectionTags, idTag, isIdTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
 import type { WebSocketsErrorCode } from "./errors";
 
@@ -65,6 +66,8 @@ export class WebSockets implements Capability {
   #synced: string | undefined;
   /** Set once this instance has configured the runtime's ping answer (see #autoRespond). */
   #answering = false;
+  /** The broadcasts held for the current tick (made by the first coalesced broadcast). */
+  #hold: Hold<BroadcastOptions> | undefined;
 
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
@@ -506,16 +509,25 @@ export class WebSockets implements Capability {
   /**
    * Sends one message to every open connection, serialized once.
    * @param message - a string, binary data, or a value sent as JSON
-   * @param options - `except` (ids or connections) and `tag` (narrowed by the platform's tag index)
+   * @param options - `except` (ids or connections), `tag` (narrowed by the platform's tag index), and
+   *   `coalesce`: a key whose latest message alone is sent when the tick (the `coalescing` option) ends
    */
   broadcast(
     message: string | ArrayBuffer | ArrayBufferView | object,
-    options: { except?: string | Connection | ReadonlyArray<string | Connection>; tag?: string } = {},
+    options: BroadcastOptions = {},
   ): void {
     const payload =
       typeof message === "string" || message instanceof ArrayBuffer || ArrayBuffer.isView(message)
         ? message
         : JSON.stringify(message);
+    if (options.coalesce !== undefined) {
+      // Checked now (the option, the install): the caller hears of a mistake, not a timer.
+      const coalescing = this.#options.coalescing;
+      if (!coalescing) throw new DokitError<WebSocketsErrorCode>("INVALID_ARGUMENT", "coalesce needs the coalescing option: coalesceBroadcasts()");
+      void this.#installedOn;
+      this.#hold ??= coalescing((held, { except, tag }) => this.broadcast(held, { except, tag }));
+      return this.#hold(options.coalesce, payload, options);
+    }
     const except = toExcept(options.except);
     // The hibernating sockets are not made Connections here: a broadcast after a wake then decodes
     // no flags and changes no socket's prototype (it reads each attachment once, as a string).

@@ -29,15 +29,17 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // schemas (8,994 B measured). Security and first-contact work carries it past 8 KB: client ids in their own tag
     // namespace, the Origin kept per connection, refusals as close codes and the rpc hint for Durable Object methods;
     // each capability builds its own event payloads (docs/observability.md). The heartbeat option (the runtime's ping
-    // answer) adds 121 B (9,115 B measured); its sweep is a separate export and stays out.
-    ceiling: 9145,
-    target: 9145,
+    // answer) adds 121 B (9,115 B measured); its sweep is a separate export and stays out. broadcast's `coalesce`
+    // key adds 84 B (9,199 B measured); the coalescing itself is opt-in by import (coalesceBroadcasts).
+    ceiling: 9225,
+    target: 9225,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "a socket-only object must not pay for State, Callables' schemas, Cap'n Web, MCP or zod",
   },
   "lifecycle + websockets, callables short form": {
-    // The bundle above plus the user's class: the short form is served by the JSON-rpc engine, not the Callables capability (9,139 B measured).
-    ceiling: 9165,
+    // The bundle above plus the user's class: the short form is served by the JSON-rpc engine, not the Callables capability (9,139 B measured);
+    // broadcast's `coalesce` key adds 85 B (9,224 B measured).
+    ceiling: 9255,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the short form of installing Callables does not pull argument-schema code",
   },
@@ -54,9 +56,10 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     why: "dokit/state without a zod schema does not pull zod",
   },
   "lifecycle + websockets + state + callables": {
-    // The size target of the full real-time stack (12,270 B measured).
-    ceiling: 12 * KB,
-    target: 12 * KB,
+    // The full real-time stack (12,362 B measured). Its 12 KB target is passed by 74 B: the heartbeat and the
+    // coalesce option of broadcast; the coalescing itself is opt-in by import (coalesceBroadcasts).
+    ceiling: 12390,
+    target: 12390,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "the full real-time stack without Cap'n Web",
   },

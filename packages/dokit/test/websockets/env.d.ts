@@ -1,3 +1,4 @@
+import type { WsCoalesce } from "./coalesce.objects";
 import type { WsHeartbeat, WsHeartbeatSweep } from "./heartbeat.objects";
 import type { WsBare, WsFailingConnect, WsManual, WsMixedHost, WsPlain, WsRoom } from "./objects";
 
@@ -7,6 +8,7 @@ declare global {
     WS_BARE: DurableObjectNamespace<WsBare>;
     WS_PLAIN: DurableObjectNamespace<WsPlain>;
     WS_HEARTBEAT: DurableObjectNamespace<WsHeartbeat>;
+    WS_COALESCE: DurableObjectNamespace<WsCoalesce>;
     WS_HEARTBEAT_SWEEP: DurableObjectNamespace<WsHeartbeatSweep>;
     WS_MANUAL: DurableObjectNamespace<WsManual>;
     WS_FAILING: DurableObjectNamespace<WsFailingConnect>;
