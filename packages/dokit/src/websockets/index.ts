@@ -1,6 +1,7 @@
 export { WebSockets } from "./websockets";
 export { HeartbeatSweep } from "./heartbeat-sweep";
 export type { HeartbeatSweepOptions } from "./heartbeat-sweep";
+export type { RateLimitOptions } from "./rate-limit";
 export type {
   CapnwebTransport,
   HeartbeatOptions,

@@ -1,6 +1,7 @@
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Capability, Dispatch } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
+import type { RateLimitOptions } from "./rate-limit";
 
 /** Connection handlers. They run in the object's invocation context (`getCurrentAgent()`). */
 export interface WebSocketHandlers {
@@ -94,6 +95,12 @@ export interface WebSocketsOptions {
    * `true`: ping `"dokit:ping"`, pong `"dokit:pong"`. Default off.
    */
   heartbeat?: boolean | HeartbeatOptions;
+  /**
+   * Limits what each connection may send (a token bucket of messages and bytes per second, with a
+   * burst). A message over it is dropped with a `dokit_error` frame; a connection that keeps
+   * sending is closed with 4429. Default off.
+   */
+  rateLimit?: RateLimitOptions;
 }
 
 /** The `heartbeat` option of `WebSockets`. */

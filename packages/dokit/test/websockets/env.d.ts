@@ -1,3 +1,4 @@
+import type { WsRateLimited } from "./rate-limit.objects";
 import type { WsHeartbeat, WsHeartbeatSweep } from "./heartbeat.objects";
 import type { WsBare, WsFailingConnect, WsManual, WsMixedHost, WsPlain, WsRoom } from "./objects";
 
@@ -11,5 +12,6 @@ declare global {
     WS_MANUAL: DurableObjectNamespace<WsManual>;
     WS_FAILING: DurableObjectNamespace<WsFailingConnect>;
     WS_MIXED: DurableObjectNamespace<WsMixedHost>;
+    WS_RATE_LIMITED: DurableObjectNamespace<WsRateLimited>;
   }
 }
