@@ -27,6 +27,7 @@ export { JobsHost } from "./security-jobs.objects";
 export { RefusalNoSockets, RefusalStartFails } from "./refusal.objects";
 export { McpIdleDefault, McpIdleNever, McpIdleShort } from "./mcp-idle.objects";
 export { HeartbeatRoom, HeartbeatSweptRoom } from "./heartbeat.objects";
+export { RateLimitedRoom } from "./rate-limit.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
