@@ -1,11 +1,13 @@
 export { WebSockets } from "./websockets";
 export { HeartbeatSweep } from "./heartbeat-sweep";
 export type { HeartbeatSweepOptions } from "./heartbeat-sweep";
+export { RateLimit } from "./rate-limit";
 export type { RateLimitOptions } from "./rate-limit";
 export type {
   CapnwebTransport,
   HeartbeatOptions,
   HeartbeatSweeper,
+  InboundLimit,
   ConnectionDecision,
   Identity,
   SyncedState,

@@ -1,7 +1,6 @@
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Capability, Dispatch } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
-import type { RateLimitOptions } from "./rate-limit";
 
 /** Connection handlers. They run in the object's invocation context (`getCurrentAgent()`). */
 export interface WebSocketHandlers {
@@ -96,11 +95,17 @@ export interface WebSocketsOptions {
    */
   heartbeat?: boolean | HeartbeatOptions;
   /**
-   * Limits what each connection may send (a token bucket of messages and bytes per second, with a
-   * burst). A message over it is dropped with a `dokit_error` frame; a connection that keeps
-   * sending is closed with 4429. Default off.
+   * Limits what each connection may send: `new RateLimit({ messagesPerSecond, bytesPerSecond, burst })`
+   * from `dokit/websockets`. A message over it is dropped with a `dokit_error` frame; a connection
+   * that keeps sending is closed with 4429. Default off.
    */
-  rateLimit?: RateLimitOptions;
+  rateLimit?: InboundLimit;
+}
+
+/** What WebSockets needs of an inbound limit (a `RateLimit` fits). */
+export interface InboundLimit {
+  /** Counts one inbound message. @returns `true` when it is dropped (the limit told the client, or closed the connection) */
+  drops(connection: Connection, message: string | ArrayBuffer): boolean;
 }
 
 /** The `heartbeat` option of `WebSockets`. */

@@ -4,8 +4,9 @@ import { closeWith, trySend } from "../lifecycle/wire";
 import { CLOSE_RATE_LIMITED, DOKIT_ERROR, RATE_LIMITED_REASON } from "../protocol/frames";
 import { flagsOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
+import type { InboundLimit } from "./options";
 
-/** The `rateLimit` option of `WebSockets`: a token bucket per connection for inbound messages. */
+/** Options of `RateLimit`: a token bucket per connection for inbound messages. */
 export interface RateLimitOptions {
   /** Messages a connection may send per second, on average. */
   messagesPerSecond?: number;
@@ -43,12 +44,14 @@ type WithBucket = { [BUCKET]?: Bucket };
 export const SAVE_EVERY_MS = 1000;
 
 /**
- * Enforces `rateLimit` on each inbound message of a connection (see docs/websockets.md,
- * "Per-connection limits"). A message over the limit is dropped: it reaches no frame claim and no
- * handler, and the connection is sent `{"type":"dokit_error","code":"RATE_LIMITED",…}`; after
- * `closeAfter` drops in a row the connection is closed with 4429.
+ * An inbound rate limit per connection, given to `new WebSockets({ rateLimit: new RateLimit({ … }) })`
+ * (a separate export, so objects without it do not carry it). A message over the limit is dropped:
+ * it reaches no frame claim and no handler, and the connection is sent
+ * `{"type":"dokit_error","code":"RATE_LIMITED","error":"Too many messages","retryAfterMs":…}`;
+ * after `closeAfter` drops in a row the connection is closed with 4429 (docs/websockets.md,
+ * "Per-connection limits").
  */
-export class RateLimiter {
+export class RateLimit implements InboundLimit {
   readonly #messagesPerMs: number;
   readonly #bytesPerMs: number;
   readonly #burst: number;
@@ -68,8 +71,8 @@ export class RateLimiter {
     this.#closeAfter = closeAfter;
   }
 
-  /** @returns whether the message may be dispatched; `false`: it was dropped (and the client told, or the connection closed) */
-  admit(connection: Connection, message: string | ArrayBuffer): boolean {
+  /** Counts one inbound message. @returns `true` when it is dropped (the client is told, or the connection closed) */
+  drops(connection: Connection, message: string | ArrayBuffer): boolean {
     const bucket = (connection as WithBucket)[BUCKET] ?? this.#restore(connection);
     const now = Date.now();
     const elapsed = now - bucket.at;
@@ -84,16 +87,16 @@ export class RateLimiter {
       bucket.bytes -= size;
       bucket.drops = 0;
       if (now - bucket.saved >= SAVE_EVERY_MS) save(connection, bucket);
-      return true;
+      return false;
     }
     bucket.drops++;
     save(connection, bucket);
     if (bucket.drops >= this.#closeAfter) {
       closeWith(connection, CLOSE_RATE_LIMITED, RATE_LIMITED_REASON);
-      return false;
+      return true;
     }
     trySend(connection, `{"type":"${DOKIT_ERROR}","code":"RATE_LIMITED","error":"Too many messages","retryAfterMs":${this.#wait(bucket, size)}}`);
-    return false;
+    return true;
   }
 
   /** @returns the milliseconds until a message of `size` would be admitted (`-1`: never, it is larger than `burstBytes`) */
@@ -141,5 +144,5 @@ function atLeastOne(name: string, value: number): number {
 }
 
 function invalid(message: string, value: unknown): never {
-  throw new DokitError<WebSocketsErrorCode>("INVALID_ARGUMENT", `WebSockets rateLimit: ${message} (got ${String(value)})`);
+  throw new DokitError<WebSocketsErrorCode>("INVALID_ARGUMENT", `RateLimit: ${message} (got ${String(value)})`);
 }

@@ -30,7 +30,6 @@ import { refuseUpgrade } from "../lifecycle/refuse";
 import { isDokitSocket, storeFlags } from "./attachment";
 import { asConnection, flagsOf, idOf, initConnection, updateFlags } from "./connection";
 import type { HeartbeatOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
-import { RateLimiter } from "./rate-limit";
 import { connectionTags, idTag, isIdTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
 import type { WebSocketsErrorCode } from "./errors";
 
@@ -66,13 +65,10 @@ export class WebSockets implements Capability {
   #synced: string | undefined;
   /** Set once this instance has configured the runtime's ping answer (see #autoRespond). */
   #answering = false;
-  /** The inbound rate limit, when the `rateLimit` option is set. */
-  readonly #limiter: RateLimiter | undefined;
 
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
     this.#options = options;
-    this.#limiter = options.rateLimit && new RateLimiter(options.rateLimit);
     const callables = options.callables;
     // A bare target is checked now (its method table is built once per class) and served from attach().
     if (callables && !isCapability(callables)) collectCallableMethods(callables);
@@ -304,7 +300,7 @@ export class WebSockets implements Capability {
       if (!connection) return false;
       const sockets = this.of;
       // Over its rate limit: dropped before any claim or handler sees it (rate-limit.ts).
-      if (sockets.#limiter && !sockets.#limiter.admit(connection, message)) return true;
+      if (sockets.#options.rateLimit?.drops(connection, message)) return true;
       // Someone listens on agents:message: the frame is timed and noted.
       if (sockets.#dispatch?.observer) return sockets.#observedMessage(connection, message);
       // As #dispatchMessage, one call less for most messages.
@@ -653,7 +649,7 @@ export class WebSockets implements Capability {
         initConnection(socket, { id, tags: [id], uri: request.url, readonly: false, protocol: true, origin: request.headers.get("origin")?.slice(0, 256) }),
       decide: (connection, ctx) => this.#decide(connection, ctx),
       greet: (connection, ctx) => this.#greet(connection, ctx, false, this.#handlerSetsWith("onConnect")),
-      receive: (connection, message) => (this.#limiter && !this.#limiter.admit(connection, message) ? undefined : this.#dispatchMessage(connection, message)),
+      receive: (connection, message) => this.#dispatchMessage(connection, message),
       close: (connection, code, reason, wasClean) => this.#runOnClose(connection, code, reason, wasClean),
     };
   }

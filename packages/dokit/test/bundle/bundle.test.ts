@@ -30,14 +30,15 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // namespace, the Origin kept per connection, refusals as close codes and the rpc hint for Durable Object methods;
     // each capability builds its own event payloads (docs/observability.md). The heartbeat option (the runtime's ping
     // answer) adds 121 B (9,115 B measured); its sweep is a separate export and stays out.
-    ceiling: 9145,
-    target: 9145,
+    // The rateLimit option's check on the message path adds 20 B (9,135 B measured); RateLimit itself is a separate export.
+    ceiling: 9165,
+    target: 9165,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "a socket-only object must not pay for State, Callables' schemas, Cap'n Web, MCP or zod",
   },
   "lifecycle + websockets, callables short form": {
-    // The bundle above plus the user's class: the short form is served by the JSON-rpc engine, not the Callables capability (9,139 B measured).
-    ceiling: 9165,
+    // The bundle above plus the user's class: the short form is served by the JSON-rpc engine, not the Callables capability (9,158 B measured).
+    ceiling: 9185,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the short form of installing Callables does not pull argument-schema code",
   },
@@ -54,9 +55,9 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     why: "dokit/state without a zod schema does not pull zod",
   },
   "lifecycle + websockets + state + callables": {
-    // The size target of the full real-time stack (12,270 B measured).
-    ceiling: 12 * KB,
-    target: 12 * KB,
+    // The size target of the full real-time stack (12,290 B measured); the rateLimit check on the message path took it 2 B past 12 KB.
+    ceiling: 12 * KB + 19,
+    target: 12 * KB + 19,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "the full real-time stack without Cap'n Web",
   },

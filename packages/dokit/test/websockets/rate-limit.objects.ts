@@ -1,11 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle } from "../../src/lifecycle";
-import { WebSockets } from "../../src/websockets";
+import { RateLimit, WebSockets } from "../../src/websockets";
 
 /** At most one message a second after a burst of three, and 64 bytes a second; closed after three drops in a row. Echoes what it admits. */
 export class WsRateLimited extends DurableObject<Env> {
   readonly webSockets = new WebSockets({
-    rateLimit: { messagesPerSecond: 1, burst: 3, bytesPerSecond: 64, closeAfter: 3 },
+    rateLimit: new RateLimit({ messagesPerSecond: 1, burst: 3, bytesPerSecond: 64, closeAfter: 3 }),
     protocol: false,
     handlers: { onMessage: (connection, message) => connection.send(`echo:${String(message)}`) },
   });

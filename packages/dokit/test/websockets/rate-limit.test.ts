@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { WebSockets } from "../../src/websockets";
+import { RateLimit, type RateLimitOptions, WebSockets } from "../../src/websockets";
 import { hibernate, openSocket } from "../../src/testing";
 import { fresh } from "../helpers";
 
@@ -86,9 +86,10 @@ describe("rate limit", () => {
   });
 
   it("refuses invalid options with INVALID_ARGUMENT", () => {
-    for (const rateLimit of [{}, { messagesPerSecond: 0 }, { messagesPerSecond: Number.NaN }, { bytesPerSecond: -1 }, { messagesPerSecond: 5, burst: 0.5 }, { messagesPerSecond: 5, closeAfter: 0 }]) {
-      expect(() => new WebSockets({ rateLimit }), JSON.stringify(rateLimit)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    const invalid: RateLimitOptions[] = [{}, { messagesPerSecond: 0 }, { messagesPerSecond: Number.NaN }, { bytesPerSecond: -1 }, { messagesPerSecond: 5, burst: 0.5 }, { messagesPerSecond: 5, closeAfter: 0 }];
+    for (const options of invalid) {
+      expect(() => new RateLimit(options), JSON.stringify(options)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     }
-    expect(() => new WebSockets({ rateLimit: { messagesPerSecond: 5 } })).not.toThrow();
+    expect(() => new WebSockets({ rateLimit: new RateLimit({ messagesPerSecond: 5 }) })).not.toThrow();
   });
 });
