@@ -64,6 +64,8 @@ export class RateLimit implements InboundLimit {
     if (messagesPerSecond === undefined && bytesPerSecond === undefined) invalid("messagesPerSecond or bytesPerSecond is required", undefined);
     this.#messagesPerMs = positive("messagesPerSecond", messagesPerSecond ?? Infinity) / 1000;
     this.#bytesPerMs = positive("bytesPerSecond", bytesPerSecond ?? Infinity) / 1000;
+    if (options.burst !== undefined && messagesPerSecond === undefined) invalid("burst needs messagesPerSecond", options.burst);
+    if (options.burstBytes !== undefined && bytesPerSecond === undefined) invalid("burstBytes needs bytesPerSecond", options.burstBytes);
     this.#burst = atLeastOne("burst", options.burst ?? messagesPerSecond ?? Infinity);
     this.#burstBytes = atLeastOne("burstBytes", options.burstBytes ?? bytesPerSecond ?? Infinity);
     const closeAfter = options.closeAfter ?? 10;

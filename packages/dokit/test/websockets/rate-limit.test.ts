@@ -86,7 +86,7 @@ describe("rate limit", () => {
   });
 
   it("refuses invalid options with INVALID_ARGUMENT", () => {
-    const invalid: RateLimitOptions[] = [{}, { messagesPerSecond: 0 }, { messagesPerSecond: Number.NaN }, { bytesPerSecond: -1 }, { messagesPerSecond: 5, burst: 0.5 }, { messagesPerSecond: 5, closeAfter: 0 }];
+    const invalid: RateLimitOptions[] = [{}, { messagesPerSecond: 0 }, { messagesPerSecond: Number.NaN }, { bytesPerSecond: -1 }, { messagesPerSecond: 5, burst: 0.5 }, { messagesPerSecond: 5, closeAfter: 0 }, { bytesPerSecond: 100, burst: 5 }, { messagesPerSecond: 5, burstBytes: 100 }];
     for (const options of invalid) {
       expect(() => new RateLimit(options), JSON.stringify(options)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     }
