@@ -41,6 +41,8 @@ export type MCPServersState = {
 };
 /** The MCP-servers frame of objects that hold MCP client connections. */
 export type McpServersFrame = { type: "cf_agent_mcp_servers"; mcp: MCPServersState };
+/** dokit's error frame: a message over the connection's rate limit was dropped (`retryAfterMs`: -1 when it can never pass). */
+export type DokitErrorFrame = { type: "dokit_error"; code: "RATE_LIMITED"; error: "Too many messages"; retryAfterMs: number };
 /** A client's call. */
 export type RpcRequestFrame = { type: "rpc"; id: string; method: string; args: unknown[] };
 /** A server's answer to a call: one result, a stream chunk, a stream end or an error. */
@@ -53,6 +55,11 @@ export const STATE = "cf_agent_state";
 export const STATE_ERROR = "cf_agent_state_error";
 export const MCP_SERVERS = "cf_agent_mcp_servers";
 export const RPC = "rpc";
+/**
+ * dokit's own error frame (not the Agents protocol's): `{"type":"dokit_error","code":<stable code>,"error":<text>,…}`.
+ * Sent for `RATE_LIMITED` (a dropped message, with `retryAfterMs`).
+ */
+export const DOKIT_ERROR = "dokit_error";
 
 /** Query parameter carrying the connection id. */
 export const CONNECTION_ID_PARAM = "_pk";
@@ -87,6 +94,12 @@ export const CLOSE_NO_WEBSOCKETS = 4501;
 export const NO_WEBSOCKETS_REASON = "dokit: this object has no WebSockets: Lifecycle.install(this).use(webSockets) (building one is not enough)";
 /** `__agents_transport=capnweb` on an object without the Cap'n Web transport. */
 export const CLOSE_NO_TRANSPORT = 4505;
+/**
+ * A connection that kept sending over its `rateLimit` (WebSockets): closed after `closeAfter`
+ * dropped messages in a row. In 4000–4999, so clients do not reconnect; named after HTTP 429.
+ */
+export const CLOSE_RATE_LIMITED = 4429;
+export const RATE_LIMITED_REASON = "dokit: too many messages";
 /** Close codes a close event may report but no endpoint may send: a close reciprocating them carries no code. */
 export const RESERVED_CLOSE_CODES: ReadonlySet<number> = new Set([1005, 1006, 1015]);
 

@@ -17,6 +17,8 @@ export {
   CLOSE_NO_WEBSOCKETS,
   CLOSE_NO_TRANSPORT,
   CLOSE_HEARTBEAT_TIMEOUT,
+  CLOSE_RATE_LIMITED,
+  DOKIT_ERROR,
   HEARTBEAT_PING,
   HEARTBEAT_PONG,
   CAPNWEB_PIPE,
@@ -35,5 +37,6 @@ export type {
   MCPServersState,
   RpcRequestFrame,
   RpcResponseFrame,
+  DokitErrorFrame,
 } from "./frames";
 export { kebab } from "./kebab";

@@ -21,6 +21,8 @@ export interface ConnectionFlags {
   origin?: string;
   /** When the connection opened (ms since epoch); absent on connections opened before dokit recorded it and on Cap'n Web sessions. */
   at?: number;
+  /** The inbound rate limit's bucket `[messages, bytes, at, drops]` (rate-limit.ts); absent until it is first stored. */
+  rate?: [number, number, number, number];
 }
 
 /** The whole attachment of a dokit socket. */

@@ -3,11 +3,14 @@ export { coalesceBroadcasts } from "./coalesce";
 export type { Coalescing } from "./coalesce";
 export { HeartbeatSweep } from "./heartbeat-sweep";
 export type { HeartbeatSweepOptions } from "./heartbeat-sweep";
+export { RateLimit } from "./rate-limit";
+export type { RateLimitOptions } from "./rate-limit";
 export type {
   BroadcastOptions,
   CapnwebTransport,
   HeartbeatOptions,
   HeartbeatSweeper,
+  InboundLimit,
   ConnectionDecision,
   Identity,
   SyncedState,

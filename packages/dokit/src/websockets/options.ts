@@ -107,6 +107,18 @@ export interface WebSocketsOptions {
   heartbeat?: boolean | HeartbeatOptions;
   /** Turns on `broadcast(message, { coalesce })`: `coalesceBroadcasts({ tickMs })` from `dokit/websockets` (opt-in by import). */
   coalescing?: Coalescing;
+  /**
+   * Limits what each connection may send: `new RateLimit({ messagesPerSecond, bytesPerSecond, burst })`
+   * from `dokit/websockets`. A message over it is dropped with a `dokit_error` frame; a connection
+   * that keeps sending is closed with 4429. Default off.
+   */
+  rateLimit?: InboundLimit;
+}
+
+/** What WebSockets needs of an inbound limit (a `RateLimit` fits). */
+export interface InboundLimit {
+  /** Counts one inbound message. @returns `true` when it is dropped (the limit told the client, or closed the connection) */
+  drops(connection: Connection, message: string | ArrayBuffer): boolean;
 }
 
 /** The `heartbeat` option of `WebSockets`. */

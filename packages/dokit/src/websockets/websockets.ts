@@ -302,6 +302,8 @@ export class WebSockets implements Capability {
       const connection = asConnection(ws);
       if (!connection) return false;
       const sockets = this.of;
+      // Over its rate limit: dropped before any claim or handler sees it (rate-limit.ts).
+      if (sockets.#options.rateLimit?.drops(connection, message)) return true;
       // Someone listens on agents:message: the frame is timed and noted.
       if (sockets.#dispatch?.observer) return sockets.#observedMessage(connection, message);
       // As #dispatchMessage, one call less for most messages.

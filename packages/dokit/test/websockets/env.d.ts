@@ -1,4 +1,5 @@
 import type { WsCoalesce } from "./coalesce.objects";
+import type { WsRateLimited } from "./rate-limit.objects";
 import type { WsHeartbeat, WsHeartbeatSweep } from "./heartbeat.objects";
 import type { WsBare, WsFailingConnect, WsManual, WsMixedHost, WsPlain, WsRoom } from "./objects";
 
@@ -13,5 +14,6 @@ declare global {
     WS_MANUAL: DurableObjectNamespace<WsManual>;
     WS_FAILING: DurableObjectNamespace<WsFailingConnect>;
     WS_MIXED: DurableObjectNamespace<WsMixedHost>;
+    WS_RATE_LIMITED: DurableObjectNamespace<WsRateLimited>;
   }
 }

@@ -3,6 +3,7 @@ import { routeAgentRequest } from "../../src/routing";
 export { WsBare, WsFailingConnect, WsManual, WsMixedHost, WsPlain, WsRoom } from "./objects";
 export { WsHeartbeat, WsHeartbeatSweep } from "./heartbeat.objects";
 export { WsCoalesce } from "./coalesce.objects";
+export { WsRateLimited } from "./rate-limit.objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {

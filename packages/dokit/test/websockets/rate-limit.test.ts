@@ -1,0 +1,95 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { RateLimit, type RateLimitOptions, WebSockets } from "../../src/websockets";
+import { hibernate, openSocket } from "../../src/testing";
+import { fresh } from "../helpers";
+
+// SAFETY: the test worker's default export is its fetch handler.
+const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } })
+  .default;
+const open = (name: string) => openSocket(worker, `http://example.com/agents/ws-rate-limited/${name}`);
+
+/** @returns the frame parsed, asserting it is the rate limit's error frame */
+function rateLimited(message: string | ArrayBuffer): { retryAfterMs: number } {
+  const frame = JSON.parse(String(message)) as { type: string; code: string; error: string; retryAfterMs: number };
+  expect(frame).toMatchObject({ type: "dokit_error", code: "RATE_LIMITED", error: "Too many messages" });
+  return frame;
+}
+
+describe("rate limit", () => {
+  it("drops a burst's excess with an error frame, then closes with 4429; another connection is unaffected", async () => {
+    const name = fresh("rl-burst");
+    const noisy = await open(name);
+    const quiet = await open(name);
+    for (const n of [1, 2, 3]) noisy.send(`m${n}`);
+    for (const n of [1, 2, 3]) expect(await noisy.next()).toBe(`echo:m${n}`);
+
+    noisy.send("m4");
+    const frame = rateLimited(await noisy.next());
+    expect(frame.retryAfterMs).toBeGreaterThan(0);
+    expect(frame.retryAfterMs).toBeLessThanOrEqual(1000);
+    noisy.send("m5");
+    rateLimited(await noisy.next());
+    noisy.send("m6");
+    const closed = await noisy.closed;
+    expect(closed.code).toBe(4429);
+    expect(closed.reason).toBe("dokit: too many messages");
+    // The dropped messages reached no handler: nothing was echoed.
+    expect(await noisy.drain()).toEqual([]);
+
+    quiet.send("hello");
+    expect(await quiet.next()).toBe("echo:hello");
+    await quiet.close();
+  });
+
+  it("counts bytes: a message over burstBytes is dropped with retryAfterMs -1, smaller ones pass", async () => {
+    const socket = await open(fresh("rl-bytes"));
+    socket.send("x".repeat(65));
+    expect(rateLimited(await socket.next()).retryAfterMs).toBe(-1);
+    // An admitted message resets the drops in a row.
+    socket.send("small");
+    expect(await socket.next()).toBe("echo:small");
+    await socket.close();
+  });
+
+  it("keeps the bucket across an eviction: a wake gives no fresh allowance", async () => {
+    const name = fresh("rl-evict");
+    const stub = env.WS_RATE_LIMITED.getByName(name);
+    const socket = await open(name);
+    for (const n of [1, 2, 3]) socket.send(`m${n}`);
+    for (const n of [1, 2, 3]) expect(await socket.next()).toBe(`echo:m${n}`);
+    socket.send("m4");
+    rateLimited(await socket.next());
+
+    await hibernate(stub);
+    // A fresh bucket would admit three messages; the stored one is still empty.
+    socket.send("m5");
+    rateLimited(await socket.next());
+    socket.send("m6");
+    expect((await socket.closed).code).toBe(4429);
+  });
+
+  it("a wake restores the allowance stored at most a second earlier (the documented tolerance)", async () => {
+    const name = fresh("rl-tolerance");
+    const stub = env.WS_RATE_LIMITED.getByName(name);
+    const socket = await open(name);
+    // The first message stores the bucket (2 left); the next two within the second are not stored.
+    for (const n of [1, 2, 3]) socket.send(`m${n}`);
+    for (const n of [1, 2, 3]) expect(await socket.next()).toBe(`echo:m${n}`);
+    await hibernate(stub);
+    // At most what was used since the last store comes back: two messages, not three.
+    for (const n of [4, 5, 6]) socket.send(`m${n}`);
+    expect(await socket.next()).toBe("echo:m4");
+    expect(await socket.next()).toBe("echo:m5");
+    rateLimited(await socket.next());
+    await socket.close();
+  });
+
+  it("refuses invalid options with INVALID_ARGUMENT", () => {
+    const invalid: RateLimitOptions[] = [{}, { messagesPerSecond: 0 }, { messagesPerSecond: Number.NaN }, { bytesPerSecond: -1 }, { messagesPerSecond: 5, burst: 0.5 }, { messagesPerSecond: 5, closeAfter: 0 }, { bytesPerSecond: 100, burst: 5 }, { messagesPerSecond: 5, burstBytes: 100 }];
+    for (const options of invalid) {
+      expect(() => new RateLimit(options), JSON.stringify(options)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    }
+    expect(() => new WebSockets({ rateLimit: new RateLimit({ messagesPerSecond: 5 }) })).not.toThrow();
+  });
+});
