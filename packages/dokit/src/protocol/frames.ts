@@ -94,6 +94,7 @@ export const CLOSE_NO_WEBSOCKETS = 4501;
 export const NO_WEBSOCKETS_REASON = "dokit: this object has no WebSockets: Lifecycle.install(this).use(webSockets) (building one is not enough)";
 /** `__agents_transport=capnweb` on an object without the Cap'n Web transport. */
 export const CLOSE_NO_TRANSPORT = 4505;
+export const NO_TRANSPORT_REASON = 'dokit: Cap\'n Web not enabled: new WebSockets({ ..., capnweb }), capnweb from "dokit/capnweb"';
 /**
  * A connection that kept sending over its `rateLimit` (WebSockets): closed after `closeAfter`
  * dropped messages in a row. In 4000–4999, so clients do not reconnect; named after HTTP 429.

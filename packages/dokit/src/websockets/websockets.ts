@@ -9,6 +9,7 @@ import {
   CLOSE_DESTROYED,
   CLOSE_INVALID_ID,
   CLOSE_NO_TRANSPORT,
+  NO_TRANSPORT_REASON,
   CLOSE_OPEN_FAILED,
   CLOSE_REPLACED,
   CONNECTION_ID_PARAM,
@@ -38,7 +39,6 @@ import type { WebSocketsErrorCode } from "./errors";
 type FrameNote = { type: string; handler: string };
 
 const OPEN = 1;
-const CAPNWEB_NOT_ENABLED = 'dokit: Cap\'n Web not enabled: new WebSockets({ ..., capnweb }), capnweb from "dokit/capnweb"';
 const nothing = () => {};
 
 /**
@@ -130,7 +130,7 @@ export class WebSockets implements Capability {
     const url = new URL(request.url);
     if (url.searchParams.get(TRANSPORT_PARAM) === CAPNWEB) {
       if (this.#options.capnweb) return this.#options.capnweb.accept(request, this.#transportHost);
-      return refuseUpgrade(CLOSE_NO_TRANSPORT, CAPNWEB_NOT_ENABLED);
+      return refuseUpgrade(CLOSE_NO_TRANSPORT, NO_TRANSPORT_REASON);
     }
     const id = connectionId(request, url);
     if (id === undefined) return refuseUpgrade(CLOSE_INVALID_ID, INVALID_ID_REASON);
