@@ -1,5 +1,6 @@
 import { DokitError } from "../lifecycle/errors";
 import type { JobErrorCode } from "./errors";
+import { utf8Length } from "../lifecycle/wire";
 
 /** Which job tables have a run in progress: a row left here means the instance stopped mid-run. */
 const RUNS = "dokit_job_runs";
@@ -270,7 +271,7 @@ function checkJobSize(job: NewJob, owner: string): void {
   const text = `${job.payload}${job.id}${job.callback}${job.spec}`;
   // Cheap bound first (at most 3 UTF-8 bytes per UTF-16 unit): a job far below the limit is not encoded.
   if (text.length * 3 <= budget) return;
-  const bytes = new TextEncoder().encode(text).byteLength;
+  const bytes = utf8Length(text);
   if (bytes > budget) {
     throw new DokitError<JobErrorCode>(
       "INVALID_PAYLOAD",

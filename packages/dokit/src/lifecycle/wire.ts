@@ -65,3 +65,8 @@ export function normalizeRoute(path: string): string {
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null | undefined)?.then === "function";
 }
+
+/** @returns the size of `text` as UTF-8, in bytes (what SQLite stores and its row limit counts) */
+export function utf8Length(text: string): number {
+  return new TextEncoder().encode(text).byteLength;
+}

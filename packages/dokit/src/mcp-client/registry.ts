@@ -3,6 +3,7 @@
 // use; an object that never adds a server runs no SQL.
 import { DokitError } from "../lifecycle/errors";
 import type { McpClientErrorCode } from "./errors";
+import { utf8Length } from "../lifecycle/wire";
 
 /** The table McpClients owns. */
 const SERVERS_TABLE = "dokit_mcp_servers";
@@ -168,9 +169,8 @@ export class Registry {
 
 /** @throws DokitError RECORD_TOO_LARGE when the text columns of `row` come to more than {@link MAX_RECORD_BYTES} UTF-8 bytes */
 function checkSize(row: Partial<ServerRow>): void {
-  const encoder = new TextEncoder();
   let bytes = 0;
-  for (const value of Object.values(row)) if (typeof value === "string") bytes += encoder.encode(value).byteLength;
+  for (const value of Object.values(row)) if (typeof value === "string") bytes += utf8Length(value);
   if (bytes > MAX_RECORD_BYTES) {
     throw new DokitError<McpClientErrorCode>(
       "RECORD_TOO_LARGE",

@@ -14,6 +14,7 @@ import { watchStream } from "./stream-watch";
 import { SessionStore } from "./session-store";
 import type { Tables } from "./tables";
 import type { McpErrorCode } from "./errors";
+import { utf8Length } from "../lifecycle/wire";
 
 // The 2025-era lane: Streamable HTTP sessions (`Mcp-Session-Id`), served by
 // the SDK's own WebStandardStreamableHTTPServerTransport, one transport and
@@ -85,10 +86,6 @@ const RESTORE_ID = "dokit-session-restore";
 /** The longest a session's use goes unrecorded in storage (shorter with a short TTL). */
 const TOUCH_EVERY_MS = 60_000;
 
-/** @returns the UTF-8 size of a string, in bytes */
-function byteSize(text: string): number {
-  return new TextEncoder().encode(text).byteLength;
-}
 
 /** The live sessions of one object, and their rows in storage. */
 export class LegacySessions {
@@ -135,7 +132,7 @@ export class LegacySessions {
       if (header) return jsonRpcError(400, INVALID_REQUEST, "Invalid Request: an initialize request must not carry Mcp-Session-Id");
       const init = JSON.stringify(initialize.params ?? {});
       const { maxSessionSize } = this.#settings;
-      const initSize = byteSize(init);
+      const initSize = utf8Length(init);
       if (initSize > maxSessionSize) {
         // SAFETY: checkBody let only requests with a string or number id through as requests.
         const id = initialize.id as string | number;
@@ -202,7 +199,7 @@ export class LegacySessions {
     }
     const params = stored.init;
     const init = JSON.stringify(params);
-    const session = await this.#open(id, stored.owner, request, authInfo, init, byteSize(init));
+    const session = await this.#open(id, stored.owner, request, authInfo, init, utf8Length(init));
     for (const uri of stored.subscriptions) session.subscriptions.add(uri);
     session.restoring = true;
     if (session.events) session.events.muted = true;
@@ -293,7 +290,7 @@ export class LegacySessions {
       const uri = request.params.uri;
       if (session.subscriptions.has(uri)) return {};
       const { maxSessionSize } = this.#settings;
-      const stored = session.initSize + byteSize(JSON.stringify([...session.subscriptions, uri]));
+      const stored = session.initSize + utf8Length(JSON.stringify([...session.subscriptions, uri]));
       if (stored > maxSessionSize) {
         throw new ProtocolError(
           ProtocolErrorCode.InvalidParams,
