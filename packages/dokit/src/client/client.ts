@@ -1,7 +1,7 @@
 // AgentClient: one logical connection to one object, over a succession of
 // sockets (links). Per-socket call books, the queue of what waits for a socket
 // and the state a client sends live here; the connection loop, URL building,
-// links, pending calls and what the server's frames do are in their
+// links, pending calls, presence and what the server's frames do are in their
 // own files.
 import { type MCPServersState, STATE } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
@@ -13,6 +13,7 @@ import type { AgentConnectionError } from "./errors";
 import { enqueue, type Outgoing } from "./outbox";
 import { ClientEventTarget } from "./event-target";
 import type { Link } from "./link";
+import { ClientPresence } from "./presence";
 import { type Identity, serverFrames } from "./server-frames";
 import { createStub } from "./stub";
 import type {
@@ -37,8 +38,9 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
  * Events: `open`, `message` (every frame, after the client has handled it), `close`, `error`.
  * WebSocket-shaped like the official client: `readyState`, `url`, `binaryType`,
  * `bufferedAmount`, `on<event>` properties, `send`, `close`, `reconnect`.
+ * `Presence` is the type of the values in `client.presence`.
  */
-export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget {
+export class AgentClient<T = unknown, State = unknown, Presence = unknown> extends ClientEventTarget {
   /** The kebab-case agent name (updated from the server's identity). */
   agent: string;
   /** The object's name (updated from the server's identity). */
@@ -57,6 +59,12 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
   readonly stub: AgentClientStub<T>;
   /** How binary frames arrive in `message` events: `"blob"` (default, as on a WebSocket) or `"arraybuffer"`. */
   binaryType: BinaryType = "blob";
+  /** Who else is connected, each with a value (`dokit/presence` on the server); sends nothing until used. */
+  readonly presence: ClientPresence<Presence> = new ClientPresence<Presence>({
+    sendNow: (frame) => this.#loop.open && (this.#loop.link?.send(frame), true),
+    refused: (error) => (this.options.onPresenceError ?? ((e) => console.warn(`dokit: presence value refused: ${e}`)))(error),
+  });
+
   #options: AgentClientOptions<State>;
   #id: string;
   readonly #loop: ConnectionLoop = new ConnectionLoop({
@@ -257,6 +265,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
       if (item instanceof PendingCall) this.#dispatch(item);
       else link.send(item);
     }
+    this.presence.opened();
     this.dispatchEvent(new Event("open"));
     this.#notify();
   }
@@ -274,6 +283,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
   /** The connection stopped for good: everything pending rejects, later calls reject at once. */
   #stopped(error: AgentConnectionError | null): void {
     this.#rejectAll();
+    this.presence.stopped();
     if (!error) return;
     this.connectionError = error;
     this.options.onConnectionError?.(error);

@@ -1,9 +1,11 @@
 // What the server's protocol frames do to a client: identity, state (and its
-// rollback after a refusal), the MCP servers frame and rpc answers. Each frame
+// rollback after a refusal), the MCP servers frame, rpc answers, presence and
+// dokit's error frames that concern the client. Each frame
 // is read field by field first (read-frame.ts); a malformed one is reported,
 // never thrown.
-import { IDENTITY, MCP_SERVERS, type MCPServersState, RPC, STATE, STATE_ERROR } from "../protocol/frames";
+import { DOKIT_ERROR, IDENTITY, MCP_SERVERS, type MCPServersState, PRESENCE, PRESENCE_REJECTED, RPC, STATE, STATE_ERROR } from "../protocol/frames";
 import type { PendingCall } from "./calls";
+import type { PresenceFrames } from "./presence";
 import { AgentFrameError } from "./errors";
 import { readFrame } from "./read-frame";
 import type { AgentClientOptions } from "./types";
@@ -15,6 +17,7 @@ export type Identity = { name: string; agent: string };
 export interface FrameTarget<State> {
   state: State | undefined;
   mcp: MCPServersState | undefined;
+  readonly presence: PresenceFrames;
   readonly options: AgentClientOptions<State>;
 }
 
@@ -91,6 +94,15 @@ export function serverFrames<State>(
         else call.succeed(frame.result);
         return;
       }
+      // {"type":"dokit_presence","you","all"} (a snapshot) or {"type":"dokit_presence","set"?,"left"?}
+      case PRESENCE:
+        if (frame.you !== undefined) client.presence.snapshot(frame.you, frame.all);
+        else client.presence.changes(frame.set, frame.left);
+        return;
+      // {"type":"dokit_error","code","error"}: a refused presence value; other codes are the app's to read as messages
+      case DOKIT_ERROR:
+        if (frame.code === PRESENCE_REJECTED) client.presence.rejected(frame.error);
+        return;
     }
   }
 

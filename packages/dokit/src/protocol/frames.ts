@@ -60,6 +60,10 @@ export const RPC = "rpc";
  * Sent for `RATE_LIMITED` (a dropped message, with `retryAfterMs`).
  */
 export const DOKIT_ERROR = "dokit_error";
+/** dokit's presence frame, both ways (not the Agents protocol's): only connections that send one receive any. */
+export const PRESENCE = "dokit_presence";
+/** The `dokit_error` code of a refused presence value. */
+export const PRESENCE_REJECTED = "PRESENCE_REJECTED";
 
 /** Query parameter carrying the connection id. */
 export const CONNECTION_ID_PARAM = "_pk";

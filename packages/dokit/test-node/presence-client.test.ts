@@ -1,0 +1,263 @@
+// dokit's client side of presence (`client.presence`, `usePresence`) over real loopback
+// sockets: first against a scripted WebSocket server in this process, which checks exactly
+// what the client sends and how it reads what it is sent (well-formed or not).
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { WebSocketServer, type WebSocket as ServerSocket } from "ws";
+import { AgentClient } from "../src/client";
+import type { PresenceChange } from "../src/client";
+import { eventually, sleep } from "./helpers";
+
+// ── A scripted server ───────────────────────────────────────────────
+
+/** One connection the scripted server accepted: its socket and the text frames it received. */
+interface Accepted {
+  socket: ServerSocket;
+  received: string[];
+}
+
+/**
+ * A WebSocket server on 127.0.0.1 that greets every connection with an identity and records
+ * what it receives; the test sends the rest.
+ */
+async function scriptedServer() {
+  const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const accepted: Accepted[] = [];
+  server.on("connection", (socket) => {
+    const connection: Accepted = { socket, received: [] };
+    accepted.push(connection);
+    socket.on("message", (data) => connection.received.push(String(data)));
+    socket.send(JSON.stringify({ type: "cf_agent_identity", name: "room", agent: "scripted" }));
+  });
+  await once(server, "listening");
+  const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    host,
+    accepted,
+    /** @returns the `n`th connection (from 1), once it is accepted */
+    async connection(n: number): Promise<Accepted> {
+      await eventually(() => expect(accepted.length).toBeGreaterThanOrEqual(n));
+      return accepted[n - 1]!;
+    },
+  };
+}
+
+/** @returns the presence frames among `received` */
+const presenceFrames = (received: string[]) => received.filter((frame) => frame.startsWith('{"type":"dokit_presence"'));
+
+/** A dokit client of the scripted server that reconnects quickly; closed when the test ends. */
+function scriptedClient<P>(host: string, options: { onPresenceError?: (error: string) => void; onFrameError?: (error: Error & { problem: string }) => void } = {}) {
+  const client = new AgentClient<unknown, unknown, P>({ agent: "scripted", name: "room", host, id: "me", minReconnectionDelay: 20, maxReconnectionDelay: 40, ...options });
+  onTestFinished(() => client.close());
+  return client;
+}
+
+/** Sends `frames` and then a marker message, and waits until the client has received them all. */
+async function deliver(socket: ServerSocket, client: EventTarget, ...frames: unknown[]): Promise<void> {
+  const marker = `marker-${Math.random()}`;
+  const seen = new Promise<void>((resolve) => {
+    const listener = (event: Event) => {
+      if ((event as MessageEvent).data !== marker) return;
+      client.removeEventListener("message", listener);
+      resolve();
+    };
+    client.addEventListener("message", listener);
+  });
+  for (const frame of frames) socket.send(JSON.stringify(frame));
+  socket.send(marker);
+  await seen;
+}
+
+/** Records every change a presence reports. */
+function recordChanges<P>(client: AgentClient<unknown, unknown, P>): PresenceChange<P>[] {
+  const changes: PresenceChange<P>[] = [];
+  client.presence.subscribe((change) => changes.push(change));
+  return changes;
+}
+
+describe("presence client against a scripted server", () => {
+  it("sends nothing about presence until watch() is called, then one watch frame", async () => {
+    const server = await scriptedServer();
+    const client = scriptedClient(server.host);
+    await client.ready;
+    client.send("hello");
+    const first = await server.connection(1);
+    await eventually(() => expect(first.received).toContain("hello"));
+    expect(presenceFrames(first.received)).toEqual([]);
+    client.presence.watch();
+    client.presence.watch();
+    client.send("after");
+    await eventually(() => expect(first.received).toContain("after"));
+    expect(presenceFrames(first.received)).toEqual(['{"type":"dokit_presence","watch":true}']);
+  });
+
+  it("keeps only the latest value while the socket is down, out of the send queue, and sends it once on the next socket", async () => {
+    const server = await scriptedServer();
+    const client = scriptedClient<{ n: number }>(server.host);
+    await client.ready;
+    client.presence.set({ n: 0 });
+    const first = await server.connection(1);
+    await eventually(() => expect(presenceFrames(first.received)).toEqual(['{"type":"dokit_presence","value":{"n":0}}']));
+
+    // Set from the close event on, before the reconnect timer can open the next socket.
+    const closed = new Promise((resolve) => client.addEventListener("close", resolve, { once: true }));
+    first.socket.close(1012, "restarting");
+    await closed;
+    for (let n = 1; n <= 200; n++) client.presence.set({ n });
+    client.send("queued");
+    expect(client.bufferedAmount).toBe("queued".length);
+
+    const second = await server.connection(2);
+    await eventually(() => expect(second.received).toContain("queued"));
+    await sleep(50);
+    expect(presenceFrames(second.received)).toEqual(['{"type":"dokit_presence","value":{"n":200}}']);
+  });
+
+  it("re-sends after a reconnect: a cleared value as a watch request, an unwatched value with watch:false", async () => {
+    const server = await scriptedServer();
+    const client = scriptedClient<string>(server.host);
+    await client.ready;
+    client.presence.set("a");
+    client.presence.clear();
+    const first = await server.connection(1);
+    await eventually(() => expect(presenceFrames(first.received)).toHaveLength(2));
+    expect(presenceFrames(first.received)).toEqual(['{"type":"dokit_presence","value":"a"}', '{"type":"dokit_presence","value":null}']);
+
+    client.reconnect();
+    const second = await server.connection(2);
+    await eventually(() => expect(presenceFrames(second.received)).toEqual(['{"type":"dokit_presence","watch":true}']));
+
+    client.presence.set("b");
+    client.presence.unwatch();
+    client.reconnect();
+    const third = await server.connection(3);
+    await eventually(() => expect(presenceFrames(third.received)).toEqual(['{"type":"dokit_presence","value":"b","watch":false}']));
+    expect(presenceFrames(second.received)).toEqual([
+      '{"type":"dokit_presence","watch":true}',
+      '{"type":"dokit_presence","value":"b"}',
+      '{"type":"dokit_presence","watch":false}',
+    ]);
+  });
+
+  it("refuses a value JSON cannot carry at set(), sending nothing and keeping the old one", async () => {
+    const server = await scriptedServer();
+    const client = scriptedClient<unknown>(server.host);
+    await client.ready;
+    client.presence.set({ name: "kept" });
+    expect(() => client.presence.set({ big: 1n })).toThrow(TypeError);
+    expect(() => client.presence.set(undefined)).toThrow("dokit: a presence value must be a JSON value");
+    client.reconnect();
+    const second = await server.connection(2);
+    await eventually(() => expect(presenceFrames(second.received)).toEqual(['{"type":"dokit_presence","value":{"name":"kept"}}']));
+  });
+
+  it("replaces the list with each snapshot, diffed into joined, updated and left; change frames patch it", async () => {
+    const server = await scriptedServer();
+    const client = scriptedClient<{ x: number }>(server.host);
+    const changes = recordChanges(client);
+    await client.ready;
+    const socket = (await server.connection(1)).socket;
+    const send = (frame: unknown) => socket.send(JSON.stringify(frame));
+
+    send({ type: "dokit_presence", you: "me", all: [["me", { x: 0 }], ["a", { x: 1 }], ["b", { x: 2 }]] });
+    await eventually(() => expect(changes).toHaveLength(1));
+    expect(changes[0]).toEqual({ joined: [{ id: "me", value: { x: 0 } }, { id: "a", value: { x: 1 } }, { id: "b", value: { x: 2 } }], updated: [], left: [] });
+    expect(client.presence.self).toBe(client.id);
+    const keptA = client.presence.get("a");
+
+    send({ type: "dokit_presence", you: "me", all: [["me", { x: 0 }], ["a", { x: 1 }], ["b", { x: 3 }], ["c", { x: 4 }]] });
+    await eventually(() => expect(changes).toHaveLength(2));
+    expect(changes[1]).toEqual({ joined: [{ id: "c", value: { x: 4 } }], updated: [{ id: "b", value: { x: 3 } }], left: [] });
+    expect(client.presence.get("a")).toBe(keptA); // an unchanged value keeps its object
+
+    send({ type: "dokit_presence", set: [["c", { x: 5 }], ["d", { x: 6 }]], left: ["a", "nobody"] });
+    await eventually(() => expect(changes).toHaveLength(3));
+    expect(changes[2]).toEqual({ joined: [{ id: "d", value: { x: 6 } }], updated: [{ id: "c", value: { x: 5 } }], left: ["a"] });
+
+    send({ type: "dokit_presence", you: "me", all: [["__proto__", { x: 7 }]] });
+    await eventually(() => expect(changes).toHaveLength(4));
+    expect(changes[3]).toEqual({ joined: [{ id: "__proto__", value: { x: 7 } }], updated: [], left: ["me", "b", "c", "d"] });
+    expect(client.presence.list()).toEqual([{ id: "__proto__", value: { x: 7 } }]);
+    expect(client.presence.others()).toEqual([{ id: "__proto__", value: { x: 7 } }]);
+    expect(client.presence.count).toBe(1);
+    expect(client.presence.get("__proto__")).toEqual({ x: 7 });
+  });
+
+  it("reports every malformed presence and dokit_error frame through onFrameError, never throws, and keeps the list", async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.prependListener("uncaughtException", onUncaught);
+    onTestFinished(() => void process.removeListener("uncaughtException", onUncaught));
+    const server = await scriptedServer();
+    const reports: string[] = [];
+    const client = scriptedClient<number>(server.host, { onFrameError: (error) => reports.push(error.problem) });
+    const changes = recordChanges(client);
+    await client.ready;
+    const socket = (await server.connection(1)).socket;
+    socket.send(JSON.stringify({ type: "dokit_presence", you: "me", all: [["a", 1]] }));
+    const malformed: [unknown, string][] = [
+      [{ type: "dokit_presence", you: { toString: null }, all: [] }, "you is not a string"],
+      [{ type: "dokit_presence", you: "me", all: { a: 1 } }, "all is not an array"],
+      [{ type: "dokit_presence", you: "me" }, "all is not an array"],
+      [{ type: "dokit_presence", all: [] }, "you is not a string"],
+      [{ type: "dokit_presence", you: "me", all: [["a"]] }, "all[0] is not an [id, value] pair"],
+      [{ type: "dokit_presence", you: "me", all: [[1, 1]] }, "all[0] has an id that is not a string"],
+      [{ type: "dokit_presence", you: "me", all: [["a", null]] }, "all[0] has no value"],
+      [{ type: "dokit_presence", set: "a" }, "set is not an array"],
+      [{ type: "dokit_presence", set: [null] }, "set[0] is not an [id, value] pair"],
+      [{ type: "dokit_presence", set: [[{ toString: null }, 1]] }, "set[0] has an id that is not a string"],
+      [{ type: "dokit_presence", left: "a" }, "left is not an array"],
+      [{ type: "dokit_presence", left: [{ toString: null }] }, "left has an id that is not a string"],
+      [{ type: "dokit_error", code: { toString: null }, error: "x" }, "code is not a string"],
+      [{ type: "dokit_error", code: "PRESENCE_REJECTED", error: 42 }, "error is not a string"],
+    ];
+    for (const [frame] of malformed) socket.send(JSON.stringify(frame));
+    socket.send(JSON.stringify({ type: "dokit_presence", set: [["b", 2]] }));
+    await eventually(() => expect(changes).toHaveLength(2));
+    expect(reports).toEqual(malformed.map(([, problem]) => problem));
+    expect(client.presence.list()).toEqual([{ id: "a", value: 1 }, { id: "b", value: 2 }]);
+    expect(uncaught).toEqual([]);
+  });
+
+  it("passes PRESENCE_REJECTED to onPresenceError and re-sends the value the server kept after a reconnect", async () => {
+    const server = await scriptedServer();
+    const refusals: string[] = [];
+    const client = scriptedClient<string>(server.host, { onPresenceError: (error) => refusals.push(error) });
+    await client.ready;
+    client.presence.set("good");
+    const first = await server.connection(1);
+    first.socket.send(JSON.stringify({ type: "dokit_presence", you: "me", all: [["me", "good"]] }));
+    await eventually(() => expect(client.presence.get("me")).toBe("good"));
+    client.presence.set("bad");
+    first.socket.send(JSON.stringify({ type: "dokit_error", code: "PRESENCE_REJECTED", error: "value too large" }));
+    first.socket.send(JSON.stringify({ type: "dokit_error", code: "RATE_LIMITED", error: "Too many messages", retryAfterMs: 5 }));
+    await eventually(() => expect(refusals).toEqual(["value too large"]));
+
+    client.reconnect();
+    const second = await server.connection(2);
+    await eventually(() => expect(presenceFrames(second.received)).toEqual(['{"type":"dokit_presence","value":"good"}']));
+  });
+
+  it("ignores presence frames after unwatch() and empties the list; close() empties it too", async () => {
+    const server = await scriptedServer();
+    const client = scriptedClient<number>(server.host);
+    const changes = recordChanges(client);
+    await client.ready;
+    const socket = (await server.connection(1)).socket;
+    socket.send(JSON.stringify({ type: "dokit_presence", you: "me", all: [["a", 1]] }));
+    await eventually(() => expect(client.presence.count).toBe(1));
+    client.presence.unwatch();
+    expect(changes.at(-1)).toEqual({ joined: [], updated: [], left: ["a"] });
+    await deliver(socket, client, { type: "dokit_presence", set: [["b", 2]] });
+    expect(client.presence.list()).toEqual([]);
+
+    client.presence.watch();
+    socket.send(JSON.stringify({ type: "dokit_presence", you: "me", all: [["c", 3]] }));
+    await eventually(() => expect(client.presence.count).toBe(1));
+    client.close();
+    expect(client.presence.list()).toEqual([]);
+    expect(changes.at(-1)).toEqual({ joined: [], updated: [], left: ["c"] });
+  });
+});
