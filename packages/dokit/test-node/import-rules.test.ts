@@ -13,12 +13,13 @@ const CORE = new Set(["lifecycle", "protocol"]);
 const ENGINES: Record<string, string[]> = {
   rpc: ["websockets", "callables", "capnweb", "client"],
   jobs: ["schedule", "queue"],
-  schema: ["state", "callables"],
+  schema: ["state", "callables", "presence"],
 };
 /** The allowed exceptions: importer → imported, and why. */
 const ALLOWED: Record<string, { folder: string; why: string }[]> = {
   react: [{ folder: "client", why: "useAgent is built on AgentClient" }],
   testing: [{ folder: "websockets", why: "connectionAttachment reads the attachment codec WebSockets owns" }],
+  presence: [{ folder: "websockets", why: "a presence value lives in the connection's attachment, which WebSockets owns" }],
 };
 
 interface Import {

@@ -41,8 +41,24 @@ export type MCPServersState = {
 };
 /** The MCP-servers frame of objects that hold MCP client connections. */
 export type McpServersFrame = { type: "cf_agent_mcp_servers"; mcp: MCPServersState };
-/** dokit's error frame: a message over the connection's rate limit was dropped (`retryAfterMs`: -1 when it can never pass). */
-export type DokitErrorFrame = { type: "dokit_error"; code: "RATE_LIMITED"; error: "Too many messages"; retryAfterMs: number };
+/**
+ * dokit's error frame: a message over the connection's rate limit was dropped (`retryAfterMs`: -1 when
+ * it can never pass), or a presence value was refused (the connection keeps its previous one).
+ */
+export type DokitErrorFrame =
+  | { type: "dokit_error"; code: "RATE_LIMITED"; error: "Too many messages"; retryAfterMs: number }
+  | { type: "dokit_error"; code: "PRESENCE_REJECTED"; error: string };
+/** A client's presence: its value (`null` leaves), and whether it receives presence (default: it does, once it sent any). */
+export type PresenceClientFrame = { type: "dokit_presence"; value?: unknown; watch?: boolean };
+/** One connection's presence, `[id, value]` (pairs, so an id is never an object key). */
+export type PresenceEntry<P = unknown> = [id: string, value: P];
+/**
+ * Presence sent to a watching connection: a snapshot (`you`, `all`: it replaces what the client knew), or
+ * one tick's changes (`set`: joins and updates; `left`: ids no longer present).
+ */
+export type PresenceServerFrame<P = unknown> =
+  | { type: "dokit_presence"; you: string; all: PresenceEntry<P>[] }
+  | { type: "dokit_presence"; set?: PresenceEntry<P>[]; left?: string[] };
 /** A client's call. */
 export type RpcRequestFrame = { type: "rpc"; id: string; method: string; args: unknown[] };
 /** A server's answer to a call: one result, a stream chunk, a stream end or an error. */
@@ -57,13 +73,16 @@ export const MCP_SERVERS = "cf_agent_mcp_servers";
 export const RPC = "rpc";
 /**
  * dokit's own error frame (not the Agents protocol's): `{"type":"dokit_error","code":<stable code>,"error":<text>,…}`.
- * Sent for `RATE_LIMITED` (a dropped message, with `retryAfterMs`).
+ * Sent for `RATE_LIMITED` (a dropped message, with `retryAfterMs`) and `PRESENCE_REJECTED` (a refused presence value).
  */
 export const DOKIT_ERROR = "dokit_error";
 /** dokit's presence frame, both ways (not the Agents protocol's): only connections that send one receive any. */
 export const PRESENCE = "dokit_presence";
 /** The `dokit_error` code of a refused presence value. */
 export const PRESENCE_REJECTED = "PRESENCE_REJECTED";
+
+/** Presence, both ways (dokit's, not the Agents protocol's; docs/protocol.md). */
+export const PRESENCE = "dokit_presence";
 
 /** Query parameter carrying the connection id. */
 export const CONNECTION_ID_PARAM = "_pk";

@@ -19,6 +19,7 @@ export {
   CLOSE_HEARTBEAT_TIMEOUT,
   CLOSE_RATE_LIMITED,
   DOKIT_ERROR,
+  PRESENCE,
   HEARTBEAT_PING,
   HEARTBEAT_PONG,
   CAPNWEB_PIPE,
@@ -38,5 +39,8 @@ export type {
   RpcRequestFrame,
   RpcResponseFrame,
   DokitErrorFrame,
+  PresenceClientFrame,
+  PresenceEntry,
+  PresenceServerFrame,
 } from "./frames";
 export { kebab } from "./kebab";

@@ -23,6 +23,10 @@ export interface ConnectionFlags {
   at?: number;
   /** The inbound rate limit's bucket `[messages, bytes, at, drops]` (rate-limit.ts); absent until it is first stored. */
   rate?: [number, number, number, number];
+  /** The connection's presence value (dokit/presence); absent while it is not present. */
+  presence?: unknown;
+  /** Whether the connection receives presence frames (dokit/presence); absent until its first presence frame. */
+  watching?: boolean;
 }
 
 /** The whole attachment of a dokit socket. */

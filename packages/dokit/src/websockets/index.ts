@@ -11,6 +11,7 @@ export type {
   HeartbeatOptions,
   HeartbeatSweeper,
   InboundLimit,
+  PresenceTracker,
   ConnectionDecision,
   Identity,
   SyncedState,

@@ -2,6 +2,7 @@ import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Capability, Dispatch } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import type { Coalescing } from "./coalesce";
+import type { WebSockets } from "./websockets";
 
 /** Connection handlers. They run in the object's invocation context (`getCurrentAgent()`). */
 export interface WebSocketHandlers {
@@ -113,6 +114,19 @@ export interface WebSocketsOptions {
    * that keeps sending is closed with 4429. Default off.
    */
   rateLimit?: InboundLimit;
+  /**
+   * Who is here: `new Presence()` from `dokit/presence` (installed with the WebSockets). Each connection
+   * may publish a small value the others receive, coalesced per tick. Default off.
+   */
+  presence?: PresenceTracker;
+}
+
+/** What WebSockets needs of presence (a `Presence` from `dokit/presence` fits). */
+export interface PresenceTracker extends Capability {
+  /** Lists and sends through these connections; called once, when WebSockets is attached. */
+  serve(sockets: WebSockets): void;
+  /** A connection closed: it is present no more. */
+  left(connection: Connection): void;
 }
 
 /** What WebSockets needs of an inbound limit (a `RateLimit` fits). */

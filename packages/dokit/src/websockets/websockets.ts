@@ -116,6 +116,11 @@ export class WebSockets implements Capability {
     // SAFETY: `true` has no `sweep`.
     const sweep = (this.#options.heartbeat as HeartbeatOptions | undefined)?.sweep;
     if (sweep) claims.use(sweep);
+    const presence = this.#options.presence;
+    if (presence) {
+      claims.use(presence);
+      presence.serve(this);
+    }
     claims.catchAllUpgrade((request) => this.#accept(request));
     // SAFETY: set to the socket owner in the constructor.
     claims.takeSockets((this as Wakeable)[WORKS_UNATTACHED] as SocketOwner);
@@ -456,6 +461,7 @@ export class WebSockets implements Capability {
 
   /** Runs the `onClose` handlers. */
   #runOnClose(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void> | undefined {
+    this.#options.presence?.left(connection);
     return this.#run(connection, this.#handlerSetsWith("onClose"), (handlers) => handlers.onClose?.(connection, code, reason, wasClean));
   }
 

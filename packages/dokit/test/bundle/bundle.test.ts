@@ -31,7 +31,7 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // each capability builds its own event payloads (docs/observability.md). The heartbeat option (the runtime's ping
     // answer) adds 121 B (9,115 B measured); its sweep is a separate export and stays out. broadcast's `coalesce`
     // key and the rateLimit check on the message path add about 100 B (9,220 B measured); coalesceBroadcasts and
-    // RateLimit themselves are separate exports.
+    // RateLimit themselves are separate exports. The presence option's close hook adds 25 B (9,245 B measured).
     ceiling: 9245,
     target: 9245,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
@@ -42,6 +42,12 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     ceiling: 9270,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the short form of installing Callables does not pull argument-schema code",
+  },
+  "lifecycle + websockets + presence": {
+    // The socket-only object plus Presence: its frame, tick, value checks (a function or a Standard Schema) and snapshot (10,531 B measured).
+    ceiling: 10560,
+    forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
+    why: "presence pays for itself only, not for State, Callables or a schema library",
   },
   "lifecycle + callables": {
     // The lifecycle and the Callables capability with its argument schemas; Cap'n Web is opt-in (dokit/capnweb) (5,802 B measured).

@@ -52,6 +52,19 @@ export class Room extends DurableObject {
 ${WORKER}`,
   },
   {
+    name: "lifecycle + websockets + presence",
+    needs: ["lifecycle", "websockets", "presence"],
+    source: `${DO}import { Lifecycle } from "dokit/lifecycle";
+import { WebSockets } from "dokit/websockets";
+import { Presence } from "dokit/presence";
+export class Room extends DurableObject {
+  presence = new Presence();
+  webSockets = new WebSockets({ presence: this.presence, handlers: { onMessage: (c, m) => c.send(m) } });
+  lifecycle = Lifecycle.install(this).use(this.webSockets);
+}
+${WORKER}`,
+  },
+  {
     name: "lifecycle + callables",
     needs: ["lifecycle", "callables"],
     source: `${DO}import { RpcTarget } from "cloudflare:workers";

@@ -1,5 +1,6 @@
 import type { WsCoalesce } from "./coalesce.objects";
 import type { WsRateLimited } from "./rate-limit.objects";
+import type { WsPresence } from "./presence.objects";
 import type { WsHeartbeat, WsHeartbeatSweep } from "./heartbeat.objects";
 import type { WsBare, WsFailingConnect, WsManual, WsMixedHost, WsPlain, WsRoom } from "./objects";
 
@@ -15,5 +16,6 @@ declare global {
     WS_FAILING: DurableObjectNamespace<WsFailingConnect>;
     WS_MIXED: DurableObjectNamespace<WsMixedHost>;
     WS_RATE_LIMITED: DurableObjectNamespace<WsRateLimited>;
+    WS_PRESENCE: DurableObjectNamespace<WsPresence>;
   }
 }

@@ -4,6 +4,7 @@ export { WsBare, WsFailingConnect, WsManual, WsMixedHost, WsPlain, WsRoom } from
 export { WsHeartbeat, WsHeartbeatSweep } from "./heartbeat.objects";
 export { WsCoalesce } from "./coalesce.objects";
 export { WsRateLimited } from "./rate-limit.objects";
+export { WsPresence } from "./presence.objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {

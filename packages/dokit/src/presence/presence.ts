@@ -1,0 +1,299 @@
+import type { Capability, Claims } from "../lifecycle/capability";
+import type { Connection } from "../lifecycle/connection";
+import { DokitError } from "../lifecycle/errors";
+import { isThenable, trySend, utf8Length } from "../lifecycle/wire";
+import { DOKIT_ERROR, PRESENCE } from "../protocol/frames";
+import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";
+import { flagsOf, updateFlags } from "../websockets/connection";
+import type { PresenceTracker } from "../websockets/options";
+import type { WebSockets } from "../websockets/websockets";
+import type { PresenceErrorCode } from "./errors";
+
+/** A synchronous check that throws to refuse a presence value (`connection`: whose value it is). */
+export type PresenceCheck<P> = (value: P, connection: Connection) => void;
+
+/** Options of {@link Presence}. */
+export interface PresenceOptions<P> {
+  /** The largest value, as JSON, in UTF-8 bytes: 1 to 8,192 (default 1,024). It lives in the connection's attachment. */
+  maxBytes?: number;
+  /** How long changes are held before they go out together, latest per connection: 16 to 1,000 ms (default 50). */
+  tickMs?: number;
+  /** Checks each value: a synchronous function that throws to refuse, or a Standard Schema (its output is kept). */
+  validate?: PresenceCheck<P> | StandardSchema<unknown, P>;
+  /**
+   * Whether a watching connection receives presence (the snapshot and each tick's changes). Asked for
+   * every viewer when something is sent, so it may read the connection's tags or state. Default: all.
+   */
+  visibleTo?: (viewer: Connection) => boolean;
+}
+
+/** One present connection. */
+export interface Present<P> {
+  /** The connection's id. */
+  id: string;
+  /** Its latest value (held changes included). */
+  value: P;
+}
+
+/** A change held for the tick: the connection, and its value as JSON (`undefined`: it leaves). */
+interface Held {
+  connection: Connection;
+  json: string | undefined;
+  value: unknown;
+}
+
+/**
+ * Who is here. Each connection may publish a small JSON value; every watching connection receives a
+ * snapshot, then joins, updates and leaves, at most one frame per tick with the latest value of each
+ * connection that changed. A value lives in its connection's attachment, so it survives hibernation;
+ * a pending tick keeps the object in memory for at most `tickMs`. Readonly connections may be present.
+ *
+ * ```ts
+ * readonly presence = new Presence<{ name: string; x: number; y: number }>();
+ * readonly webSockets = new WebSockets({ presence: this.presence });
+ * ```
+ * Wire: `{"type":"dokit_presence", …}` both ways (docs/presence.md).
+ */
+export class Presence<P = unknown> implements Capability, PresenceTracker {
+  readonly capabilityName = "Presence";
+  /** The largest value, as JSON, in UTF-8 bytes. */
+  readonly maxBytes: number;
+  /** How long changes are held before they go out. */
+  readonly tickMs: number;
+  readonly #validate: PresenceOptions<P>["validate"];
+  readonly #visibleTo: PresenceOptions<P>["visibleTo"];
+  #sockets: WebSockets | undefined;
+  /** This tick's changes, by connection id, in the order first changed. */
+  readonly #held = new Map<string, Held>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * @param options - value bound, tick, validation and who sees presence
+   * @throws DokitError INVALID_ARGUMENT for a bound or a tick out of range
+   */
+  constructor(options: PresenceOptions<P> = {}) {
+    this.maxBytes = inRange("maxBytes", options.maxBytes ?? 1024, 1, 8192);
+    this.tickMs = inRange("tickMs", options.tickMs ?? 50, 16, 1000);
+    this.#validate = options.validate;
+    this.#visibleTo = options.visibleTo;
+  }
+
+  attach(claims: Claims): void {
+    // Only on protocol-enabled connections: elsewhere the frame is an ordinary message.
+    claims.frame(PRESENCE, (connection, frame) => this.#receive(connection, frame), { protocolOnly: true });
+  }
+
+  serve(sockets: WebSockets): void {
+    this.#sockets = sockets;
+  }
+
+  /** @returns every present connection and its latest value */
+  list(): Present<P>[] {
+    const present: Present<P>[] = [];
+    for (const connection of this.#connections()) {
+      const value = this.#valueOf(connection);
+      if (value !== undefined) present.push({ id: connection.id, value });
+    }
+    return present;
+  }
+
+  /** @returns how many connections are present */
+  count(): number {
+    let count = 0;
+    for (const connection of this.#connections()) if (this.#valueOf(connection) !== undefined) count++;
+    return count;
+  }
+
+  /** @returns the latest value of a connection (or connection id), `undefined` when it is not present */
+  get(connection: Connection | string): P | undefined {
+    const open = typeof connection === "string" ? this.#connectionsOf().getConnection(connection) : connection;
+    return open ? this.#valueOf(open) : undefined;
+  }
+
+  /**
+   * Sets a connection's value from the server (validated and bounded like a client's); it goes out with the tick.
+   * @throws DokitError PRESENCE_REJECTED when the value is refused (the previous one is kept)
+   */
+  set(connection: Connection, value: P): void {
+    const refused = this.#accept(connection, value);
+    if (refused) throw new DokitError<PresenceErrorCode>("PRESENCE_REJECTED", `${refused} (connection ${connection.id})`);
+  }
+
+  /** Makes a connection not present (its value goes; the connection stays open). */
+  clear(connection: Connection): void {
+    this.#accept(connection, null);
+  }
+
+  /** @returns what presence holds that keeps the object in memory: a tick with changes waiting, one line */
+  keepsAwake(): string[] {
+    return this.#timer ? [`presence: ${this.#held.size} change(s) waiting for the ${this.tickMs} ms tick`] : [];
+  }
+
+  /** A connection closed: it leaves with the next tick (if it was present). */
+  left(connection: Connection): void {
+    this.#leave(connection);
+  }
+
+  // ------------------------------------------------------------------ inside
+
+  /** `{"type":"dokit_presence","value"?,"watch"?}` from a client. */
+  #receive(connection: Connection, frame: Record<string, unknown>): void {
+    const watch = frame.watch;
+    if (watch !== undefined && typeof watch !== "boolean") return this.#refuse(connection, "watch must be true or false");
+    if (Object.hasOwn(frame, "value")) {
+      const refused = this.#accept(connection, frame.value);
+      if (refused) this.#refuse(connection, refused);
+    }
+    // The first presence frame makes a watcher unless it says otherwise; later ones change it only when they say so.
+    const watching = flagsOf(connection).watching;
+    if (watch === false ? watching !== false : watch === true ? watching !== true : watching === undefined) {
+      updateFlags(connection, { watching: watch !== false });
+      if (watch !== false) this.#snapshot(connection);
+    }
+  }
+
+  /**
+   * Holds a new value (`null`: the connection leaves) for the tick.
+   * @returns why it was refused, or `undefined`
+   */
+  #accept(connection: Connection, value: unknown): string | undefined {
+    if (value === null) return void this.#leave(connection);
+    let kept: unknown = value;
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value);
+    } catch {
+      // Cycles, BigInt: only the server's own set() can pass such a value.
+    }
+    if (json === undefined) return "Presence value is not JSON";
+    // A string of n characters is at most 3n bytes in UTF-8: most values need no count.
+    if (json.length * 3 > this.maxBytes && utf8Length(json) > this.maxBytes) return `Presence value over ${this.maxBytes} bytes`;
+    if (this.#validate) {
+      try {
+        kept = this.#check(value, connection);
+      } catch {
+        return "Presence value rejected";
+      }
+      if (kept !== value) json = JSON.stringify(kept);
+    }
+    this.#hold(connection, json, kept);
+    return undefined;
+  }
+
+  /** @returns the value to keep (a schema's output, or `value`) @throws when the validator refuses it */
+  #check(value: unknown, connection: Connection): unknown {
+    const validate = this.#validate;
+    if (isStandardSchema(validate)) {
+      const result = validate["~standard"].validate(value);
+      if (isThenable(result)) throw new Error("a presence schema must validate synchronously");
+      if (result.issues) throw new Error(describeIssues(result.issues));
+      return result.value;
+    }
+    // SAFETY: the check receives a candidate P; refusing values that are not is its job.
+    (validate as PresenceCheck<P>)(value as P, connection);
+    return value;
+  }
+
+  /** A connection leaves presence (it closed, or cleared its value). */
+  #leave(connection: Connection): void {
+    const held = this.#held.get(connection.id);
+    if (flagsOf(connection).presence === undefined) {
+      // Never sent out: nobody heard of it, so nobody is told it left.
+      if (held?.connection === connection) this.#held.delete(connection.id);
+      return;
+    }
+    this.#hold(connection, undefined, undefined);
+  }
+
+  #hold(connection: Connection, json: string | undefined, value: unknown): void {
+    this.#held.set(connection.id, { connection, json, value });
+    this.#timer ??= setTimeout(() => this.#flush(), this.tickMs);
+  }
+
+  /** The tick ends: the held values are stored, and one frame carries them to every watcher. */
+  #flush(): void {
+    this.#timer = undefined;
+    const sockets = this.#sockets;
+    let set = "";
+    let left = "";
+    for (const [id, { connection, json, value }] of this.#held) {
+      try {
+        if (json === undefined) {
+          if (connection.readyState === 1) updateFlags(connection, { presence: undefined });
+          // A newer connection with this id replaced it: the id is still here.
+          const current = sockets?.getConnection(id);
+          if (current && current !== connection) continue;
+          left += `${left ? "," : ""}${JSON.stringify(id)}`;
+        } else {
+          if (connection.readyState !== 1) continue;
+          updateFlags(connection, { presence: value });
+          set += `${set ? "," : ""}[${JSON.stringify(id)},${json}]`;
+        }
+      } catch {
+        // The attachment is full (its user state and the value together): the value is not kept.
+        this.#refuse(connection, "Presence value does not fit the connection's attachment");
+      }
+    }
+    this.#held.clear();
+    if (!set && !left) return;
+    this.#toWatchers(`{"type":"${PRESENCE}"${set && `,"set":[${set}]`}${left && `,"left":[${left}]`}}`);
+  }
+
+  #toWatchers(frame: string): void {
+    for (const connection of this.#connections()) {
+      const flags = flagsOf(connection);
+      if (flags.watching && flags.protocol && this.#sees(connection)) trySend(connection, frame);
+    }
+  }
+
+  /** Sends a new watcher everyone present, itself included. */
+  #snapshot(connection: Connection): void {
+    if (!this.#sees(connection)) return;
+    let all = "";
+    for (const { id, value } of this.list()) all += `${all ? "," : ""}[${JSON.stringify(id)},${JSON.stringify(value)}]`;
+    trySend(connection, `{"type":"${PRESENCE}","you":${JSON.stringify(connection.id)},"all":[${all}]}`);
+  }
+
+  /** @returns whether `viewer` receives presence (a throwing `visibleTo` says no, and is logged) */
+  #sees(viewer: Connection): boolean {
+    if (!this.#visibleTo) return true;
+    try {
+      return this.#visibleTo(viewer) === true;
+    } catch (error) {
+      console.error("dokit: Presence's visibleTo threw; the connection receives no presence", error);
+      return false;
+    }
+  }
+
+  /** Tells the client its presence frame was refused; its previous value stays. */
+  #refuse(connection: Connection, reason: string): void {
+    trySend(connection, JSON.stringify({ type: DOKIT_ERROR, code: "PRESENCE_REJECTED", error: reason }));
+  }
+
+  /** @returns the latest value of an open connection (held or stored), `undefined` when not present */
+  #valueOf(connection: Connection): P | undefined {
+    const held = this.#held.get(connection.id);
+    // SAFETY: only values that passed #accept are held and stored.
+    if (held?.connection === connection) return held.json === undefined ? undefined : (held.value as P);
+    return flagsOf(connection).presence as P | undefined;
+  }
+
+  #connections(): IterableIterator<Connection> {
+    return this.#connectionsOf().getConnections();
+  }
+
+  #connectionsOf(): WebSockets {
+    if (!this.#sockets) {
+      throw new DokitError<PresenceErrorCode>("NOT_INSTALLED", "this Presence is not installed: new WebSockets({ presence }), then Lifecycle.install(this).use(webSockets)");
+    }
+    return this.#sockets;
+  }
+}
+
+/** @returns `value` when it is a number from `min` to `max` @throws DokitError INVALID_ARGUMENT otherwise */
+function inRange(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !(value >= min && value <= max)) {
+    throw new DokitError<PresenceErrorCode>("INVALID_ARGUMENT", `Presence: ${name} must be ${min} to ${max} (got ${String(value)})`);
+  }
+  return value;
+}
