@@ -1,13 +1,21 @@
 // dokit's client side of presence (`client.presence`, `usePresence`) over real loopback
-// sockets: first against a scripted WebSocket server in this process, which checks exactly
-// what the client sends and how it reads what it is sent (well-formed or not).
+// sockets: against a scripted WebSocket server in this process, which checks exactly what the
+// client sends and how it reads what it is sent (well-formed or not); then against the real
+// `dokit/presence` in the worker wrangler runs (presence-client.objects.ts), beside the
+// official `agents` client.
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { AgentClient as OfficialClient } from "agents/client";
+import { createElement } from "react";
+import { renderToString } from "react-dom/server";
+import { describe, expect, inject, it, onTestFinished, vi } from "vitest";
 import { WebSocketServer, type WebSocket as ServerSocket } from "ws";
 import { AgentClient } from "../src/client";
-import type { PresenceChange } from "../src/client";
-import { eventually, sleep } from "./helpers";
+import type { AgentClientOptions, ClientPresence, PresenceChange } from "../src/client";
+import { usePresence } from "../src/react";
+import { createPresenceStore } from "../src/react/use-presence";
+import { evict, eventually, fresh, sleep } from "./helpers";
+import type { Cursor } from "./presence-client.objects";
 
 // ── A scripted server ───────────────────────────────────────────────
 
@@ -71,7 +79,7 @@ async function deliver(socket: ServerSocket, client: EventTarget, ...frames: unk
 }
 
 /** Records every change a presence reports. */
-function recordChanges<P>(client: AgentClient<unknown, unknown, P>): PresenceChange<P>[] {
+function recordChanges<P>(client: { readonly presence: ClientPresence<P> }): PresenceChange<P>[] {
   const changes: PresenceChange<P>[] = [];
   client.presence.subscribe((change) => changes.push(change));
   return changes;
@@ -115,7 +123,7 @@ describe("presence client against a scripted server", () => {
     expect(presenceFrames(second.received)).toEqual(['{"type":"dokit_presence","value":{"n":200}}']);
   });
 
-  it("re-sends after a reconnect: a cleared value as a watch request, an unwatched value with watch:false", async () => {
+  it("re-sends after a reconnect: a cleared value as a watch request, an unwatched value with watch:false; watch:true when watching again", async () => {
     const server = await scriptedServer();
     const client = scriptedClient<string>(server.host);
     await client.ready;
@@ -134,6 +142,16 @@ describe("presence client against a scripted server", () => {
     client.reconnect();
     const third = await server.connection(3);
     await eventually(() => expect(presenceFrames(third.received)).toEqual(['{"type":"dokit_presence","value":"b","watch":false}']));
+    // A later frame changes watching only when it says so: set() after unwatch() asks to watch again.
+    client.presence.set("c");
+    client.presence.set("d");
+    await eventually(() =>
+      expect(presenceFrames(third.received)).toEqual([
+        '{"type":"dokit_presence","value":"b","watch":false}',
+        '{"type":"dokit_presence","value":"c","watch":true}',
+        '{"type":"dokit_presence","value":"d"}',
+      ]),
+    );
     expect(presenceFrames(second.received)).toEqual([
       '{"type":"dokit_presence","watch":true}',
       '{"type":"dokit_presence","value":"b"}',
@@ -175,6 +193,8 @@ describe("presence client against a scripted server", () => {
     send({ type: "dokit_presence", set: [["c", { x: 5 }], ["d", { x: 6 }]], left: ["a", "nobody"] });
     await eventually(() => expect(changes).toHaveLength(3));
     expect(changes[2]).toEqual({ joined: [{ id: "d", value: { x: 6 } }], updated: [{ id: "c", value: { x: 5 } }], left: ["a"] });
+    await deliver(socket, client, { type: "dokit_presence", set: [["d", { x: 6 }]] });
+    expect(changes).toHaveLength(3); // the same value again (say, this connection's own, confirmed) is no change
 
     send({ type: "dokit_presence", you: "me", all: [["__proto__", { x: 7 }]] });
     await eventually(() => expect(changes).toHaveLength(4));
@@ -259,5 +279,216 @@ describe("presence client against a scripted server", () => {
     client.close();
     expect(client.presence.list()).toEqual([]);
     expect(changes.at(-1)).toEqual({ joined: [], updated: [], left: ["c"] });
+  });
+});
+
+// ── Against dokit/presence ──────────────────────────────────────────
+
+const base = new URL(inject("workerUrl"));
+
+/** A dokit client of a PresenceClientRoom that reconnects quickly; closed when the test ends. */
+function roomClient(name: string, options: Partial<AgentClientOptions<{ count: number }>> = {}) {
+  const client = new AgentClient<unknown, { count: number }, Cursor>({
+    agent: "PresenceClientRoom",
+    name,
+    host: base.host,
+    minReconnectionDelay: 20,
+    maxReconnectionDelay: 40,
+    ...options,
+  });
+  onTestFinished(() => client.close());
+  return client;
+}
+
+/** @returns the names of everyone in `client`'s list, sorted */
+const names = (client: { readonly presence: ClientPresence<Cursor> }) => client.presence.list().map((entry) => entry.value.name).sort();
+
+/** A gate for a client's `query()`: while shut, the client cannot open its next socket. */
+function gate() {
+  let open: () => void = () => {};
+  let shut: Promise<void> = Promise.resolve();
+  return {
+    query: async () => {
+      await shut;
+      return {};
+    },
+    shut: () => void (shut = new Promise<void>((resolve) => (open = resolve))),
+    open: () => open(),
+  };
+}
+
+describe("presence client against dokit/presence", () => {
+  it("two clients see each other join, update, clear and leave", async () => {
+    const room = fresh("presence-pair");
+    const a = roomClient(room);
+    const b = roomClient(room);
+    const seenByA = recordChanges(a);
+    a.presence.set({ name: "a" });
+    await eventually(() => expect(a.presence.get(a.id)).toEqual({ name: "a" }));
+    expect(a.presence.self).toBe(a.id);
+    b.presence.set({ name: "b" });
+    await eventually(() => expect(names(a)).toEqual(["a", "b"]));
+    await eventually(() => expect(names(b)).toEqual(["a", "b"]));
+    expect(b.presence.self).toBe(b.id);
+    expect(a.presence.others()).toEqual([{ id: b.id, value: { name: "b" } }]);
+    expect(seenByA.at(-1)).toEqual({ joined: [{ id: b.id, value: { name: "b" } }], updated: [], left: [] });
+
+    b.presence.set({ name: "b", x: 1 });
+    await eventually(() => expect(a.presence.get(b.id)).toEqual({ name: "b", x: 1 }));
+    expect(seenByA.at(-1)).toEqual({ joined: [], updated: [{ id: b.id, value: { name: "b", x: 1 } }], left: [] });
+
+    b.presence.clear();
+    await eventually(() => expect(seenByA.at(-1)).toEqual({ joined: [], updated: [], left: [b.id] }));
+    expect(a.presence.count).toBe(1);
+    expect(b.readyState).toBe(b.OPEN);
+    await eventually(() => expect(b.presence.list()).toEqual([{ id: a.id, value: { name: "a" } }]));
+
+    b.presence.set({ name: "b again" });
+    await eventually(() => expect(names(a)).toEqual(["a", "b again"]));
+    b.close();
+    await eventually(() => expect(seenByA.at(-1)).toEqual({ joined: [], updated: [], left: [b.id] }));
+    expect(a.presence.list()).toEqual([{ id: a.id, value: { name: "a" } }]);
+  });
+
+  it("re-sends its value after the server closes its socket, and diffs the snapshot after the reconnect against the list it had", async () => {
+    const room = fresh("presence-reconnect");
+    const slow = gate();
+    const a = roomClient(room, { query: slow.query });
+    const b = roomClient(room);
+    const c = roomClient(room);
+    const seenByA = recordChanges(a);
+    const seenByB = recordChanges(b);
+    a.presence.set({ name: "a" });
+    b.presence.set({ name: "b" });
+    c.presence.set({ name: "c" });
+    await eventually(() => expect(names(a)).toEqual(["a", "b", "c"]));
+    await eventually(() => expect(names(b)).toEqual(["a", "b", "c"]));
+
+    // While a is away: a leaves (its socket closed), b changes, c leaves, d joins.
+    slow.shut();
+    a.send("kick");
+    await eventually(() => expect(seenByB.at(-1)).toEqual({ joined: [], updated: [], left: [a.id] }));
+    b.presence.set({ name: "b", x: 2 });
+    c.close();
+    const d = roomClient(room);
+    d.presence.set({ name: "d" });
+    await eventually(() => expect(names(b)).toEqual(["b", "d"]));
+    expect(names(a)).toEqual(["a", "b", "c"]); // the list a had, until its next snapshot
+    const before = seenByA.length;
+
+    slow.open();
+    await eventually(() => expect(names(a)).toEqual(["a", "b", "d"]));
+    expect(seenByA[before]).toEqual({ joined: [{ id: d.id, value: { name: "d" } }], updated: [{ id: b.id, value: { name: "b", x: 2 } }], left: [c.id] });
+    await sleep(100); // a's own value confirmed by the next tick is no change
+    expect(seenByA.length).toBe(before + 1);
+    // a's value came back without the app setting it again.
+    await eventually(() => expect(seenByB.at(-1)).toEqual({ joined: [{ id: a.id, value: { name: "a" } }], updated: [], left: [] }));
+  });
+
+  it("an official agents client on the same object receives no presence frames and works normally", async () => {
+    const room = fresh("presence-official");
+    const official = new OfficialClient({ agent: "PresenceClientRoom", name: room, host: base.host });
+    onTestFinished(() => official.close());
+    const received: string[] = [];
+    official.addEventListener("message", (event) => received.push(String((event as MessageEvent).data)));
+    await official.ready;
+    const a = roomClient(room);
+    const b = roomClient(room);
+    a.presence.set({ name: "a" });
+    b.presence.set({ name: "b" });
+    for (let x = 1; x <= 5; x++) b.presence.set({ name: "b", x });
+    await eventually(() => expect(a.presence.get(b.id)).toEqual({ name: "b", x: 5 }));
+    expect(names(a)).toEqual(["a", "b"]); // the official client is connected, not present
+
+    official.send("hello");
+    official.setState({ count: 7 });
+    await eventually(() => expect(received).toContain("echo:hello"));
+    await eventually(() => expect(a.state).toEqual({ count: 7 }));
+    expect(received.filter((frame) => frame.includes("dokit_presence") || frame.includes("dokit_error"))).toEqual([]);
+    expect(received[0]).toMatch(/^\{"type":"cf_agent_identity"/);
+  });
+
+  it("a refused value reaches onPresenceError; the others keep the previous one, which a reconnect re-sends", async () => {
+    const room = fresh("presence-refused");
+    const refusals: string[] = [];
+    const a = roomClient(room, { onPresenceError: (error) => refusals.push(error) });
+    const b = roomClient(room);
+    const seenByB = recordChanges(b);
+    a.presence.set({ name: "a" });
+    await eventually(() => expect(a.presence.get(a.id)).toEqual({ name: "a" }));
+    await eventually(() => expect(b.presence.get(a.id)).toEqual({ name: "a" }));
+
+    a.presence.set({ name: "x".repeat(200) });
+    a.presence.set({ x: 1 } as Cursor);
+    await eventually(() => expect(refusals).toEqual(["Presence value over 128 bytes", "Presence value rejected"]));
+    a.send("sync");
+    await eventually(() => expect(b.presence.get(a.id)).toEqual({ name: "a" }));
+
+    a.send("kick");
+    await eventually(() => expect(seenByB.at(-1)?.left).toEqual([a.id]));
+    await eventually(() => expect(seenByB.at(-1)).toEqual({ joined: [{ id: a.id, value: { name: "a" } }], updated: [], left: [] }));
+    expect(refusals).toHaveLength(2); // the refused values were not sent again
+  });
+
+  it("the values outlive a hibernation: after an eviction a newcomer's snapshot has them and changes keep flowing", async () => {
+    const room = fresh("presence-evicted");
+    const a = roomClient(room);
+    a.presence.set({ name: "a" });
+    await eventually(() => expect(a.presence.get(a.id)).toEqual({ name: "a" }));
+    await evict(room, "evict-presence-client");
+    const b = roomClient(room);
+    b.presence.watch();
+    await eventually(() => expect(b.presence.list()).toEqual([{ id: a.id, value: { name: "a" } }]));
+    a.presence.set({ name: "a", x: 3 });
+    await eventually(() => expect(b.presence.get(a.id)).toEqual({ name: "a", x: 3 }));
+  });
+});
+
+describe("usePresence against dokit/presence", () => {
+  it("its store starts watching on subscribe, and renews its snapshot only when the list changes", async () => {
+    const room = fresh("presence-store");
+    const watcher = roomClient(room);
+    const store = createPresenceStore(watcher.presence);
+    const empty = store.get();
+    expect(empty).toEqual({ self: undefined, list: [], others: [] });
+    const onChange = vi.fn();
+    const unsubscribe = store.subscribe(onChange);
+    onTestFinished(unsubscribe);
+    await eventually(() => expect(store.get().self).toBe(watcher.id));
+
+    const other = roomClient(room);
+    other.presence.set({ name: "o" });
+    await eventually(() => expect(store.get().others).toEqual([{ id: other.id, value: { name: "o" } }]));
+    const calls = onChange.mock.calls.length;
+    const snapshot = store.get();
+    expect(snapshot.list).toEqual(snapshot.others); // the watcher publishes nothing
+
+    other.presence.set({ name: "o" }); // the same value: no change, no new snapshot
+    other.send("sync");
+    await sleep(100);
+    expect(store.get()).toBe(snapshot);
+    expect(onChange.mock.calls.length).toBe(calls);
+    other.close();
+    await eventually(() => expect(store.get().list).toEqual([]));
+  });
+
+  it("renders the list of a client that watches; a render alone starts no watching", async () => {
+    const room = fresh("presence-render");
+    const present = roomClient(room);
+    present.presence.set({ name: "ada" });
+    const watching = roomClient(room);
+    watching.presence.watch();
+    await eventually(() => expect(names(watching)).toEqual(["ada"]));
+    const idle = roomClient(room);
+    await idle.ready;
+
+    function Who({ client }: { client: { readonly id: string; readonly presence: ClientPresence<Cursor> } }) {
+      const { self, list, others } = usePresence(client);
+      return createElement("p", null, `${self === client.id} ${list.map((entry) => entry.value.name).join(",")} ${others.length}`);
+    }
+    expect(renderToString(createElement(Who, { client: watching }))).toBe("<p>true ada 1</p>");
+    expect(renderToString(createElement(Who, { client: idle }))).toBe("<p>false  0</p>");
+    await sleep(200);
+    expect(idle.presence.self).toBeUndefined(); // no snapshot: it never asked to watch
   });
 });

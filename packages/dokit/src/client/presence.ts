@@ -52,6 +52,12 @@ export class ClientPresence<P = unknown> implements PresenceFrames {
   #self: string | undefined;
   /** Whether this connection receives presence frames. */
   #watching = false;
+  /**
+   * Whether the current socket's server makes this connection a watcher: `undefined` before any
+   * presence frame on it (its first one makes a watcher unless it says `watch:false`; later ones
+   * change that only when they carry `watch`).
+   */
+  #serverWatching: boolean | undefined;
   /** This connection's value, sent on every new socket; `null` when it publishes none. */
   #value: { json: string; value: P } | null = null;
   readonly #listeners = new Set<(change: PresenceChange<P>) => void>();
@@ -85,7 +91,7 @@ export class ClientPresence<P = unknown> implements PresenceFrames {
     if (json === undefined) throw new TypeError("dokit: a presence value must be a JSON value");
     this.#value = { json, value };
     this.#watching = true;
-    this.#socket.sendNow(this.#frame());
+    this.#send(json);
   }
 
   /** Leaves the list (sends the value `null`) while staying connected and watching. */
@@ -93,21 +99,21 @@ export class ClientPresence<P = unknown> implements PresenceFrames {
     if (!this.#value && !this.#watching) return; // nothing was ever sent
     this.#value = null;
     this.#watching = true;
-    this.#socket.sendNow(`{"type":"${PRESENCE}","value":null}`);
+    this.#send("null");
   }
 
   /** Receives presence without publishing a value; the server answers with a snapshot. */
   watch(): void {
     if (this.#watching) return;
     this.#watching = true;
-    this.#socket.sendNow(this.#frame());
+    this.#send(undefined);
   }
 
   /** Stops receiving presence (a published value stays published); the list empties. */
   unwatch(): void {
     if (!this.#watching) return;
     this.#watching = false;
-    this.#socket.sendNow(`{"type":"${PRESENCE}","watch":false}`);
+    this.#send(undefined);
     this.#replace(new Map(), true);
   }
 
@@ -145,7 +151,8 @@ export class ClientPresence<P = unknown> implements PresenceFrames {
 
   /** A socket opened: sends this connection's value, or a watch request, when presence is in use. */
   opened(): void {
-    if (this.#value || this.#watching) this.#socket.sendNow(this.#frame());
+    this.#serverWatching = undefined;
+    if (this.#value || this.#watching) this.#send(this.#value?.json);
   }
 
   /** The connection stopped for good (`close()`, a final close): the list empties; the value is kept for `reconnect()`. */
@@ -167,7 +174,9 @@ export class ClientPresence<P = unknown> implements PresenceFrames {
     const change: PresenceChange<P> = { joined: [], updated: [], left: [] };
     // SAFETY: as in snapshot().
     for (const [id, value] of set as [string, P][]) {
-      (this.#entries.has(id) ? change.updated : change.joined).push({ id, value });
+      const known = this.#entries.has(id);
+      if (known && sameJson(this.#entries.get(id), value)) continue; // e.g. this connection's own value, re-sent
+      (known ? change.updated : change.joined).push({ id, value });
       this.#entries.set(id, value);
     }
     for (const id of left) if (this.#entries.delete(id)) change.left.push(id);
@@ -184,10 +193,17 @@ export class ClientPresence<P = unknown> implements PresenceFrames {
     this.#socket.refused(error);
   }
 
-  /** @returns the frame that publishes the kept value (with `watch:false` when not watching), or asks to watch */
-  #frame(): string {
-    if (!this.#value) return `{"type":"${PRESENCE}","watch":true}`;
-    return `{"type":"${PRESENCE}","value":${this.#value.json}${this.#watching ? "" : ',"watch":false'}}`;
+  /**
+   * Sends a value (as JSON; `undefined`: none) and whether to watch, on the open socket. `watch`
+   * is left out when the server would assume it, so a cursor's frames stay `{"type","value"}`.
+   * @param json - the value as JSON, `"null"` to leave, `undefined` for a frame without a value
+   */
+  #send(json: string | undefined): void {
+    const watching = this.#watching;
+    const assumed = json !== undefined && (this.#serverWatching ?? true) === watching;
+    const value = json === undefined ? "" : `,"value":${json}`;
+    const frame = `{"type":"${PRESENCE}"${value}${assumed ? "" : `,"watch":${watching}`}}`;
+    if (this.#socket.sendNow(frame)) this.#serverWatching = watching;
   }
 
   /** Replaces the list and tells listeners the difference (with `quietWhenSame`, only when there is one). */

@@ -3,11 +3,11 @@
 // belongs, a `toString` of null) must never throw inside the socket's message
 // listener, where it would escape as an uncaught exception (in Node, one that
 // ends the process). Anything unreadable comes back as a reason, not a throw.
-import type { MCPServersState } from "../protocol/frames";
+import type { MCPServersState, PresenceEntry } from "../protocol/frames";
 import { DOKIT_ERROR, IDENTITY, MCP_SERVERS, PRESENCE, RPC, STATE, STATE_ERROR } from "../protocol/frames";
 
 /** One present connection on the wire: `[id, value]`. */
-export type PresencePair = [id: string, value: unknown];
+export type PresencePair = PresenceEntry;
 
 /** A protocol frame the client acts on, with every field it reads checked. */
 export type ServerFrame =

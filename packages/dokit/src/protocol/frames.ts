@@ -76,8 +76,6 @@ export const RPC = "rpc";
  * Sent for `RATE_LIMITED` (a dropped message, with `retryAfterMs`) and `PRESENCE_REJECTED` (a refused presence value).
  */
 export const DOKIT_ERROR = "dokit_error";
-/** dokit's presence frame, both ways (not the Agents protocol's): only connections that send one receive any. */
-export const PRESENCE = "dokit_presence";
 /** The `dokit_error` code of a refused presence value. */
 export const PRESENCE_REJECTED = "PRESENCE_REJECTED";
 

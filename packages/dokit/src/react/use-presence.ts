@@ -34,8 +34,11 @@ function same<P>(a: Snapshot<P>, b: Snapshot<P>): boolean {
   );
 }
 
-/** A useSyncExternalStore source over one presence: a stable snapshot, renewed when the list changes. */
-function presenceStore<P>(presence: ClientPresence<P>) {
+/**
+ * A useSyncExternalStore source over one presence: a stable snapshot, renewed when the list changes.
+ * Subscribing starts watching.
+ */
+export function createPresenceStore<P>(presence: ClientPresence<P>) {
   let snapshot = take(presence);
   const refresh = (onChange: () => void) => {
     const next = take(presence);
@@ -62,7 +65,7 @@ function presenceStore<P>(presence: ClientPresence<P>) {
  */
 export function usePresence<P = unknown>(client: { readonly presence: ClientPresence<P> }): UsePresenceResult<P> {
   const presence = client.presence;
-  const store = useMemo(() => presenceStore(presence), [presence]);
+  const store = useMemo(() => createPresenceStore(presence), [presence]);
   const snapshot = useSyncExternalStore(store.subscribe, store.get, store.get);
   return useMemo(
     () => ({ ...snapshot, set: (value: P) => presence.set(value), clear: () => presence.clear() }),
