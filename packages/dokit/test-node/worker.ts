@@ -30,7 +30,7 @@ export { McpIdleDefault, McpIdleNever, McpIdleShort } from "./mcp-idle.objects";
 export { HeartbeatRoom, HeartbeatSweptRoom } from "./heartbeat.objects";
 export { CoalesceCursors } from "./coalesce.objects";
 export { RateLimitedRoom } from "./rate-limit.objects";
-export { PresenceClientRoom } from "./presence-client.objects";
+export { PresenceClientRoom, PresenceClientSlowTick } from "./presence-client.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
