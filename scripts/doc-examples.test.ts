@@ -145,7 +145,7 @@ describe("the docs' examples", () => {
   it("mark the main example of every capability's page: its first TypeScript block", () => {
     const marked = new Set(blocks.map((block) => block.page));
     expect(marked, "README.md has no <!-- example: … --> block").toContain("README.md");
-    const capabilities = ["state", "schedule", "queue", "mcp-client", "mcp", "websockets", "callables", "lifecycle", "inspector", "observability", "routing", "testing"];
+    const capabilities = ["state", "schedule", "queue", "mcp-client", "mcp", "websockets", "presence", "callables", "lifecycle", "inspector", "observability", "routing", "testing"];
     for (const page of capabilities.map((name) => `docs/${name}.md`)) {
       const text = readFileSync(join(repo, page), "utf8");
       const first = text.indexOf("\n```ts\n");
@@ -279,6 +279,19 @@ describe("examples run in workerd", () => {
     expect(await bob!.next()).toBe("hi room a");
     await expect(carol!.next(300)).rejects.toThrow("no message");
     for (const client of [alice!, bob!, carol!]) client.socket.close();
+  }, 120_000);
+
+  it("docs/presence.md: a watcher sees another connection join, and a refused value is told to its sender", async () => {
+    const url = await serve("presence");
+    const [ann, bob] = await Promise.all(["ann", "bob"].map((id) => open(ws(url, `/agents/board/main?_pk=${id}`))));
+    for (const client of [ann!, bob!]) expect(await client.nextJSON()).toMatchObject({ type: "cf_agent_identity", agent: "board" });
+    ann!.socket.send(JSON.stringify({ type: "dokit_presence", watch: true }));
+    expect(await ann!.nextJSON()).toEqual({ type: "dokit_presence", you: "ann", all: [] });
+    bob!.socket.send(JSON.stringify({ type: "dokit_presence", value: { name: "Bob", x: 1, y: 2 }, watch: false }));
+    expect(await ann!.nextJSON()).toEqual({ type: "dokit_presence", set: [["bob", { name: "Bob", x: 1, y: 2 }]] });
+    bob!.socket.send(JSON.stringify({ type: "dokit_presence", value: { x: 1 } }));
+    expect(await bob!.nextJSON()).toEqual({ type: "dokit_error", code: "PRESENCE_REJECTED", error: "Presence value rejected" });
+    for (const client of [ann!, bob!]) client.socket.close();
   }, 120_000);
 
   it("docs/callables.md: say() reaches every other connection", async () => {

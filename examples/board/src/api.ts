@@ -18,7 +18,15 @@ export interface BoardApi {
   moveCard(id: string, column: Column): Promise<boolean>;
   /** @returns whether the card was found */
   removeCard(id: string): Promise<boolean>;
+  /** Tells the others this editor is typing a card. */
+  typing(): Promise<void>;
 }
+
+/** What each open page publishes as its presence: a name, a colour, and its pointer over the board (fractions of its width and height). */
+export type Viewer = { name: string; color: string; cursor?: { x: number; y: number } };
+
+/** Sent to the others while an editor types a new card: coalesced, at most one per editor per tick. */
+export type TypingMessage = { type: "typing"; id: string; name: string };
 
 /** Sent to a connection the Worker promoted from viewer to editor. */
 export type PromotedMessage = { type: "promoted" };

@@ -3,10 +3,11 @@ import { Callables } from "dokit/callables";
 import { Inspector } from "dokit/inspector";
 import { getCurrentAgent, Lifecycle, Refusal } from "dokit/lifecycle";
 import { Observability } from "dokit/observability";
+import { Presence } from "dokit/presence";
 import { State } from "dokit/state";
-import { WebSockets } from "dokit/websockets";
-import type { BoardApi, Card, Column, PromotedMessage } from "./api";
-import { BoardSchema, CardId, CardText, ColumnSchema } from "./schema";
+import { coalesceBroadcasts, WebSockets } from "dokit/websockets";
+import type { BoardApi, Card, Column, PromotedMessage, TypingMessage, Viewer } from "./api";
+import { BoardSchema, CardId, CardText, ColumnSchema, ViewerSchema } from "./schema";
 
 /**
  * The board's client interface. Readonly only refuses a connection's state
@@ -46,9 +47,21 @@ export class BoardCallables extends RpcTarget implements BoardApi {
     return true;
   }
 
-  #mustEdit(): void {
+  async typing(): Promise<void> {
+    const connection = this.#mustEdit();
+    if (!connection) return;
+    const name = this.#board.presence.get(connection)?.name ?? "Someone";
+    // A keystroke each: coalesced per editor, so the others get at most one a tick.
+    this.#board.webSockets.broadcast({ type: "typing", id: connection.id, name } satisfies TypingMessage, {
+      coalesce: `typing:${connection.id}`,
+      except: connection,
+    });
+  }
+
+  #mustEdit() {
     const { connection } = getCurrentAgent();
     if (connection && this.#board.webSockets.isReadonly(connection)) throw new Refusal("This board is view-only for you");
+    return connection;
   }
 }
 
@@ -67,18 +80,24 @@ export class Board extends DurableObject<Env> {
       addCard: { text: CardText, column: ColumnSchema },
       moveCard: { id: CardId, column: ColumnSchema },
       removeCard: { id: CardId },
+      typing: {},
     },
   });
+  // Who is here: each page's name, colour and pointer, checked with the schema and sent to the
+  // others at most once per 50 ms tick. View-only pages are present too.
+  readonly presence = new Presence<Viewer>({ maxBytes: 256, validate: ViewerSchema });
   readonly webSockets: WebSockets = new WebSockets({
     state: this.cards,
     callables: this.callables,
+    presence: this.presence,
+    coalescing: coalesceBroadcasts(),
     // `?mode=view` asks for a view-only connection. The Worker authenticates
     // before routing; a query parameter alone never grants more rights.
     readonly: (_connection, ctx) => param(ctx.request, "mode") === "view",
   });
   readonly lifecycle = Lifecycle.install(this).use(this.cards).use(this.webSockets)
     // The live inspector at /agents/board/{name}/__dokit (localhost only: docs/inspector.md).
-    .use(new Inspector({ enabled: true, observability: new Observability(), webSockets: this.webSockets, state: this.cards }));
+    .use(new Inspector({ enabled: true, observability: new Observability(), webSockets: this.webSockets, state: this.cards, presence: this.presence }));
 
   /**
    * DO RPC, called by the Worker after it checked that the user may edit:

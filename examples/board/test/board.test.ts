@@ -104,6 +104,31 @@ describe("board", () => {
     await viewer.socket.close();
   });
 
+  it("shows who is here (view-only pages too) with schema-checked presence, and coalesces typing to one message a tick", async () => {
+    const name = fresh("presence");
+    const editor = await connect(name, { _pk: "ed" });
+    const viewer = await connect(name, { _pk: "vi", mode: "view" });
+    viewer.socket.send({ type: "dokit_presence", value: { name: "Vic", color: "#336699" } });
+    expect(await viewer.socket.nextJSON()).toEqual({ type: "dokit_presence", you: "vi", all: [["vi", { name: "Vic", color: "#336699" }]] });
+    editor.socket.send({ type: "dokit_presence", value: { name: "Eve", color: "#aa0000", cursor: { x: 0.5, y: 0.25 } } });
+    expect(await editor.socket.nextJSON()).toMatchObject({ type: "dokit_presence", you: "ed" });
+    // One tick carries both pages to the view-only one.
+    const seen = new Map<string, unknown>();
+    while (seen.size < 2) for (const [id, value] of (await viewer.socket.nextJSON<{ set: [string, unknown][] }>()).set) seen.set(id, value);
+    expect(seen.get("ed")).toEqual({ name: "Eve", color: "#aa0000", cursor: { x: 0.5, y: 0.25 } });
+    // The schema refuses a cursor off the board.
+    await editor.socket.drain(200);
+    editor.socket.send({ type: "dokit_presence", value: { name: "Eve", color: "#aa0000", cursor: { x: 2, y: 0 } } });
+    expect(await editor.socket.nextJSON()).toEqual({ type: "dokit_error", code: "PRESENCE_REJECTED", error: "Presence value rejected" });
+    await editor.socket.drain(200);
+    await viewer.socket.drain(200);
+    // Ten keystrokes in one tick: the viewer hears once, with the editor's presence name.
+    await Promise.all(Array.from({ length: 10 }, () => editor.socket.rpc("typing")));
+    expect((await viewer.socket.drain(300)).map((message) => JSON.parse(String(message)))).toEqual([{ type: "typing", id: "ed", name: "Eve" }]);
+    await expect(viewer.socket.rpc("typing")).rejects.toThrow("This board is view-only for you");
+    await Promise.all([editor.socket.close(), viewer.socket.close()]);
+  });
+
   it("serves the React page", async () => {
     expect(await (await worker.fetch("http://example.com/")).text()).toContain('<div id="root"></div>');
     expect((await (await worker.fetch("http://example.com/page.js")).text()).length).toBeGreaterThan(10_000);

@@ -140,7 +140,7 @@ export class Inspector implements Capability {
    */
   async snapshot(): Promise<InspectorSnapshot> {
     const lifecycle = this.#installedOn;
-    const { webSockets, state, mcp, mcpClients, scheduler, queue } = this.#options;
+    const { webSockets, state, presence, mcp, mcpClients, scheduler, queue } = this.#options;
     const snapshot: InspectorSnapshot = {
       agent: lifecycle.host.constructor.name,
       className: lifecycle.className,
@@ -152,8 +152,10 @@ export class Inspector implements Capability {
     };
     if (webSockets) snapshot.connections = await section(() => this.#connections());
     if (state) snapshot.state = await section(() => ({ value: state.get() }));
+    if (presence) snapshot.presence = await section(() => presence.list());
     if (mcp) snapshot.mcpSessions = await section(() => mcp.sessions());
-    if (mcpClients?.keepsAwake) snapshot.keepsAwake = await section(() => mcpClients.keepsAwake?.() ?? []);
+    const awake = [webSockets, presence, mcpClients].filter((part) => part?.keepsAwake);
+    if (awake.length) snapshot.keepsAwake = await section(() => awake.flatMap((part) => part?.keepsAwake?.() ?? []));
     if (mcpClients) snapshot.mcpServers = await section(() => mcpClients.servers());
     if (scheduler) snapshot.schedules = await section(() => scheduler.list());
     if (queue) snapshot.queue = await section(() => queue.list());

@@ -7,7 +7,18 @@ import type { WebSockets } from "../websockets/websockets";
 // Queue fit these shapes, and so does anything of your own with the same members.
 
 /** The WebSockets members the Inspector uses: listing, flags, close. */
-export type InspectedWebSockets = Pick<WebSockets, "getConnections" | "getConnection" | "isReadonly" | "setReadonly" | "isProtocolEnabled" | "use">;
+export type InspectedWebSockets = Pick<WebSockets, "getConnections" | "getConnection" | "isReadonly" | "setReadonly" | "isProtocolEnabled" | "use"> & {
+  /** @returns what it holds that keeps the object in memory (coalesced broadcasts waiting for their tick), one line each */
+  keepsAwake?(): string[];
+};
+
+/** Who is here: `Presence` from `dokit/presence` fits. */
+export interface InspectedPresence {
+  /** @returns every present connection and its value */
+  list(): unknown;
+  /** @returns what it holds that keeps the object in memory (changes waiting for the tick), one line each */
+  keepsAwake?(): string[];
+}
 
 /** A synced value: a `State` from `dokit/state` fits. */
 export interface InspectedState {
@@ -62,6 +73,8 @@ export interface InspectorOptions {
   webSockets?: InspectedWebSockets;
   /** The synced value to show (a `State`). */
   state?: InspectedState;
+  /** Presence, to list who is here. */
+  presence?: InspectedPresence;
   /** The MCP server capability, to list its sessions. */
   mcp?: InspectedMcp;
   /** The MCP client capability, to list its servers. */
@@ -118,9 +131,11 @@ export interface InspectorSnapshot {
   events: boolean;
   connections?: ConnectionView[] | SectionError;
   state?: { value: unknown } | SectionError;
+  /** Who is here: `[{ id, value }]`. */
+  presence?: unknown;
   mcpSessions?: unknown;
   mcpServers?: unknown;
-  /** What dokit knows keeps the object in memory now (open MCP notification streams); empty when nothing. */
+  /** What dokit knows keeps the object in memory now (open MCP notification streams, a pending coalescing or presence tick); empty when nothing. */
   keepsAwake?: string[] | SectionError;
   schedules?: unknown;
   queue?: unknown;

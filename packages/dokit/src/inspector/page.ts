@@ -53,6 +53,7 @@ export function pageHtml(script: string): string {
 <div class="grid">
   <section id="state-section" hidden><h2>State</h2><pre id="state"></pre></section>
   <section id="mcp-sessions-section" hidden><h2>MCP sessions</h2><pre id="mcp-sessions"></pre></section>
+  <section id="presence-section" hidden><h2>Presence</h2><pre id="presence"></pre></section>
   <section id="mcp-servers-section" hidden><h2>MCP servers (client)</h2><pre id="mcp-servers"></pre></section>
   <section id="keeps-awake-section" hidden><h2>Keeps the object awake</h2><pre id="keeps-awake"></pre></section>
   <section id="schedules-section" hidden><h2>Scheduled jobs</h2><pre id="schedules"></pre></section>
@@ -128,6 +129,7 @@ export const PAGE_SCRIPT = `"use strict";
     $("#events-off").hidden = next.events !== false;
     renderConnections(next.connections);
     show("state", next.state && ("error" in next.state ? next.state : next.state.value), next.state !== undefined);
+    show("presence", next.presence, next.presence !== undefined);
     show("mcp-sessions", next.mcpSessions, next.mcpSessions !== undefined);
     show("mcp-servers", next.mcpServers, next.mcpServers !== undefined);
     show("keeps-awake", Array.isArray(next.keepsAwake) && next.keepsAwake.length === 0 ? "nothing dokit knows of" : next.keepsAwake, next.keepsAwake !== undefined);

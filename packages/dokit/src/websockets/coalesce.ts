@@ -8,7 +8,10 @@ type Payload = string | ArrayBuffer | ArrayBufferView;
  * Replaces what `key` holds for this tick (a key keeps its place in the send order), starting a
  * tick if none runs. A tick that ends after the object closed its connections sends to none.
  */
-export type Hold<Options> = (key: string, payload: Payload, options: Options) => void;
+export type Hold<Options> = ((key: string, payload: Payload, options: Options) => void) & {
+  /** @returns how many keys wait for the tick (0: no timer pending) */
+  waiting(): number;
+};
 
 /**
  * Holds the latest broadcast per key until the tick ends, then sends each once, in the order the
@@ -34,10 +37,11 @@ function coalescer<Options>(ms: number, send: (payload: Payload, options: Option
       }
     }
   };
-  return (key, payload, options) => {
+  const hold = (key: string, payload: Payload, options: Options) => {
     held.set(key, [payload, options]);
     timer ??= setTimeout(flush, ms);
   };
+  return Object.assign(hold, { waiting: () => held.size });
 }
 
 /** Makes the holder of one WebSockets' coalesced broadcasts: what `new WebSockets({ coalescing })` takes. */

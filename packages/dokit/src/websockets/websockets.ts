@@ -552,6 +552,12 @@ export class WebSockets implements Capability {
     }
   }
 
+  /** @returns what keeps the object in memory: coalesced broadcasts waiting for their tick, one line (else none) */
+  keepsAwake(): string[] {
+    const waiting = this.#hold?.waiting();
+    return waiting ? [`websockets: ${waiting} coalesced broadcast(s) waiting for the tick`] : [];
+  }
+
   // ----------------------------------------------------------------- protocol
 
   /**

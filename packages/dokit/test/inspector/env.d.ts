@@ -1,4 +1,4 @@
-import type { DelegatingRoom, DisabledRoom, HostRoutedRoom, InspectedRoom, McpRoom, RefusingRoom } from "./objects";
+import type { DelegatingRoom, DisabledRoom, HostRoutedRoom, InspectedRoom, McpRoom, PresenceRoom, RefusingRoom } from "./objects";
 
 declare global {
   interface Env {
@@ -8,6 +8,7 @@ declare global {
     HOST_ROUTED_ROOM: DurableObjectNamespace<HostRoutedRoom>;
     DELEGATING_ROOM: DurableObjectNamespace<DelegatingRoom>;
     MCP_ROOM: DurableObjectNamespace<McpRoom>;
+    PRESENCE_ROOM: DurableObjectNamespace<PresenceRoom>;
   }
   namespace Cloudflare {
     interface Env extends globalThis.Env {}

@@ -182,6 +182,26 @@ describe("Inspector: MCP", () => {
   });
 });
 
+describe("Inspector: presence and what keeps the object awake", () => {
+  it("lists who is here, and a presence or coalescing tick while one waits, then nothing", async () => {
+    const base = `${LOCAL}/agents/presence-room/${fresh("presence")}`;
+    const socket = await openSocket(worker, base, { query: { _pk: "ann" } });
+    await socket.nextJSON();
+    socket.send({ type: "dokit_presence", value: { name: "Ann" }, watch: false });
+    socket.send("move");
+    await expect.poll(async () => ((await (await get(`${base}/__dokit/snapshot`)).json()) as InspectorSnapshot).keepsAwake).toEqual([
+      "websockets: 1 coalesced broadcast(s) waiting for the tick",
+      "presence: 1 change(s) waiting for the 1000 ms tick",
+    ]);
+    const waiting = (await (await get(`${base}/__dokit/snapshot`)).json()) as InspectorSnapshot;
+    expect(waiting.presence).toEqual([{ id: "ann", value: { name: "Ann" } }]);
+    // Both ticks fire, and nothing is left holding the object.
+    expect(await socket.next(3000)).toBe("move");
+    await expect.poll(async () => ((await (await get(`${base}/__dokit/snapshot`)).json()) as InspectorSnapshot).keepsAwake, { timeout: 3000 }).toEqual([]);
+    await socket.close();
+  });
+});
+
 describe("Inspector: the feed", () => {
   it("is not a user connection: never listed, never broadcast to", async () => {
     const name = fresh("feed");

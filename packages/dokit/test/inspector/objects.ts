@@ -8,7 +8,8 @@ import { Observability } from "../../src/observability";
 import { Queue } from "../../src/queue";
 import { Scheduler } from "../../src/schedule";
 import { State } from "../../src/state";
-import { WebSockets } from "../../src/websockets";
+import { Presence } from "../../src/presence";
+import { coalesceBroadcasts, WebSockets } from "../../src/websockets";
 
 export type Count = { count: number };
 const param = (request: Request, key: string) => new URL(request.url).searchParams.get(key);
@@ -118,4 +119,16 @@ export class McpRoom extends Room {
   readonly brokenQueue = { list: async (): Promise<unknown[]> => { throw new Error("queue table is locked"); } };
   readonly inspector = inspector(this, { enabled: true, mcp: this.mcp, mcpClients: this.clients, queue: this.brokenQueue });
   readonly lifecycle = Lifecycle.install(this).use(this.counter).use(this.mcp).use(this.webSockets).use(this.inspector);
+}
+
+/** Presence and coalesced broadcasts on a one-second tick, so a snapshot taken right after a change sees it waiting. */
+export class PresenceRoom extends DurableObject<Env> {
+  readonly presence = new Presence({ tickMs: 1000 });
+  readonly webSockets: WebSockets = new WebSockets({
+    presence: this.presence,
+    coalescing: coalesceBroadcasts({ tickMs: 1000 }),
+    handlers: { onMessage: (_connection, message) => this.webSockets.broadcast(String(message), { coalesce: "latest" }) },
+  });
+  readonly inspector = new Inspector({ enabled: true, webSockets: this.webSockets, presence: this.presence });
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets).use(this.inspector);
 }
