@@ -1,5 +1,6 @@
 // Scenario object for the presence client over real sockets (presence-client.test.ts).
 import { DurableObject } from "cloudflare:workers";
+import { capnweb } from "../src/capnweb";
 import { Lifecycle } from "../src/lifecycle";
 import { Presence } from "../src/presence";
 import { State } from "../src/state";
@@ -41,11 +42,11 @@ function handlers(presence: Presence<Cursor>) {
   };
 }
 
-/** Presence (`cursors`, a 16 ms tick) beside a synced State; messages as in `handlers`. */
+/** Presence (`cursors`, a 16 ms tick) beside a synced State, on JSON and Cap'n Web sockets; messages as in `handlers`. */
 export class PresenceClientRoom extends DurableObject<Env> {
   readonly board = new State<{ count: number }>({ initialState: { count: 0 } });
   readonly presence = cursors(16);
-  readonly webSockets: WebSockets = new WebSockets({ state: this.board, presence: this.presence, handlers: handlers(this.presence) });
+  readonly webSockets: WebSockets = new WebSockets({ state: this.board, presence: this.presence, handlers: handlers(this.presence), capnweb });
   readonly lifecycle = Lifecycle.install(this).use(this.board).use(this.webSockets);
 }
 

@@ -472,6 +472,19 @@ describe("presence client against dokit/presence", () => {
     expect(refusals).toHaveLength(2); // the refused values were not sent again
   });
 
+  it("works the same over the Cap'n Web transport", async () => {
+    const room = fresh("presence-capnweb");
+    const json = roomClient(room);
+    const native = roomClient(room, { transport: "capnweb" });
+    json.presence.set({ name: "json" });
+    native.presence.set({ name: "capnweb" });
+    await eventually(() => expect(names(native)).toEqual(["capnweb", "json"]));
+    await eventually(() => expect(names(json)).toEqual(["capnweb", "json"]));
+    expect(native.presence.self).toBe(native.id);
+    native.presence.clear();
+    await eventually(() => expect(names(json)).toEqual(["json"]));
+  });
+
   it("the values outlive a hibernation: after an eviction a newcomer's snapshot has them and changes keep flowing", async () => {
     const room = fresh("presence-evicted");
     const a = roomClient(room);
