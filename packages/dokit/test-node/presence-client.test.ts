@@ -139,6 +139,9 @@ describe("presence client against a scripted server", () => {
 
     client.presence.set("b");
     client.presence.unwatch();
+    client.presence.clear(); // leaves, and does not watch again
+    client.presence.set("b");
+    client.presence.unwatch();
     client.reconnect();
     const third = await server.connection(3);
     await eventually(() => expect(presenceFrames(third.received)).toEqual(['{"type":"dokit_presence","value":"b","watch":false}']));
@@ -155,6 +158,9 @@ describe("presence client against a scripted server", () => {
     expect(presenceFrames(second.received)).toEqual([
       '{"type":"dokit_presence","watch":true}',
       '{"type":"dokit_presence","value":"b"}',
+      '{"type":"dokit_presence","watch":false}',
+      '{"type":"dokit_presence","value":null}',
+      '{"type":"dokit_presence","value":"b","watch":true}',
       '{"type":"dokit_presence","watch":false}',
     ]);
   });

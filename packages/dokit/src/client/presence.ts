@@ -94,11 +94,10 @@ export class ClientPresence<P = unknown> implements PresenceFrames {
     this.#send(json);
   }
 
-  /** Leaves the list (sends the value `null`) while staying connected and watching. */
+  /** Leaves the list (sends the value `null`); the connection stays open and keeps watching if it did. */
   clear(): void {
     if (!this.#value && !this.#watching) return; // nothing was ever sent
     this.#value = null;
-    this.#watching = true;
     this.#send("null");
   }
 
