@@ -228,6 +228,9 @@ export async function deadLink(base: URL, run: string, settings: DeadLinkSetting
 
   const serverSide = async () => {
     for (let r = 0; r < runs; r++) {
+      // The sweep runs on a grid of its timeout and each run starts right after the last close,
+      // at a grid time: a random wait puts this run's pings at any phase of the grid.
+      await anyPhase(sweepTimeoutMs);
       const link = sweepProxy.nextLink();
       const client = await connect(roomUrl(via, "hb-swept", `deadlink-swept-${run}-${r}`), 1);
       const pinger = setInterval(() => client.ws.send("dokit:ping"), sweepPingMs);
