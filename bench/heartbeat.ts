@@ -206,7 +206,7 @@ export async function deadLink(base: URL, run: string, settings: DeadLinkSetting
       const link = proxy.nextLink();
       const agent = new AgentClient({ agent: "DokitHeartbeatRoom", basePath: `room/hb-dokit/deadlink-${run}-${r}`, host: proxy.host, heartbeat: { intervalMs, timeoutMs } });
       const closed = new Promise<{ at: number; code: number; reason: string }>((resolve) =>
-        agent.addEventListener("close", (event) => resolve({ at: performance.now(), code: (event as CloseEvent).code, reason: (event as CloseEvent).reason }), { once: true }),
+        agent.addEventListener("close", (event: Event) => resolve({ at: performance.now(), code: (event as CloseEvent).code, reason: (event as CloseEvent).reason }), { once: true }),
       );
       try {
         await agent.ready;
