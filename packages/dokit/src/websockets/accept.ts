@@ -18,9 +18,9 @@ import {
 } from "../protocol/frames";
 import { type ConnectionFlags, storeFlags } from "./attachment";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
-import { closeConnection, isOpen } from "./open-connections";
 import { handlerSetsWith, runHandlers } from "./handlers";
 import { ANSWERING, CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
+import { closeConnection, isOpen } from "./open-connections";
 import type { HeartbeatOptions, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectFrames } from "./protocol-frames";
 import { connectionTags, idTag, MAX_ID_LENGTH, runtimeTags } from "./tags";

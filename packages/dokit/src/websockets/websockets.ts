@@ -16,9 +16,9 @@ import { serveRpc, TargetCallables } from "../rpc/serve-rpc";
 import { accept } from "./accept";
 import type { Hold } from "./coalesce";
 import { asConnection, flagsOf, idOf, updateFlags } from "./connection";
-import { closeConnection, isOpen, liveWith } from "./open-connections";
 import type { WebSocketsErrorCode } from "./errors";
 import { ANSWERING, CLOSED, CONNECTING, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
+import { closeConnection, isOpen, liveWith } from "./open-connections";
 import type { BroadcastOptions, HeartbeatOptions, Identity, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
 import { socketOwner } from "./socket-events";
@@ -32,6 +32,8 @@ import { transportHost } from "./transport-host";
  */
 export class WebSockets implements Capability {
   readonly capabilityName = "WebSockets";
+  // Keyed by the symbols of internal.ts (described there), which no subpath exports: the folder's
+  // other files read these fields, user code cannot.
   readonly [OPTIONS]: WebSocketsOptions;
   readonly [HANDLERS]: WebSocketHandlers[] = [];
   [LIFECYCLE]: Lifecycle | undefined;
@@ -93,7 +95,7 @@ export class WebSockets implements Capability {
     });
   }
 
-  /** An upgrade: a Cap'n Web one goes to the transport plug-in (or is refused without one), any other is accepted here. */
+  /** An upgrade: a Cap'n Web one goes to the transport plug-in (or is refused without one), any other becomes a hibernating socket (accept.ts). */
   async #upgrade(request: Request): Promise<Response> {
     const url = new URL(request.url);
     if (url.searchParams.get(TRANSPORT_PARAM) !== CAPNWEB) return accept(this, request, url);
