@@ -7,7 +7,7 @@ import { DOKIT_ERROR, IDENTITY, MCP_SERVERS, type MCPServersState, PRESENCE, PRE
 import type { PendingCall } from "./calls";
 import type { PresenceFrames } from "./presence";
 import { AgentFrameError } from "./errors";
-import { readFrame } from "./read-frame";
+import { readFrame, type ServerFrame, type Unreadable } from "./read-frame";
 import type { AgentClientOptions } from "./types";
 
 /** The identity a server sends first. */
@@ -48,14 +48,7 @@ export function serverFrames<State>(
     const frame = readFrame(text);
     if (frame === undefined) return;
     const options = client.options;
-    if ("problem" in frame) {
-      const error = new AgentFrameError(frame.type, frame.problem);
-      // A malformed answer still settles its call, so it does not wait for a timeout (a stream has none).
-      if (frame.id !== undefined) calls.get(frame.id)?.fail(new Error(`Malformed rpc frame from the server: ${frame.problem}`));
-      if (options.onFrameError) options.onFrameError(error);
-      else console.warn(error.message);
-      return;
-    }
+    if ("problem" in frame) return reportUnreadable(frame, calls, options);
     switch (frame.type) {
       // {"type":"cf_agent_identity","name","agent","stateFollows"?:true}
       case IDENTITY: {
@@ -85,24 +78,11 @@ export function serverFrames<State>(
         }
         return;
       }
-      // {"type":"rpc","id","success","done"?,"result"?,"error"?}
-      case RPC: {
-        const call = calls.get(frame.id);
-        if (!call) return; // timed out, or rejected when its socket closed
-        if (!frame.success) call.fail(new Error(frame.error));
-        else if (!frame.done) call.chunk(frame.result);
-        else call.succeed(frame.result);
-        return;
-      }
-      // {"type":"dokit_presence","you","all"} (a snapshot) or {"type":"dokit_presence","set"?,"left"?}
+      case RPC:
+        return answer(frame, calls);
       case PRESENCE:
-        if (frame.you !== undefined) client.presence.snapshot(frame.you, frame.all);
-        else client.presence.changes(frame.set, frame.left);
-        return;
-      // {"type":"dokit_error","code","error"}: a refused presence value; other codes are the app's to read as messages
       case DOKIT_ERROR:
-        if (frame.code === PRESENCE_REJECTED) client.presence.rejected(frame.error);
-        return;
+        return toPresence(frame, client.presence);
     }
   }
 
@@ -120,4 +100,34 @@ export function serverFrames<State>(
   }
 
   return { read, reset: () => void (pending = undefined) };
+}
+
+/** A frame the client cannot read: reported (`onFrameError`, else a warning); a malformed answer still settles its call. */
+function reportUnreadable(frame: Unreadable, calls: ReadonlyMap<string, PendingCall>, options: AgentClientOptions<never>): void {
+  const error = new AgentFrameError(frame.type, frame.problem);
+  // Settled now, so it does not wait for a timeout (a stream has none).
+  if (frame.id !== undefined) calls.get(frame.id)?.fail(new Error(`Malformed rpc frame from the server: ${frame.problem}`));
+  if (options.onFrameError) options.onFrameError(error);
+  else console.warn(error.message);
+}
+
+/** `{"type":"rpc","id","success","done"?,"result"?,"error"?}`: settles (or feeds) its pending call. */
+function answer(frame: Extract<ServerFrame, { type: typeof RPC }>, calls: ReadonlyMap<string, PendingCall>): void {
+  const call = calls.get(frame.id);
+  if (!call) return; // timed out, or rejected when its socket closed
+  if (!frame.success) call.fail(new Error(frame.error));
+  else if (!frame.done) call.chunk(frame.result);
+  else call.succeed(frame.result);
+}
+
+/**
+ * `{"type":"dokit_presence","you","all"}` (a snapshot), `{"type":"dokit_presence","set"?,"left"?}` (a tick's
+ * changes), or `{"type":"dokit_error","code","error"}`: a refused presence value (other codes are the app's to
+ * read as messages).
+ */
+function toPresence(frame: Extract<ServerFrame, { type: typeof PRESENCE | typeof DOKIT_ERROR }>, presence: PresenceFrames): void {
+  if (frame.type === DOKIT_ERROR) {
+    if (frame.code === PRESENCE_REJECTED) presence.rejected(frame.error);
+  } else if (frame.you !== undefined) presence.snapshot(frame.you, frame.all);
+  else presence.changes(frame.set, frame.left);
 }
