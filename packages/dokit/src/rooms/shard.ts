@@ -1,0 +1,398 @@
+import type { Capability, Claims } from "../lifecycle/capability";
+import type { Connection } from "../lifecycle/connection";
+import { DokitError } from "../lifecycle/errors";
+import type { Lifecycle } from "../lifecycle/lifecycle";
+import { trySend, utf8Length } from "../lifecycle/wire";
+import { ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
+import type { WebSockets } from "../websockets/websockets";
+import { Cursors } from "./cursors";
+import type { RoomsErrorCode } from "./errors";
+import { DELIVER_PATH, KEY_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
+import { filters, Outbox, type Pending, type RoomPublishOptions } from "./outbox";
+import { ackFrame, gapFrame, messageFrame, reaches, roomErrorFrame, welcomeFrame } from "./room-frames";
+import type { Delivered, Delivery, OutgoingMessage, Published, RoomMessage, SequencerApi, ShardReport } from "./types";
+
+/** Options of {@link RoomShard}. */
+export interface RoomShardOptions {
+  /** The object's WebSockets: its connections are the shard's clients (installed with the shard). */
+  webSockets: WebSockets;
+  /** The object's `env`, which holds both bindings. */
+  env: object;
+  /** The name of the binding this shard class is bound to (the router's `shards`): the sequencer delivers through it. */
+  shards: string;
+  /** The name of the binding of `RoomSequencer` (default `"ROOM_SEQUENCER"`). */
+  sequencer?: string;
+  /** How long publishes are gathered into one batch, in ms: 0 to 1,000 (default 10). */
+  batchMs?: number;
+  /** How soon a change in the shard's connection count is reported room-wide, in ms: 10 to 60,000 (default 1,000). */
+  countMs?: number;
+  /** The largest message body, as JSON, in UTF-8 bytes: 1 to 1,048,576 (default 65,536). */
+  maxMessageBytes?: number;
+}
+
+/** What the shard keeps in storage: how far it delivered, and its membership. */
+type ShardRecord = { delivered: number; registered: boolean; key?: string };
+const RECORD = "__dokit_room";
+const OPEN = 1;
+const MAX_ID = 128;
+
+/**
+ * Makes a Durable Object one shard of a logical room spread over many objects. Clients connect
+ * (through `routeRoomRequest`) to a shard named `<room>#<index>`; what any of them publishes, and what
+ * server code publishes, reaches every connection of the room on every shard, once, in one total
+ * order given by the room's `RoomSequencer`. docs/rooms.md has the design and its guarantees.
+ *
+ * ```ts
+ * readonly webSockets = new WebSockets();
+ * readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "CHAT_SHARD" });
+ * readonly lifecycle = Lifecycle.install(this).use(this.room);
+ * ```
+ */
+export class RoomShard implements Capability {
+  readonly capabilityName = "RoomShard";
+  readonly #options: RoomShardOptions;
+  readonly #batchMs: number;
+  readonly #countMs: number;
+  readonly #maxBytes: number;
+  #lifecycle: Lifecycle | undefined;
+  #cursors: Cursors | undefined;
+  #outbox: Outbox | undefined;
+  #record: ShardRecord = { delivered: 0, registered: false };
+  #loading: Promise<void> | undefined;
+  /** Joins and leaves, one at a time (deliveries wait for them). */
+  #membership: Promise<unknown> = Promise.resolve();
+  /** Deliveries, one at a time. */
+  #delivering: Promise<unknown> = Promise.resolve();
+  #roomCount = 0;
+  #reported = -1;
+  #countTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * @param options - the WebSockets, env, binding names, batching and bounds
+   * @throws DokitError INVALID_ARGUMENT for a bound out of range
+   */
+  constructor(options: RoomShardOptions) {
+    this.#options = options;
+    this.#batchMs = inRange("batchMs", options.batchMs ?? 10, 0, 1000);
+    this.#countMs = inRange("countMs", options.countMs ?? 1000, 10, 60_000);
+    this.#maxBytes = inRange("maxMessageBytes", options.maxMessageBytes ?? 65_536, 1, 1_048_576);
+  }
+
+  attach(claims: Claims): void {
+    const lifecycle = (this.#lifecycle = claims.lifecycle);
+    namespaceOf(this.#options.env, this.#options.shards, "RoomShard shards");
+    namespaceOf(this.#options.env, this.#sequencerBinding, "RoomShard sequencer");
+    this.#cursors = new Cursors(lifecycle.ctx.storage);
+    this.#outbox = new Outbox({
+      batchMs: this.#batchMs,
+      storage: lifecycle.ctx.storage,
+      send: (messages) => this.#publishBatch(messages),
+      taken: (batch, seqs) => batch.forEach((pending, i) => this.#acknowledge(pending, seqs[i] as number)),
+      failed: (batch, error) => batch.forEach((pending) => this.#fail(pending, error)),
+    });
+    const sockets = this.#options.webSockets;
+    sockets.use({
+      onConnect: (connection, ctx) => this.#connected(connection, ctx.request),
+      onClose: (connection) => this.#closed(connection),
+    });
+    claims.use(sockets);
+    // {"type":"dokit_room_publish","id":<string>,"data":<json>} from any connection.
+    claims.frame(ROOM_PUBLISH, (connection, frame) => this.#publishFrame(connection, frame));
+    // POST /__dokit_room/deliver from the sequencer, with the room's key.
+    claims.route(DELIVER_PATH, (request) => this.#deliverRoute(request));
+  }
+
+  /** The room this shard belongs to (its object name without `#<index>`). */
+  get room(): string {
+    return parseShardName(this.#installed.name).room;
+  }
+
+  /** This shard's index in the room. */
+  get index(): number {
+    return parseShardName(this.#installed.name).index;
+  }
+
+  /** @returns the room-wide connection count, as last heard from the sequencer (see docs/rooms.md for how stale) */
+  count(): number {
+    return this.#roomCount;
+  }
+
+  /**
+   * Publishes to the whole room from server code, batched with the shard's other publishes.
+   * @returns the message's seq, once the sequencer has ordered it
+   * @throws DokitError INVALID_ARGUMENT for a value that is not JSON; rejects with ROOM_PUBLISH_FAILED when the sequencer cannot be reached
+   */
+  publish(data: unknown, options: RoomPublishOptions = {}): Promise<number> {
+    const json = JSON.stringify(data);
+    if (json === undefined) throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", "RoomShard.publish: the data is not JSON");
+    const message: OutgoingMessage = { id: crypto.randomUUID(), data: json, ...filters(options) };
+    return new Promise((resolve, reject) => {
+      this.#load().then(() => this.#outboxOf().add({ message, settle: { resolve, reject } }), reject);
+    });
+  }
+
+  // ---------------------------------------------------------------- clients
+
+  async #connected(connection: Connection, request: Request): Promise<void> {
+    const cursors = this.#cursorsOf();
+    // Out of live messages until it has its welcome (and its catch-up).
+    cursors.hold(connection.id, 0, false);
+    const raw = new URL(request.url).searchParams.get(ROOM_SINCE_PARAM);
+    const since = raw !== null && /^\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+    try {
+      await this.#load();
+      if (!this.#record.registered) await this.#join(false);
+    } catch (error) {
+      cursors.drop(connection.id);
+      throw error;
+    }
+    const delivered = this.#record.delivered;
+    trySend(connection, welcomeFrame(this.room, this.index, delivered, this.#roomCount));
+    if (raw !== null && since === undefined) trySend(connection, roomErrorFrame("ROOM_REJECTED", "since must be a seq: a whole number"));
+    // Behind the shard: caught up from the log. Else live (with a floor when ahead of the shard's deliveries).
+    if (since !== undefined && since < delivered) void this.#catchUp(connection, since);
+    else cursors.release(connection.id, since ?? delivered, delivered);
+    this.#countChanged();
+  }
+
+  #closed(connection: Connection): void {
+    this.#cursorsOf().drop(connection.id);
+    this.#countChanged();
+    if (this.#connectionCount(connection) === 0) void this.#leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
+  }
+
+  /**
+   * Sends a resuming connection what it missed after `since`, from the sequencer's log, then makes it
+   * live. Live messages skip it meanwhile; it loops until it has passed what the shard delivered.
+   */
+  async #catchUp(connection: Connection, since: number): Promise<void> {
+    const cursors = this.#cursorsOf();
+    let at = since;
+    cursors.hold(connection.id, at, true);
+    for (let failures = 0; connection.readyState === OPEN; ) {
+      let range;
+      try {
+        range = await this.#sequencer().since(at);
+      } catch (error) {
+        console.warn(`dokit: a room shard failed to fetch missed messages for ${connection.id}; retrying`, error);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures++, 5000)));
+        continue;
+      }
+      if (connection.readyState !== OPEN) break;
+      if (range.gap) trySend(connection, gapFrame(range.gap));
+      for (const message of range.messages) if (reaches(message, connection)) trySend(connection, messageFrame(message));
+      at = range.last;
+      if (!range.more && this.#record.delivered <= at) return cursors.release(connection.id, at, this.#record.delivered);
+      cursors.hold(connection.id, at, true);
+    }
+    cursors.drop(connection.id);
+  }
+
+  async #publishFrame(connection: Connection, frame: Record<string, unknown>): Promise<void> {
+    const id = frame.id;
+    if (typeof id !== "string" || id.length === 0 || id.length > MAX_ID) {
+      return void trySend(connection, roomErrorFrame("ROOM_REJECTED", `id must be a string of 1 to ${MAX_ID} characters`, id));
+    }
+    const data = Object.hasOwn(frame, "data") ? JSON.stringify(frame.data) : undefined;
+    if (data === undefined) return void trySend(connection, roomErrorFrame("ROOM_REJECTED", "data is missing", id));
+    // A string of n characters is at most 3n bytes in UTF-8: most bodies need no count.
+    if (data.length * 3 > this.#maxBytes && utf8Length(data) > this.#maxBytes) {
+      return void trySend(connection, roomErrorFrame("ROOM_REJECTED", `data over ${this.#maxBytes} bytes`, id));
+    }
+    // After the messages a reset left waiting: one publisher's messages keep their order.
+    await this.#load();
+    this.#outboxOf().add({ message: { from: connection.id, id, data }, connection });
+  }
+
+  #acknowledge(pending: Pending, seq: number): void {
+    const connection = this.#publisherOf(pending);
+    if (connection) trySend(connection, ackFrame(pending.message.id, seq));
+    pending.settle?.resolve(seq);
+  }
+
+  #fail(pending: Pending, error: unknown): void {
+    console.error("dokit: a room shard could not publish to its room's sequencer", error);
+    const connection = this.#publisherOf(pending);
+    if (connection) {
+      trySend(connection, roomErrorFrame("ROOM_PUBLISH_FAILED", "The room did not take the message; send it again", pending.message.id));
+    }
+    pending.settle?.reject(new DokitError<RoomsErrorCode>("ROOM_PUBLISH_FAILED", "the room's sequencer did not take the message", { cause: error }));
+  }
+
+  /** @returns the open connection that published a message (found by id for one a reset left waiting), if any */
+  #publisherOf(pending: Pending): Connection | undefined {
+    if (pending.connection) return pending.connection.readyState === OPEN ? pending.connection : undefined;
+    return pending.message.from === undefined ? undefined : this.#options.webSockets.getConnection(pending.message.from);
+  }
+
+  // --------------------------------------------------------- the sequencer
+
+  async #publishBatch(messages: OutgoingMessage[]): Promise<Published> {
+    await this.#load();
+    const registered = this.#record.registered;
+    const published = await this.#sequencer().publish(registered ? this.#report() : null, messages);
+    this.#roomCount = published.count;
+    // The sequencer no longer lists this shard (it was unreachable for a delivery): join again, keeping its place.
+    if (registered && !published.registered && this.#record.registered) void this.#join(true).catch(() => {});
+    return published;
+  }
+
+  /** Registers with the sequencer (`keep`: at the seq delivered so far, for clients that are here). */
+  #join(keep: boolean): Promise<void> {
+    return this.#serially(async () => {
+      if (this.#record.registered && !keep) return;
+      const joined = await this.#sequencer().join(this.#report(), keep ? this.#record.delivered : null);
+      this.#record = { delivered: joined.at, registered: true, key: joined.key };
+      this.#roomCount = joined.count;
+      this.#reported = this.#report().connections;
+      await this.#save();
+    });
+  }
+
+  #leave(): Promise<void> {
+    return this.#serially(async () => {
+      if (!this.#record.registered || this.#connectionCount() > 0) return;
+      await this.#sequencer().leave(this.#installed.name);
+      this.#record = { ...this.#record, registered: false };
+      await this.#save();
+    });
+  }
+
+  #serially(work: () => Promise<void>): Promise<void> {
+    const next = this.#membership.then(work);
+    this.#membership = next.catch(() => {});
+    return next;
+  }
+
+  /** A change in the connection count goes to the sequencer after `countMs` (one report for many changes). */
+  #countChanged(): void {
+    this.#countTimer ??= setTimeout(() => {
+      this.#countTimer = undefined;
+      const report = this.#report();
+      if (!this.#record.registered || report.connections === this.#reported || report.connections === 0) return;
+      this.#reported = report.connections;
+      this.#sequencer()
+        .report(report)
+        .then((count) => (this.#roomCount = count))
+        .catch((error: unknown) => console.warn("dokit: a room shard failed to report its connections", error));
+    }, this.#countMs);
+  }
+
+  // ------------------------------------------------------------ deliveries
+
+  async #deliverRoute(request: Request): Promise<Response> {
+    await this.#load();
+    // A join or leave in flight decides whether this shard is a member.
+    await this.#membership;
+    const record = this.#record;
+    if (request.method !== "POST" || !record.registered || request.headers.get(KEY_HEADER) !== record.key) {
+      return new Response("not a member of the room", { status: 410 });
+    }
+    // SAFETY: only the sequencer knows the key, and it sends a Delivery.
+    const delivery = (await request.json()) as Delivery;
+    this.#roomCount = delivery.count;
+    const next = this.#delivering.then(() => this.#take(delivery));
+    this.#delivering = next.catch(() => {});
+    await next;
+    const answer: Delivered = { delivered: this.#record.delivered, connections: this.#connectionCount() };
+    return Response.json(answer);
+  }
+
+  /** Sends a delivery's new messages, after pulling the ones before it that this shard missed. */
+  async #take(delivery: Delivery): Promise<void> {
+    const first = delivery.messages[0]?.seq ?? delivery.head + 1;
+    while (this.#record.delivered < Math.min(first - 1, delivery.head)) {
+      const before = this.#record.delivered;
+      const range = await this.#sequencer().since(before);
+      this.#send(range.messages, range.last, range.gap);
+      if (this.#record.delivered <= before) throw new Error("the sequencer's log did not move this shard on");
+    }
+    const fresh = delivery.messages.filter((message) => message.seq > this.#record.delivered);
+    if (fresh.length) this.#send(fresh, (fresh.at(-1) as RoomMessage).seq);
+  }
+
+  /** Sends messages (and a gap) to every live connection they reach, and stores how far the shard is. */
+  #send(messages: readonly RoomMessage[], last: number, gap?: { from: number; to: number }): void {
+    if (last <= this.#record.delivered) return;
+    this.#record = { ...this.#record, delivered: last };
+    void this.#save();
+    const cursors = this.#cursorsOf();
+    const connections = [...this.#options.webSockets.getConnections()];
+    if (gap) {
+      const frame = gapFrame(gap);
+      for (const connection of connections) if (cursors.wants(connection.id, gap.to)) trySend(connection, frame);
+    }
+    for (const message of messages) {
+      const frame = messageFrame(message);
+      for (const connection of connections) {
+        if (cursors.wants(connection.id, message.seq) && reaches(message, connection)) trySend(connection, frame);
+      }
+    }
+    cursors.passed(last);
+  }
+
+  // ------------------------------------------------------------------ inside
+
+  /** Reads the stored record once per instance, and resumes catch-ups a reset cut short. */
+  #load(): Promise<void> {
+    return (this.#loading ??= (async () => {
+      const storage = this.#installed.ctx.storage;
+      this.#record = (await storage.get<ShardRecord>(RECORD)) ?? this.#record;
+      await this.#outboxOf().load();
+      for (const [id, cursor] of await this.#cursorsOf().load()) {
+        const connection = this.#options.webSockets.getConnection(id);
+        if (!connection) this.#cursorsOf().drop(id);
+        else if (cursor.pending) void this.#catchUp(connection, cursor.at);
+      }
+    })().catch((error: unknown) => {
+      this.#loading = undefined;
+      throw error;
+    }));
+  }
+
+  #save(): Promise<void> {
+    return this.#installed.ctx.storage.put(RECORD, this.#record);
+  }
+
+  #report(): ShardReport {
+    return { name: this.#installed.name, binding: this.#options.shards, connections: this.#connectionCount() };
+  }
+
+  /** @returns the open connections (`closing`: one being closed, not counted) */
+  #connectionCount(closing?: Connection): number {
+    let count = 0;
+    for (const connection of this.#options.webSockets.getConnections()) if (connection !== closing) count++;
+    return count;
+  }
+
+  get #sequencerBinding(): string {
+    return this.#options.sequencer ?? "ROOM_SEQUENCER";
+  }
+
+  #sequencer(): SequencerApi {
+    return stubOf<SequencerApi>(namespaceOf(this.#options.env, this.#sequencerBinding, "RoomShard sequencer"), this.room);
+  }
+
+  get #installed(): Lifecycle {
+    if (!this.#lifecycle) throw new DokitError<RoomsErrorCode>("NOT_INSTALLED", "this RoomShard is not installed: Lifecycle.install(this).use(roomShard)");
+    return this.#lifecycle;
+  }
+
+  #cursorsOf(): Cursors {
+    if (!this.#cursors) void this.#installed;
+    return this.#cursors as Cursors;
+  }
+
+  #outboxOf(): Outbox {
+    if (!this.#outbox) void this.#installed;
+    return this.#outbox as Outbox;
+  }
+}
+
+/** @returns `value` when it is an integer from `min` to `max` @throws DokitError INVALID_ARGUMENT otherwise */
+function inRange(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `RoomShard: ${name} must be an integer from ${min} to ${max} (got ${String(value)})`);
+  }
+  return value;
+}

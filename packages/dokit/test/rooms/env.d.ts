@@ -1,0 +1,10 @@
+import type { RoomChat, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
+
+declare global {
+  interface Env {
+    ROOM_CHAT: DurableObjectNamespace<RoomChat>;
+    ROOM_SEQUENCER: DurableObjectNamespace<TestSequencer>;
+    ROOM_CHAT_SMALL: DurableObjectNamespace<RoomChatSmallLog>;
+    SMALL_SEQUENCER: DurableObjectNamespace<SmallLogSequencer>;
+  }
+}

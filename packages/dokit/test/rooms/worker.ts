@@ -1,0 +1,24 @@
+import { publishToRoom, routeRoomRequest } from "../../src/rooms";
+
+export { RoomChat, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
+
+/**
+ * `/room/<room>?shards=<n>`: a connection routed to one of the room's n shards (`?small=1`: the
+ * small-log room classes). `POST /publish/<room>` with a JSON body: published from the Worker.
+ */
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const url = new URL(request.url);
+    const [, kind, room] = url.pathname.split("/");
+    const small = url.searchParams.get("small") === "1";
+    if (kind === "room" && room) {
+      const shardCount = Number(url.searchParams.get("shards") ?? 1);
+      return routeRoomRequest(request, env, { shards: small ? "ROOM_CHAT_SMALL" : "ROOM_CHAT", room, shardCount });
+    }
+    if (kind === "publish" && room) {
+      const seq = await publishToRoom(env, room, await request.json(), small ? { sequencer: "SMALL_SEQUENCER" } : {});
+      return Response.json({ seq });
+    }
+    return new Response("no route", { status: 404 });
+  },
+} satisfies ExportedHandler<Env>;
