@@ -12,6 +12,8 @@ export interface Fanout {
   kick(): void;
   /** Delivers to every shard that is behind and waits. @returns whether every shard is caught up */
   settle(): Promise<boolean>;
+  /** Sends the room-wide count to every shard (a delivery with no messages), at once. */
+  announce(): void;
 }
 
 /** What the flat fan-out reads and updates. */
@@ -52,27 +54,37 @@ export class FlatFanout implements Fanout {
     return this.#deps.members.behind(this.#deps.log.head).length === 0;
   }
 
-  #start(name: string): void {
+  announce(): void {
+    const { members } = this.#deps;
+    for (const member of members.all()) {
+      // A shard with a delivery under way gets the count with it.
+      if (this.#running.has(member.name)) this.#again.add(member.name);
+      else this.#start(member.name, true);
+    }
+  }
+
+  #start(name: string, announce = false): void {
     if (this.#running.has(name)) return void this.#again.add(name);
-    const loop = this.#loop(name).finally(() => {
+    const loop = this.#loop(name, announce).finally(() => {
       this.#running.delete(name);
       if (this.#again.delete(name)) this.#start(name);
     });
     this.#running.set(name, loop);
   }
 
-  async #loop(name: string): Promise<void> {
+  /** Delivers to one shard until it is caught up (`announce`: at least once, for the count). */
+  async #loop(name: string, announce: boolean): Promise<void> {
     const { members, log } = this.#deps;
-    for (;;) {
+    for (let first = announce; ; first = false) {
       this.#again.delete(name);
       const member = members.get(name);
-      if (!member || member.cursor >= log.head) return;
+      if (!member || (member.cursor >= log.head && !first)) return;
       try {
         const delivered = await this.#deliver(member);
         if (delivered === undefined) return members.leave(name);
         members.advance(name, delivered.delivered, delivered.connections);
         // A shard that confirms no progress is retried by the alarm, not in a loop.
-        if (delivered.delivered <= member.cursor) return;
+        if (delivered.delivered <= member.cursor && !first) return;
       } catch (error) {
         const failures = members.failed(name);
         console.warn(`dokit: delivery to room shard ${name} failed (${failures} in a row); the sequencer's alarm retries it`, error);

@@ -75,6 +75,11 @@ export class Members {
     return this.#sql.exec<Member>("SELECT * FROM dokit_room_shards WHERE cursor < ?", head).toArray();
   }
 
+  /** @returns every registered shard */
+  all(): Member[] {
+    return this.#sql.exec<Member>("SELECT * FROM dokit_room_shards").toArray();
+  }
+
   /** @returns whether any shard is registered */
   any(): boolean {
     return this.#sql.exec("SELECT 1 FROM dokit_room_shards LIMIT 1").toArray().length > 0;

@@ -16,6 +16,11 @@ export interface RoomSequencerOptions {
   retryMs?: number;
   /** The most messages one delivery or one `since` answer carries: 1 to 10,000 (default 500). */
   batchLimit?: number;
+  /**
+   * How soon a change of the room-wide count goes to every shard, in ms: 10 to 60,000 (default 1,000).
+   * Changes in that time go out together, one call per shard.
+   */
+  countMs?: number;
 }
 
 const MAX_RETRY_MS = 60_000;
@@ -36,6 +41,8 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
   readonly #fanout: Fanout;
   readonly #retryMs: number;
   readonly #limit: number;
+  readonly #countMs: number;
+  #counting: ReturnType<typeof setTimeout> | undefined;
   /** Set once this instance knows an alarm is pending (the alarm retries deliveries). */
   #armed = false;
 
@@ -53,6 +60,7 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
     this.#members = new Members(sql);
     this.#retryMs = inRange("retryMs", options.retryMs ?? 1000, 10, MAX_RETRY_MS);
     this.#limit = inRange("batchLimit", options.batchLimit ?? 500, 1, 10_000);
+    this.#countMs = inRange("countMs", options.countMs ?? 1000, 10, 60_000);
     this.#fanout = new FlatFanout({ env, log: this.#log, members: this.#members, key: () => this.#key(), limit: this.#limit });
   }
 
@@ -63,19 +71,25 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
   async join(shard: ShardReport, delivered: number | null): Promise<Joined> {
     const head = this.#log.head;
     const at = delivered === null ? head : Math.min(Math.max(0, delivered), head);
+    const before = this.#members.count;
     this.#members.join(shard, at);
+    this.#countChanged(before);
     if (at < head) await this.#deliverSoon();
     return { at, key: this.#key(), count: this.#members.count };
   }
 
   /** Unregisters a shard whose last client left: it receives nothing until it joins again. */
   async leave(name: string): Promise<void> {
+    const before = this.#members.count;
     this.#members.leave(name);
+    this.#countChanged(before);
   }
 
   /** Records a shard's connection count. @returns the room-wide count */
   async report(shard: ShardReport): Promise<number> {
+    const before = this.#members.count;
     this.#members.report(shard);
+    this.#countChanged(before);
     return this.#members.count;
   }
 
@@ -87,7 +101,9 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
   async publish(shard: ShardReport | null, messages: OutgoingMessage[]): Promise<Published> {
     const now = Date.now();
     const seqs = this.ctx.storage.transactionSync(() => this.#log.append(messages, now));
+    const before = this.#members.count;
     const registered = shard ? this.#members.report(shard) : false;
+    this.#countChanged(before);
     await this.#deliverSoon();
     return { seqs, count: this.#members.count, registered };
   }
@@ -117,6 +133,15 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
       this.#armed = true;
     }
     this.#fanout.kick();
+  }
+
+  /** The room-wide count changed: every shard hears of it within `countMs` (one delivery each for the changes meanwhile). */
+  #countChanged(before: number): void {
+    if (this.#members.count === before || this.#counting) return;
+    this.#counting = setTimeout(() => {
+      this.#counting = undefined;
+      this.#fanout.announce();
+    }, this.#countMs);
   }
 
   /** @returns the room's key (made once): deliveries carry it, and shards accept no delivery without it */

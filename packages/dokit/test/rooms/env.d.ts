@@ -1,4 +1,4 @@
-import type { RoomChat, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
+import type { RoomChat, RoomChatSlowBatch, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
 
 declare global {
   interface Env {
@@ -6,5 +6,6 @@ declare global {
     ROOM_SEQUENCER: DurableObjectNamespace<TestSequencer>;
     ROOM_CHAT_SMALL: DurableObjectNamespace<RoomChatSmallLog>;
     SMALL_SEQUENCER: DurableObjectNamespace<SmallLogSequencer>;
+    ROOM_CHAT_SLOW: DurableObjectNamespace<RoomChatSlowBatch>;
   }
 }

@@ -31,7 +31,7 @@ export class RoomChat extends DurableObject<Env> {
 /** The room sequencer with fast retries (a failed delivery is retried after 100 ms). */
 export class TestSequencer extends RoomSequencer {
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env, { retryMs: 100 });
+    super(ctx, env, { retryMs: 100, countMs: 50 });
   }
 }
 
@@ -46,5 +46,12 @@ export class SmallLogSequencer extends RoomSequencer {
 export class RoomChatSmallLog extends DurableObject<Env> {
   readonly webSockets: WebSockets = new WebSockets();
   readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_CHAT_SMALL", sequencer: "SMALL_SEQUENCER", countMs: 50 });
+  readonly lifecycle = Lifecycle.install(this).use(this.room);
+}
+
+/** A chat shard that gathers publishes for a whole second: a batch is surely waiting when the test evicts it. */
+export class RoomChatSlowBatch extends DurableObject<Env> {
+  readonly webSockets: WebSockets = new WebSockets();
+  readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_CHAT_SLOW", batchMs: 1000 });
   readonly lifecycle = Lifecycle.install(this).use(this.room);
 }

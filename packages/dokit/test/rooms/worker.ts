@@ -1,10 +1,10 @@
 import { publishToRoom, routeRoomRequest } from "../../src/rooms";
 
-export { RoomChat, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
+export { RoomChat, RoomChatSlowBatch, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
 
 /**
  * `/room/<room>?shards=<n>`: a connection routed to one of the room's n shards (`?small=1`: the
- * small-log room classes). `POST /publish/<room>` with a JSON body: published from the Worker.
+ * small-log room classes, `?slow=1`: the shard that batches for a second). `POST /publish/<room>` with a JSON body: published from the Worker.
  */
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
@@ -13,7 +13,8 @@ export default {
     const small = url.searchParams.get("small") === "1";
     if (kind === "room" && room) {
       const shardCount = Number(url.searchParams.get("shards") ?? 1);
-      return routeRoomRequest(request, env, { shards: small ? "ROOM_CHAT_SMALL" : "ROOM_CHAT", room, shardCount });
+      const shards = small ? "ROOM_CHAT_SMALL" : url.searchParams.get("slow") === "1" ? "ROOM_CHAT_SLOW" : "ROOM_CHAT";
+      return routeRoomRequest(request, env, { shards, room, shardCount });
     }
     if (kind === "publish" && room) {
       const seq = await publishToRoom(env, room, await request.json(), small ? { sequencer: "SMALL_SEQUENCER" } : {});

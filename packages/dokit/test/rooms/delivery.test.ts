@@ -1,0 +1,92 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { fresh, sleep, until } from "../helpers";
+import { checkDelivery, openClients, RoomClient } from "./room-client";
+
+const sequencerStub = (room: string) => env.ROOM_SEQUENCER.get(env.ROOM_SEQUENCER.idFromName(room));
+/** Runs SQL in the room's sequencer (to play a lost confirmation or a lost delivery). @returns the rows */
+const sequencerSql = (room: string, query: string, ...bindings: unknown[]) =>
+  runInDurableObject(sequencerStub(room), (_instance, ctx) => ctx.storage.sql.exec(query, ...bindings).toArray());
+const ids = (by: string, from: number, to: number) => new Set(Array.from({ length: to - from + 1 }, (_, i) => `${by}-${from + i}`));
+
+describe("deliveries between a room's objects", () => {
+  it("sends a repeated delivery (its confirmation was lost) to the clients once", async () => {
+    const room = fresh("r-repeat");
+    const clients = await openClients(room, 2, 4);
+    const publisher = clients[0] as RoomClient;
+    for (let n = 1; n <= 5; n++) publisher.publish(n);
+    await until(() => clients.every((client) => client.messages.length >= 5), "the first 5", 10_000);
+    // The sequencer forgets that the shards confirmed 1..5: it delivers them again with the next batch.
+    await sequencerSql(room, "UPDATE dokit_room_shards SET cursor = 0");
+    for (let n = 6; n <= 8; n++) publisher.publish(n);
+    await until(() => clients.every((client) => client.messages.length >= 8), "6..8", 10_000);
+    // Room for a duplicate to arrive, if the shards sent one.
+    await sleep(300);
+    checkDelivery(clients, ids(publisher.id, 1, 8));
+    expect(clients.every((client) => client.messages.length === 8)).toBe(true);
+    for (const client of clients) await client.close();
+  });
+
+  it("has a shard that missed deliveries pull them from the log before the next one", async () => {
+    const room = fresh("r-pull");
+    const clients = await openClients(room, 2, 4);
+    const publisher = clients[0] as RoomClient;
+    for (let n = 1; n <= 3; n++) publisher.publish(n);
+    await until(() => clients.every((client) => client.messages.length >= 3), "the first 3", 10_000);
+    // The sequencer believes shard 1 has 3 more than it has: its next delivery starts past a hole.
+    await sequencerSql(room, "UPDATE dokit_room_shards SET cursor = cursor + 3 WHERE name = ?", `${room}#1`);
+    for (let n = 4; n <= 9; n++) publisher.publish(n);
+    await until(() => clients.every((client) => client.messages.length >= 9), "4..9", 10_000);
+    checkDelivery(clients, ids(publisher.id, 1, 9));
+    for (const client of clients) await client.close();
+  });
+
+  it("keeps a batch a shard was holding when it was reset, and sends it before later messages", async () => {
+    const room = fresh("r-outbox");
+    const publisher = new RoomClient("p", room, { shards: "1", slow: "1" });
+    const listener = new RoomClient("l", room, { shards: "1", slow: "1" });
+    await publisher.connect();
+    await listener.connect();
+    // Gathered for a second: still waiting when the shard is reset (which drops its sockets).
+    for (let n = 1; n <= 5; n++) publisher.publish(n);
+    const shard = env.ROOM_CHAT_SLOW.get(env.ROOM_CHAT_SLOW.idFromName(`${room}#0`));
+    const held = () => runInDurableObject(shard, async (_instance, ctx) => (await ctx.storage.list({ prefix: "__dokit_room_out:" })).size);
+    for (let tries = 0; (await held()) < 5; tries++) {
+      if (tries > 100) throw new Error("the shard never held the 5");
+      await sleep(20);
+    }
+    await runInDurableObject(shard, (_instance, ctx) => ctx.abort("test: reset")).catch(() => {});
+    await until(() => publisher.socket?.ws.readyState !== 1 && listener.socket?.ws.readyState !== 1, "the sockets to drop", 10_000);
+    // Both come back; the publisher does not resend 1..5.
+    await listener.connect({ since: listener.lastSeq });
+    await publisher.connect({ since: publisher.lastSeq });
+    for (let n = 6; n <= 8; n++) publisher.publish(n);
+    await until(() => publisher.unacked.size === 0, "every publish acknowledged (1..5 on the new connection)", 10_000);
+    await until(() => listener.messages.length >= 8, "1..8", 10_000);
+    checkDelivery([publisher, listener], ids("p", 1, 8));
+    expect(listener.messages.map((message) => message.data.n)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    await publisher.close();
+    await listener.close();
+  });
+
+  it("retries a delivery that failed from the sequencer's alarm", async () => {
+    const room = fresh("r-retry");
+    const clients = await openClients(room, 2, 2);
+    const publisher = clients[0] as RoomClient;
+    publisher.publish(1);
+    await until(() => clients.every((client) => client.messages.length >= 1), "the first", 10_000);
+    // Shard 1's binding name goes bad: its deliveries fail until it is mended.
+    await sequencerSql(room, "UPDATE dokit_room_shards SET binding = 'NOT_A_BINDING' WHERE name = ?", `${room}#1`);
+    for (let n = 2; n <= 4; n++) publisher.publish(n);
+    await until(() => (clients[0] as RoomClient).messages.length >= 4, "2..4 on shard 0", 10_000);
+    await sleep(300);
+    expect((clients[1] as RoomClient).messages.length).toBe(1);
+    const [row] = await sequencerSql(room, "SELECT failures FROM dokit_room_shards WHERE name = ?", `${room}#1`);
+    expect((row as { failures: number }).failures).toBeGreaterThan(0);
+    await sequencerSql(room, "UPDATE dokit_room_shards SET binding = 'ROOM_CHAT' WHERE name = ?", `${room}#1`);
+    await until(() => (clients[1] as RoomClient).messages.length >= 4, "2..4 on shard 1, from the alarm", 15_000);
+    checkDelivery(clients, ids(publisher.id, 1, 4));
+    for (const client of clients) await client.close();
+  });
+});
