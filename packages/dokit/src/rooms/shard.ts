@@ -7,10 +7,12 @@ import { ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./cursors";
 import type { RoomsErrorCode } from "./errors";
+import { Membership } from "./membership";
+import { ShardDelivery } from "./shard-delivery";
 import { DELIVER_PATH, KEY_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
 import { filters, Outbox, type Pending, type RoomPublishOptions } from "./outbox";
-import { ackFrame, gapFrame, messageFrame, reaches, roomErrorFrame, welcomeFrame } from "./room-frames";
-import type { Delivered, Delivery, OutgoingMessage, Published, RoomMessage, SequencerApi, ShardReport } from "./types";
+import { ackFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
+import type { Delivered, Delivery, OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
 
 /** Options of {@link RoomShard}. */
 export interface RoomShardOptions {
@@ -30,9 +32,6 @@ export interface RoomShardOptions {
   maxMessageBytes?: number;
 }
 
-/** What the shard keeps in storage: how far it delivered, and its membership. */
-type ShardRecord = { delivered: number; registered: boolean; key?: string };
-const RECORD = "__dokit_room";
 const OPEN = 1;
 const MAX_ID = 128;
 
@@ -57,15 +56,11 @@ export class RoomShard implements Capability {
   #lifecycle: Lifecycle | undefined;
   #cursors: Cursors | undefined;
   #outbox: Outbox | undefined;
-  #record: ShardRecord = { delivered: 0, registered: false };
+  #membership: Membership | undefined;
+  #delivery: ShardDelivery | undefined;
   #loading: Promise<void> | undefined;
-  /** Joins and leaves, one at a time (deliveries wait for them). */
-  #membership: Promise<unknown> = Promise.resolve();
   /** Deliveries, one at a time. */
   #delivering: Promise<unknown> = Promise.resolve();
-  #roomCount = 0;
-  #reported = -1;
-  #countTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * @param options - the WebSockets, env, binding names, batching and bounds
@@ -83,6 +78,13 @@ export class RoomShard implements Capability {
     namespaceOf(this.#options.env, this.#options.shards, "RoomShard shards");
     namespaceOf(this.#options.env, this.#sequencerBinding, "RoomShard sequencer");
     this.#cursors = new Cursors(lifecycle.ctx.storage);
+    this.#membership = new Membership({
+      storage: lifecycle.ctx.storage,
+      sequencer: () => this.#sequencer(),
+      report: () => this.#report(),
+      countMs: this.#countMs,
+    });
+    this.#delivery = new ShardDelivery({ webSockets: this.#options.webSockets, cursors: this.#cursors, membership: this.#membership, sequencer: () => this.#sequencer() });
     this.#outbox = new Outbox({
       batchMs: this.#batchMs,
       storage: lifecycle.ctx.storage,
@@ -114,7 +116,7 @@ export class RoomShard implements Capability {
 
   /** @returns the room-wide connection count, as last heard from the sequencer (see docs/rooms.md for how stale) */
   count(): number {
-    return this.#roomCount;
+    return this.#member.roomCount;
   }
 
   /**
@@ -141,52 +143,26 @@ export class RoomShard implements Capability {
     const since = raw !== null && /^\d{1,15}$/.test(raw) ? Number(raw) : undefined;
     try {
       await this.#load();
-      if (!this.#record.registered) await this.#join(false);
+      if (!this.#member.record.registered) await this.#member.join(false);
     } catch (error) {
       cursors.drop(connection.id);
       throw error;
     }
-    const delivered = this.#record.delivered;
-    trySend(connection, welcomeFrame(this.room, this.index, delivered, this.#roomCount));
+    const delivered = this.#member.record.delivered;
+    trySend(connection, welcomeFrame(this.room, this.index, delivered, this.#member.roomCount));
     if (raw !== null && since === undefined) trySend(connection, roomErrorFrame("ROOM_REJECTED", "since must be a seq: a whole number"));
     // Behind the shard: caught up from the log. Else live (with a floor when ahead of the shard's deliveries).
-    if (since !== undefined && since < delivered) void this.#catchUp(connection, since);
+    if (since !== undefined && since < delivered) void this.#deliveryOf().catchUp(connection, since);
     else cursors.release(connection.id, since ?? delivered, delivered);
-    this.#countChanged();
+    this.#member.countChanged();
   }
 
   #closed(connection: Connection): void {
     this.#cursorsOf().drop(connection.id);
-    this.#countChanged();
-    if (this.#connectionCount(connection) === 0) void this.#leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
+    this.#member.countChanged();
+    if (this.#connectionCount(connection) === 0) void this.#member.leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
   }
 
-  /**
-   * Sends a resuming connection what it missed after `since`, from the sequencer's log, then makes it
-   * live. Live messages skip it meanwhile; it loops until it has passed what the shard delivered.
-   */
-  async #catchUp(connection: Connection, since: number): Promise<void> {
-    const cursors = this.#cursorsOf();
-    let at = since;
-    cursors.hold(connection.id, at, true);
-    for (let failures = 0; connection.readyState === OPEN; ) {
-      let range;
-      try {
-        range = await this.#sequencer().since(at);
-      } catch (error) {
-        console.warn(`dokit: a room shard failed to fetch missed messages for ${connection.id}; retrying`, error);
-        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures++, 5000)));
-        continue;
-      }
-      if (connection.readyState !== OPEN) break;
-      if (range.gap) trySend(connection, gapFrame(range.gap));
-      for (const message of range.messages) if (reaches(message, connection)) trySend(connection, messageFrame(message));
-      at = range.last;
-      if (!range.more && this.#record.delivered <= at) return cursors.release(connection.id, at, this.#record.delivered);
-      cursors.hold(connection.id, at, true);
-    }
-    cursors.drop(connection.id);
-  }
 
   async #publishFrame(connection: Connection, frame: Record<string, unknown>): Promise<void> {
     const id = frame.id;
@@ -229,53 +205,13 @@ export class RoomShard implements Capability {
 
   async #publishBatch(messages: OutgoingMessage[]): Promise<Published> {
     await this.#load();
-    const registered = this.#record.registered;
+    const member = this.#member;
+    const registered = member.record.registered;
     const published = await this.#sequencer().publish(registered ? this.#report() : null, messages);
-    this.#roomCount = published.count;
+    member.roomCount = published.count;
     // The sequencer no longer lists this shard (it was unreachable for a delivery): join again, keeping its place.
-    if (registered && !published.registered && this.#record.registered) void this.#join(true).catch(() => {});
+    if (registered && !published.registered && member.record.registered) void member.join(true).catch(() => {});
     return published;
-  }
-
-  /** Registers with the sequencer (`keep`: at the seq delivered so far, for clients that are here). */
-  #join(keep: boolean): Promise<void> {
-    return this.#serially(async () => {
-      if (this.#record.registered && !keep) return;
-      const joined = await this.#sequencer().join(this.#report(), keep ? this.#record.delivered : null);
-      this.#record = { delivered: joined.at, registered: true, key: joined.key };
-      this.#roomCount = joined.count;
-      this.#reported = this.#report().connections;
-      await this.#save();
-    });
-  }
-
-  #leave(): Promise<void> {
-    return this.#serially(async () => {
-      if (!this.#record.registered || this.#connectionCount() > 0) return;
-      await this.#sequencer().leave(this.#installed.name);
-      this.#record = { ...this.#record, registered: false };
-      await this.#save();
-    });
-  }
-
-  #serially(work: () => Promise<void>): Promise<void> {
-    const next = this.#membership.then(work);
-    this.#membership = next.catch(() => {});
-    return next;
-  }
-
-  /** A change in the connection count goes to the sequencer after `countMs` (one report for many changes). */
-  #countChanged(): void {
-    this.#countTimer ??= setTimeout(() => {
-      this.#countTimer = undefined;
-      const report = this.#report();
-      if (!this.#record.registered || report.connections === this.#reported || report.connections === 0) return;
-      this.#reported = report.connections;
-      this.#sequencer()
-        .report(report)
-        .then((count) => (this.#roomCount = count))
-        .catch((error: unknown) => console.warn("dokit: a room shard failed to report its connections", error));
-    }, this.#countMs);
   }
 
   // ------------------------------------------------------------ deliveries
@@ -283,75 +219,38 @@ export class RoomShard implements Capability {
   async #deliverRoute(request: Request): Promise<Response> {
     await this.#load();
     // A join or leave in flight decides whether this shard is a member.
-    await this.#membership;
-    const record = this.#record;
+    await this.#member.settled();
+    const record = this.#member.record;
     if (request.method !== "POST" || !record.registered || request.headers.get(KEY_HEADER) !== record.key) {
       return new Response("not a member of the room", { status: 410 });
     }
     // SAFETY: only the sequencer knows the key, and it sends a Delivery.
     const delivery = (await request.json()) as Delivery;
-    this.#roomCount = delivery.count;
-    const next = this.#delivering.then(() => this.#take(delivery));
+    this.#member.roomCount = delivery.count;
+    const next = this.#delivering.then(() => this.#deliveryOf().take(delivery));
     this.#delivering = next.catch(() => {});
     await next;
-    const answer: Delivered = { delivered: this.#record.delivered, connections: this.#connectionCount() };
+    const answer: Delivered = { delivered: this.#member.record.delivered, connections: this.#connectionCount() };
     return Response.json(answer);
   }
 
-  /** Sends a delivery's new messages, after pulling the ones before it that this shard missed. */
-  async #take(delivery: Delivery): Promise<void> {
-    const first = delivery.messages[0]?.seq ?? delivery.head + 1;
-    while (this.#record.delivered < Math.min(first - 1, delivery.head)) {
-      const before = this.#record.delivered;
-      const range = await this.#sequencer().since(before);
-      this.#send(range.messages, range.last, range.gap);
-      if (this.#record.delivered <= before) throw new Error("the sequencer's log did not move this shard on");
-    }
-    const fresh = delivery.messages.filter((message) => message.seq > this.#record.delivered);
-    if (fresh.length) this.#send(fresh, (fresh.at(-1) as RoomMessage).seq);
-  }
-
-  /** Sends messages (and a gap) to every live connection they reach, and stores how far the shard is. */
-  #send(messages: readonly RoomMessage[], last: number, gap?: { from: number; to: number }): void {
-    if (last <= this.#record.delivered) return;
-    this.#record = { ...this.#record, delivered: last };
-    void this.#save();
-    const cursors = this.#cursorsOf();
-    const connections = [...this.#options.webSockets.getConnections()];
-    if (gap) {
-      const frame = gapFrame(gap);
-      for (const connection of connections) if (cursors.wants(connection.id, gap.to)) trySend(connection, frame);
-    }
-    for (const message of messages) {
-      const frame = messageFrame(message);
-      for (const connection of connections) {
-        if (cursors.wants(connection.id, message.seq) && reaches(message, connection)) trySend(connection, frame);
-      }
-    }
-    cursors.passed(last);
-  }
 
   // ------------------------------------------------------------------ inside
 
   /** Reads the stored record once per instance, and resumes catch-ups a reset cut short. */
   #load(): Promise<void> {
     return (this.#loading ??= (async () => {
-      const storage = this.#installed.ctx.storage;
-      this.#record = (await storage.get<ShardRecord>(RECORD)) ?? this.#record;
+      await this.#member.load();
       await this.#outboxOf().load();
       for (const [id, cursor] of await this.#cursorsOf().load()) {
         const connection = this.#options.webSockets.getConnection(id);
         if (!connection) this.#cursorsOf().drop(id);
-        else if (cursor.pending) void this.#catchUp(connection, cursor.at);
+        else if (cursor.pending) void this.#deliveryOf().catchUp(connection, cursor.at);
       }
     })().catch((error: unknown) => {
       this.#loading = undefined;
       throw error;
     }));
-  }
-
-  #save(): Promise<void> {
-    return this.#installed.ctx.storage.put(RECORD, this.#record);
   }
 
   #report(): ShardReport {
@@ -381,6 +280,16 @@ export class RoomShard implements Capability {
   #cursorsOf(): Cursors {
     if (!this.#cursors) void this.#installed;
     return this.#cursors as Cursors;
+  }
+
+  get #member(): Membership {
+    if (!this.#membership) void this.#installed;
+    return this.#membership as Membership;
+  }
+
+  #deliveryOf(): ShardDelivery {
+    if (!this.#delivery) void this.#installed;
+    return this.#delivery as ShardDelivery;
   }
 
   #outboxOf(): Outbox {
