@@ -36,8 +36,8 @@ export interface OutboxDeps {
   failed(batch: readonly Pending[], error: unknown): void;
   /** How long publishes are gathered before a batch goes, in ms. */
   batchMs: number;
-  /** Where waiting messages are kept until the sequencer has taken them. */
-  storage: DurableObjectStorage;
+  /** Where waiting messages are kept until the sequencer has taken them (`undefined`: in memory only). */
+  storage: DurableObjectStorage | undefined;
 }
 
 const PREFIX = "__dokit_room_out:";
@@ -52,8 +52,10 @@ const RETRY_MS = [100, 500, 2000];
  * A shard's publishes on their way to the sequencer: gathered for `batchMs`, sent as one batch,
  * ONE batch in flight at a time (so one publisher's messages are ordered as sent), retried with the
  * same messages when a call fails (the sequencer deduplicates them by publisher and id).
- * Each waiting message is stored until the sequencer has taken it, so a shard that is evicted or
- * reset with messages waiting sends them first, in order, when it next runs (`load`).
+ * Waiting messages are held in memory: a client resends, in order, what was not acknowledged when it
+ * reconnects. With `storage`, each is also stored until the sequencer has taken it, so a shard reset
+ * with messages waiting sends them first, in order, when it next runs (`load`), at one storage
+ * write per message.
  */
 export class Outbox {
   readonly #deps: OutboxDeps;
@@ -79,6 +81,7 @@ export class Outbox {
    * @returns them, for the shard to find their publishers' connections
    */
   async load(): Promise<Pending[]> {
+    if (!this.#deps.storage) return [];
     const stored = await this.#deps.storage.list<OutgoingMessage>({ prefix: PREFIX });
     const found: Pending[] = [];
     for (const [key, message] of stored) found.push({ key, message });
@@ -89,10 +92,12 @@ export class Outbox {
     return found;
   }
 
-  /** Keeps a message (stored, not awaited: the output gate holds its ack until the write is durable) and schedules its batch. */
+  /** Keeps a message (when stored, not awaited: the output gate holds its ack until the write is durable) and schedules its batch. */
   add(pending: Pending): void {
-    pending.key = PREFIX + String(this.#next++).padStart(15, "0");
-    void this.#deps.storage.put(pending.key, pending.message);
+    if (this.#deps.storage) {
+      pending.key = PREFIX + String(this.#next++).padStart(15, "0");
+      void this.#deps.storage.put(pending.key, pending.message);
+    }
     this.#queue.push(pending);
     this.#schedule();
   }
@@ -135,7 +140,7 @@ export class Outbox {
   }
 
   #forget(batch: readonly Pending[]): void {
-    void this.#deps.storage.delete(batch.flatMap((pending) => (pending.key === undefined ? [] : [pending.key])));
+    if (this.#deps.storage) void this.#deps.storage.delete(batch.flatMap((pending) => (pending.key === undefined ? [] : [pending.key])));
   }
 
   /** @returns the next batch, cut at MAX_BATCH messages or MAX_BATCH_BYTES (always at least one) */

@@ -30,6 +30,12 @@ export interface RoomShardOptions {
   countMs?: number;
   /** The largest message body, as JSON, in UTF-8 bytes: 1 to 1,048,576 (default 65,536). */
   maxMessageBytes?: number;
+  /**
+   * Stores each publish until the sequencer has taken it (one storage write per message), so a shard
+   * reset with a batch waiting sends it when it next runs, even for clients that do not resend.
+   * Default `false`: waiting publishes are held in memory, and clients resend what was not acknowledged.
+   */
+  storeWaiting?: boolean;
 }
 
 const OPEN = 1;
@@ -87,7 +93,7 @@ export class RoomShard implements Capability {
     this.#delivery = new ShardDelivery({ webSockets: this.#options.webSockets, cursors: this.#cursors, membership: this.#membership, sequencer: () => this.#sequencer() });
     this.#outbox = new Outbox({
       batchMs: this.#batchMs,
-      storage: lifecycle.ctx.storage,
+      storage: this.#options.storeWaiting ? lifecycle.ctx.storage : undefined,
       send: (messages) => this.#publishBatch(messages),
       taken: (batch, seqs) => batch.forEach((pending, i) => this.#acknowledge(pending, seqs[i] as number)),
       failed: (batch, error) => batch.forEach((pending) => this.#fail(pending, error)),
@@ -117,6 +123,17 @@ export class RoomShard implements Capability {
   /** @returns the room-wide connection count, as last heard from the sequencer (see docs/rooms.md for how stale) */
   count(): number {
     return this.#member.roomCount;
+  }
+
+  /** @returns how many publishes wait for the sequencer (gathered into a batch, or in the batch being sent) */
+  waiting(): number {
+    return this.#outboxOf().waiting;
+  }
+
+  /** @returns what keeps the object in memory: publishes waiting for the sequencer, one line (else none) */
+  keepsAwake(): string[] {
+    const waiting = this.waiting();
+    return waiting ? [`rooms: ${waiting} publish(es) waiting for the room's sequencer`] : [];
   }
 
   /**

@@ -42,25 +42,34 @@ describe("deliveries between a room's objects", () => {
     for (const client of clients) await client.close();
   });
 
-  it("keeps a batch a shard was holding when it was reset, and sends it before later messages", async () => {
+  it.each([
+    ["stores a batch a shard was holding when it was reset (storeWaiting), and sends it before later messages", "1"],
+    ["loses nothing of a batch held in memory when the shard is reset: the client resends it, in order, on reconnect", "memory"],
+  ])("%s", async (_title, slow) => {
     const room = fresh("r-outbox");
-    const publisher = new RoomClient("p", room, { shards: "1", slow: "1" });
-    const listener = new RoomClient("l", room, { shards: "1", slow: "1" });
+    const publisher = new RoomClient("p", room, { shards: "1", slow });
+    const listener = new RoomClient("l", room, { shards: "1", slow });
     await publisher.connect();
     await listener.connect();
     // Gathered for a second: still waiting when the shard is reset (which drops its sockets).
     for (let n = 1; n <= 5; n++) publisher.publish(n);
-    const shard = env.ROOM_CHAT_SLOW.get(env.ROOM_CHAT_SLOW.idFromName(`${room}#0`));
-    const held = () => runInDurableObject(shard, async (_instance, ctx) => (await ctx.storage.list({ prefix: "__dokit_room_out:" })).size);
+    const stored = slow === "1";
+    const namespace = stored ? env.ROOM_CHAT_SLOW : env.ROOM_CHAT_SLOW_MEMORY;
+    const shard = namespace.get(namespace.idFromName(`${room}#0`));
+    // The shard has the 5 (stored, or waiting in memory) before it is reset.
+    const held = () =>
+      runInDurableObject(shard, async (instance, ctx) =>
+        stored ? (await ctx.storage.list({ prefix: "__dokit_room_out:" })).size : (instance as unknown as { room: { waiting(): number } }).room.waiting(),
+      );
     for (let tries = 0; (await held()) < 5; tries++) {
       if (tries > 100) throw new Error("the shard never held the 5");
       await sleep(20);
     }
     await runInDurableObject(shard, (_instance, ctx) => ctx.abort("test: reset")).catch(() => {});
     await until(() => publisher.socket?.ws.readyState !== 1 && listener.socket?.ws.readyState !== 1, "the sockets to drop", 10_000);
-    // Both come back; the publisher does not resend 1..5.
+    // Both come back; the publisher resends 1..5 only when the shard did not store them.
     await listener.connect({ since: listener.lastSeq });
-    await publisher.connect({ since: publisher.lastSeq });
+    await publisher.connect({ since: publisher.lastSeq, resend: !stored });
     for (let n = 6; n <= 8; n++) publisher.publish(n);
     await until(() => publisher.unacked.size === 0, "every publish acknowledged (1..5 on the new connection)", 10_000);
     await until(() => listener.messages.length >= 8, "1..8", 10_000);

@@ -1,4 +1,4 @@
-import type { RoomChat, RoomChatSlowBatch, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
+import type { RoomChat, RoomChatSlowBatch, RoomChatSlowMemory, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
 
 declare global {
   interface Env {
@@ -7,5 +7,6 @@ declare global {
     ROOM_CHAT_SMALL: DurableObjectNamespace<RoomChatSmallLog>;
     SMALL_SEQUENCER: DurableObjectNamespace<SmallLogSequencer>;
     ROOM_CHAT_SLOW: DurableObjectNamespace<RoomChatSlowBatch>;
+    ROOM_CHAT_SLOW_MEMORY: DurableObjectNamespace<RoomChatSlowMemory>;
   }
 }

@@ -49,9 +49,16 @@ export class RoomChatSmallLog extends DurableObject<Env> {
   readonly lifecycle = Lifecycle.install(this).use(this.room);
 }
 
-/** A chat shard that gathers publishes for a whole second: a batch is surely waiting when the test evicts it. */
+/** A chat shard that gathers publishes for a whole second (a batch is surely waiting when the test resets it), and stores them. */
 export class RoomChatSlowBatch extends DurableObject<Env> {
   readonly webSockets: WebSockets = new WebSockets();
-  readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_CHAT_SLOW", batchMs: 1000 });
+  readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_CHAT_SLOW", batchMs: 1000, storeWaiting: true });
+  readonly lifecycle = Lifecycle.install(this).use(this.room);
+}
+
+/** The same, holding waiting publishes in memory only (the default). */
+export class RoomChatSlowMemory extends DurableObject<Env> {
+  readonly webSockets: WebSockets = new WebSockets();
+  readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_CHAT_SLOW_MEMORY", batchMs: 1000 });
   readonly lifecycle = Lifecycle.install(this).use(this.room);
 }

@@ -47,8 +47,11 @@ export class RoomClient {
     return last;
   }
 
-  /** Connects (again), on `shard` when given, resuming after `since` when given; waits for the welcome. */
-  async connect(options: { shard?: number; since?: number } = {}): Promise<Frame> {
+  /**
+   * Connects (again), on `shard` when given, resuming after `since` when given; waits for the welcome,
+   * then resends, in order, what was not acknowledged (unless `resend` is false).
+   */
+  async connect(options: { shard?: number; since?: number; resend?: boolean } = {}): Promise<Frame> {
     const query: Record<string, string> = { _pk: this.id, ...this.query };
     if (options.shard !== undefined) query.shard = String(options.shard);
     if (options.since !== undefined) query.since = String(options.since);
@@ -70,6 +73,7 @@ export class RoomClient {
     await until(() => this.frames.filter((frame) => frame.type === "dokit_room_welcome").length > welcomes, `${this.id}'s welcome`, 10_000);
     const welcome = this.frames.filter((frame) => frame.type === "dokit_room_welcome").at(-1) as Frame;
     this.shard = welcome.shard as number;
+    if (options.resend !== false) for (const [id, data] of this.unacked) socket.send({ type: "dokit_room_publish", id, data });
     return welcome;
   }
 

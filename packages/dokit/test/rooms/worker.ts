@@ -1,10 +1,10 @@
 import { publishToRoom, routeRoomRequest } from "../../src/rooms";
 
-export { RoomChat, RoomChatSlowBatch, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
+export { RoomChat, RoomChatSlowBatch, RoomChatSlowMemory, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
 
 /**
  * `/room/<room>?shards=<n>`: a connection routed to one of the room's n shards (`?small=1`: the
- * small-log room classes, `?slow=1`: the shard that batches for a second). `POST /publish/<room>` with a JSON body: published from the Worker.
+ * small-log room classes, `?slow=1`: the shard that batches for a second and stores its batch, `?slow=memory`: the one that does not). `POST /publish/<room>` with a JSON body: published from the Worker.
  */
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
@@ -13,7 +13,8 @@ export default {
     const small = url.searchParams.get("small") === "1";
     if (kind === "room" && room) {
       const shardCount = Number(url.searchParams.get("shards") ?? 1);
-      const shards = small ? "ROOM_CHAT_SMALL" : url.searchParams.get("slow") === "1" ? "ROOM_CHAT_SLOW" : "ROOM_CHAT";
+      const slow = url.searchParams.get("slow");
+      const shards = small ? "ROOM_CHAT_SMALL" : slow === "1" ? "ROOM_CHAT_SLOW" : slow === "memory" ? "ROOM_CHAT_SLOW_MEMORY" : "ROOM_CHAT";
       return routeRoomRequest(request, env, { shards, room, shardCount });
     }
     if (kind === "publish" && room) {
