@@ -1,4 +1,5 @@
 import type { Connection } from "../lifecycle/connection";
+import { utf8Length } from "../lifecycle/wire";
 import type { OutgoingMessage, Published } from "./types";
 
 /** Options of a publish (`RoomShard.publish`, `publishToRoom`). */
@@ -13,6 +14,23 @@ export interface RoomPublishOptions {
 export function filters(options: RoomPublishOptions): Pick<OutgoingMessage, "except" | "tag"> {
   const except = options.except === undefined ? undefined : typeof options.except === "string" ? [options.except] : [...options.except];
   return { ...(except?.length && { except }), ...(options.tag !== undefined && { tag: options.tag }) };
+}
+
+/** The longest message id a client may give. */
+const MAX_ID = 128;
+
+/**
+ * Reads a client's publish frame `{"type":"dokit_room_publish","id","data"}`.
+ * @returns its id and body as JSON text, or why it is refused (a string)
+ */
+export function readPublish(frame: Record<string, unknown>, maxBytes: number): { id: string; data: string } | string {
+  const id = frame.id;
+  if (typeof id !== "string" || id.length === 0 || id.length > MAX_ID) return `id must be a string of 1 to ${MAX_ID} characters`;
+  const data = Object.hasOwn(frame, "data") ? JSON.stringify(frame.data) : undefined;
+  if (data === undefined) return "data is missing";
+  // A string of n characters is at most 3n bytes in UTF-8: most bodies need no count.
+  if (data.length * 3 > maxBytes && utf8Length(data) > maxBytes) return `data over ${maxBytes} bytes`;
+  return { id, data };
 }
 
 /** A message waiting to be ordered: who to tell its seq (a client's connection, or a server caller). */

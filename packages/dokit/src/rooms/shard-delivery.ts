@@ -4,7 +4,8 @@ import type { WebSockets } from "../websockets/websockets";
 import type { Cursors } from "./cursors";
 import type { Membership } from "./membership";
 import { gapFrame, messageFrame, reaches } from "./room-frames";
-import type { Delivery, RoomMessage, SequencerApi } from "./types";
+import { KEY_HEADER } from "./names";
+import type { Delivered, Delivery, RoomMessage, SequencerApi } from "./types";
 
 /** What the delivery side of a shard reads and updates. */
 export interface ShardDeliveryDeps {
@@ -22,6 +23,8 @@ const OPEN = 1;
  */
 export class ShardDelivery {
   readonly #deps: ShardDeliveryDeps;
+  /** Deliveries, one at a time. */
+  #delivering: Promise<unknown> = Promise.resolve();
 
   constructor(deps: ShardDeliveryDeps) {
     this.#deps = deps;
@@ -53,6 +56,27 @@ export class ShardDelivery {
       cursors.hold(connection.id, at, true);
     }
     cursors.drop(connection.id);
+  }
+
+  /**
+   * Answers a delivery from the sequencer: `POST /__dokit_room/deliver` with the room's key (anything
+   * else, or a shard that is no member, gets 410 and is unregistered by the sequencer).
+   */
+  async answer(request: Request, connections: () => number): Promise<Response> {
+    // A join or leave in flight decides whether this shard is a member.
+    await this.#deps.membership.settled();
+    const record = this.#deps.membership.record;
+    if (request.method !== "POST" || !record.registered || request.headers.get(KEY_HEADER) !== record.key) {
+      return new Response("not a member of the room", { status: 410 });
+    }
+    // SAFETY: only the sequencer knows the key, and it sends a Delivery.
+    const delivery = (await request.json()) as Delivery;
+    this.#deps.membership.roomCount = delivery.count;
+    const next = this.#delivering.then(() => this.take(delivery));
+    this.#delivering = next.catch(() => {});
+    await next;
+    const answer: Delivered = { delivered: this.#deps.membership.record.delivered, connections: connections() };
+    return Response.json(answer);
   }
 
   /** Sends a delivery's new messages, after pulling the ones before it that this shard missed. */

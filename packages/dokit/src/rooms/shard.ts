@@ -2,17 +2,17 @@ import type { Capability, Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { trySend, utf8Length } from "../lifecycle/wire";
+import { trySend } from "../lifecycle/wire";
 import { ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./cursors";
 import type { RoomsErrorCode } from "./errors";
 import { Membership } from "./membership";
 import { ShardDelivery } from "./shard-delivery";
-import { DELIVER_PATH, KEY_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
-import { filters, Outbox, type Pending, type RoomPublishOptions } from "./outbox";
+import { DELIVER_PATH, namespaceOf, parseShardName, stubOf } from "./names";
+import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./outbox";
 import { ackFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
-import type { Delivered, Delivery, OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
+import type { OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
 
 /** Options of {@link RoomShard}. */
 export interface RoomShardOptions {
@@ -36,10 +36,11 @@ export interface RoomShardOptions {
    * Default `false`: waiting publishes are held in memory, and clients resend what was not acknowledged.
    */
   storeWaiting?: boolean;
+  /** Whether a connection may publish (its tags, its state…). Default: every connection may. */
+  canPublish?: (connection: Connection) => boolean;
 }
 
 const OPEN = 1;
-const MAX_ID = 128;
 
 /**
  * Makes a Durable Object one shard of a logical room spread over many objects. Clients connect
@@ -65,8 +66,6 @@ export class RoomShard implements Capability {
   #membership: Membership | undefined;
   #delivery: ShardDelivery | undefined;
   #loading: Promise<void> | undefined;
-  /** Deliveries, one at a time. */
-  #delivering: Promise<unknown> = Promise.resolve();
 
   /**
    * @param options - the WebSockets, env, binding names, batching and bounds
@@ -182,19 +181,22 @@ export class RoomShard implements Capability {
 
 
   async #publishFrame(connection: Connection, frame: Record<string, unknown>): Promise<void> {
-    const id = frame.id;
-    if (typeof id !== "string" || id.length === 0 || id.length > MAX_ID) {
-      return void trySend(connection, roomErrorFrame("ROOM_REJECTED", `id must be a string of 1 to ${MAX_ID} characters`, id));
-    }
-    const data = Object.hasOwn(frame, "data") ? JSON.stringify(frame.data) : undefined;
-    if (data === undefined) return void trySend(connection, roomErrorFrame("ROOM_REJECTED", "data is missing", id));
-    // A string of n characters is at most 3n bytes in UTF-8: most bodies need no count.
-    if (data.length * 3 > this.#maxBytes && utf8Length(data) > this.#maxBytes) {
-      return void trySend(connection, roomErrorFrame("ROOM_REJECTED", `data over ${this.#maxBytes} bytes`, id));
-    }
-    // After the messages a reset left waiting: one publisher's messages keep their order.
+    let read = readPublish(frame, this.#maxBytes);
+    if (typeof read !== "string" && this.#options.canPublish && !this.#allowed(connection)) read = "This connection may not publish";
+    if (typeof read === "string") return void trySend(connection, roomErrorFrame("ROOM_REJECTED", read, frame.id));
+    // After the messages a reset left waiting (storeWaiting): one publisher's messages keep their order.
     await this.#load();
-    this.#outboxOf().add({ message: { from: connection.id, id, data }, connection });
+    this.#outboxOf().add({ message: { from: connection.id, id: read.id, data: read.data }, connection });
+  }
+
+  /** @returns whether `canPublish` lets the connection publish (one that throws says no, and is logged) */
+  #allowed(connection: Connection): boolean {
+    try {
+      return this.#options.canPublish?.(connection) === true;
+    } catch (error) {
+      console.error("dokit: RoomShard's canPublish threw; the publish is refused", error);
+      return false;
+    }
   }
 
   #acknowledge(pending: Pending, seq: number): void {
@@ -235,22 +237,8 @@ export class RoomShard implements Capability {
 
   async #deliverRoute(request: Request): Promise<Response> {
     await this.#load();
-    // A join or leave in flight decides whether this shard is a member.
-    await this.#member.settled();
-    const record = this.#member.record;
-    if (request.method !== "POST" || !record.registered || request.headers.get(KEY_HEADER) !== record.key) {
-      return new Response("not a member of the room", { status: 410 });
-    }
-    // SAFETY: only the sequencer knows the key, and it sends a Delivery.
-    const delivery = (await request.json()) as Delivery;
-    this.#member.roomCount = delivery.count;
-    const next = this.#delivering.then(() => this.#deliveryOf().take(delivery));
-    this.#delivering = next.catch(() => {});
-    await next;
-    const answer: Delivered = { delivered: this.#member.record.delivered, connections: this.#connectionCount() };
-    return Response.json(answer);
+    return this.#deliveryOf().answer(request, () => this.#connectionCount());
   }
-
 
   // ------------------------------------------------------------------ inside
 

@@ -64,6 +64,15 @@ describe("room features", () => {
     a.publish(1);
     await until(() => b.messages.length === 1, "a good publish after the bad ones", 10_000);
     checkDelivery([a, b], new Set(["c0-1"]));
+    // A connection canPublish refuses is told so, and nothing is published.
+    const muted = new RoomClient("m", room, { shards: "1", tag: "muted" });
+    await muted.connect();
+    muted.publish(1);
+    await until(() => muted.frames.some((frame) => frame.type === "dokit_error"), "the refusal", 10_000);
+    expect(muted.frames.find((frame) => frame.type === "dokit_error")).toEqual({ type: "dokit_error", code: "ROOM_REJECTED", error: "This connection may not publish", id: "m-1" });
+    await sleep(200);
+    expect(b.messages.length).toBe(1);
+    await muted.close();
     // A since that is no seq is refused visibly; the connection joins live.
     const c = new RoomClient("c", room, { shards: "1", since: "yesterday" });
     await c.connect();

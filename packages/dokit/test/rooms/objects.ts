@@ -4,7 +4,7 @@ import { RoomSequencer, RoomShard } from "../../src/rooms";
 import { WebSockets } from "../../src/websockets";
 
 /**
- * A chat shard: clients join with `?tag=<t>` tags. Plain text messages ask the shard: `count` (the
+ * A chat shard: clients join with `?tag=<t>` tags (`muted` ones may not publish). Plain text messages ask the shard: `count` (the
  * room-wide count), `server:<json>` (publishes from server code; answers `published:<seq>`),
  * `except-me:<json>` (publishes leaving the sender out), `tag:<tag>:<json>` (publishes to a tag).
  */
@@ -24,7 +24,13 @@ export class RoomChat extends DurableObject<Env> {
       },
     },
   });
-  readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_CHAT", countMs: 50 });
+  readonly room = new RoomShard({
+    webSockets: this.webSockets,
+    env: this.env,
+    shards: "ROOM_CHAT",
+    countMs: 50,
+    canPublish: (connection) => !connection.tags.includes("muted"),
+  });
   readonly lifecycle = Lifecycle.install(this).use(this.room);
 }
 
