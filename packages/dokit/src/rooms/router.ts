@@ -63,7 +63,7 @@ export interface PublishToRoomOptions extends RoomPublishOptions {
  * Publishes to every connection of a room from the Worker (or any server code), with one call to the
  * room's sequencer.
  * @returns the message's seq
- * @throws DokitError INVALID_ARGUMENT when the data is not JSON, NO_BINDING when the sequencer binding is missing
+ * @throws DokitError INVALID_ARGUMENT when the data is not JSON or over 1 MiB as JSON, NO_BINDING when the sequencer binding is missing
  */
 export async function publishToRoom(env: object, room: string, data: unknown, options: PublishToRoomOptions = {}): Promise<number> {
   const json = JSON.stringify(data);

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { DokitError } from "../lifecycle/errors";
+import { utf8Length } from "../lifecycle/wire";
 import type { RoomsErrorCode } from "./errors";
 import { type Fanout, FlatFanout } from "./fanout";
 import { RoomLog } from "./log";
@@ -24,6 +25,8 @@ export interface RoomSequencerOptions {
 }
 
 const MAX_RETRY_MS = 60_000;
+/** The largest message body the log takes, in UTF-8 bytes: one row, well under SQLite's 2 MB. */
+const MAX_DATA_BYTES = 1_048_576;
 
 /**
  * The room's sequencer: one object per room (named after the room) that gives every message of the
@@ -97,8 +100,14 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
    * Orders a batch (one SQLite transaction: dedup, seqs, log, trim), then delivers it to every shard.
    * @param shard - the publishing shard (its count is recorded), or `null` for the Worker and shards without clients
    * @returns each message's seq, the room-wide count, and whether the shard is registered
+   * @throws DokitError INVALID_ARGUMENT for a body over 1 MiB as JSON (nothing of the batch is taken)
    */
   async publish(shard: ShardReport | null, messages: OutgoingMessage[]): Promise<Published> {
+    for (const message of messages) {
+      if (message.data.length * 3 > MAX_DATA_BYTES && utf8Length(message.data) > MAX_DATA_BYTES) {
+        throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `a room message is over ${MAX_DATA_BYTES} bytes as JSON (one row of the log holds it)`);
+      }
+    }
     const now = Date.now();
     const seqs = this.ctx.storage.transactionSync(() => this.#log.append(messages, now));
     const before = this.#members.count;

@@ -2,7 +2,7 @@ import type { Capability, Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { trySend } from "../lifecycle/wire";
+import { trySend, utf8Length } from "../lifecycle/wire";
 import { ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./cursors";
@@ -138,11 +138,14 @@ export class RoomShard implements Capability {
   /**
    * Publishes to the whole room from server code, batched with the shard's other publishes.
    * @returns the message's seq, once the sequencer has ordered it
-   * @throws DokitError INVALID_ARGUMENT for a value that is not JSON; rejects with ROOM_PUBLISH_FAILED when the sequencer cannot be reached
+   * @throws DokitError INVALID_ARGUMENT for a value that is not JSON or over `maxMessageBytes`; rejects with ROOM_PUBLISH_FAILED when the sequencer cannot be reached
    */
   publish(data: unknown, options: RoomPublishOptions = {}): Promise<number> {
     const json = JSON.stringify(data);
     if (json === undefined) throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", "RoomShard.publish: the data is not JSON");
+    if (json.length * 3 > this.#maxBytes && utf8Length(json) > this.#maxBytes) {
+      throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `RoomShard.publish: the data is over maxMessageBytes (${this.#maxBytes} bytes as JSON)`);
+    }
     const message: OutgoingMessage = { id: crypto.randomUUID(), data: json, ...filters(options) };
     return new Promise((resolve, reject) => {
       this.#load().then(() => this.#outboxOf().add({ message, settle: { resolve, reject } }), reject);

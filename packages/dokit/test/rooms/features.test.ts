@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { publishToRoom } from "../../src/rooms";
 import { fresh, sleep, until } from "../helpers";
 import { checkDelivery, openClients, RoomClient } from "./room-client";
 
@@ -73,6 +74,8 @@ describe("room features", () => {
     await sleep(200);
     expect(b.messages.length).toBe(1);
     await muted.close();
+    // Server code hears of a body too large; nothing is published.
+    await expect(publishToRoom(env, room, "x".repeat(1_100_000))).rejects.toThrow(/over 1048576 bytes/);
     // A since that is no seq is refused visibly; the connection joins live.
     const c = new RoomClient("c", room, { shards: "1", since: "yesterday" });
     await c.connect();
