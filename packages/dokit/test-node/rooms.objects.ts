@@ -8,6 +8,11 @@ export class RoomsLoopShard extends DurableObject<Env> {
   readonly webSockets: WebSockets = new WebSockets();
   readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "RoomsLoopShard", sequencer: "RoomsLoopSequencer" });
   readonly lifecycle = Lifecycle.install(this).use(this.room);
+
+  /** Takes this shard out of its room (DO RPC, from rooms.route.ts). */
+  drain(): Promise<number> {
+    return this.room.drain();
+  }
 }
 
 /** The rooms' sequencer, as it ships. */

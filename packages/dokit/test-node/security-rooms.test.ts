@@ -66,4 +66,29 @@ describe("rooms over loopback", () => {
     await until(() => a.frames.some((frame) => frame.type === "dokit_room"));
     expect(a.frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 1, from: "a", data: { text: "real" } }]);
   });
+
+  it("drains a shard: a real client gets 3009 promptly, reconnects to the shard that stays and resumes with since", async () => {
+    const room = fresh("loop-drain");
+    const stay = await join(room, "stay", 0);
+    const moving = await join(room, "moving", 1);
+    stay.ws.send(JSON.stringify({ type: "dokit_room_publish", id: "m1", data: 1 }));
+    await until(() => moving.frames.some((frame) => frame.type === "dokit_room"));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => moving.ws.addEventListener("close", (event) => resolve({ code: event.code, reason: event.reason })));
+    const drained = await fetch(new URL(`/rooms/${room}/drain?shard=1`, base), { method: "POST" });
+    expect(await drained.json()).toBe(1);
+    const close = await Promise.race([closed, sleep(5000).then(() => ({ code: 0, reason: "no close within 5 s" }))]);
+    expect(close).toEqual({ code: 3009, reason: "dokit: room shard drained; reconnect" });
+    stay.ws.send(JSON.stringify({ type: "dokit_room_publish", id: "m2", data: 2 }));
+    await until(() => stay.frames.filter((frame) => frame.type === "dokit_room").length === 2);
+    // One shard left: the router sends the reconnect (hint 1 is out of range now) to shard 0.
+    const url = new URL(`/rooms/${room}?shards=1&shard=1&_pk=moving&since=1`, base);
+    url.protocol = "ws:";
+    const back = new WebSocket(url.href);
+    cleanup.push(() => back.readyState < 2 && back.close());
+    const frames: Frame[] = [];
+    back.addEventListener("message", (event) => frames.push(JSON.parse(String(event.data)) as Frame));
+    await until(() => frames.some((frame) => frame.type === "dokit_room"));
+    expect(frames.find((frame) => frame.type === "dokit_room_welcome")).toMatchObject({ shard: 0 });
+    expect(frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 2, from: "stay", data: 2 }]);
+  });
 });

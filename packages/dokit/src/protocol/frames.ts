@@ -159,6 +159,12 @@ export const HEARTBEAT_PONG = "dokit:pong";
  * (registered for libraries), so clients reconnect.
  */
 export const CLOSE_HEARTBEAT_TIMEOUT = 3008;
+/**
+ * A shard of a room drained (`RoomShard.drain()`). In 3000–3999, so every client reconnects by
+ * itself, through the room's router, to a shard that stays; a rooms client resumes with `since`.
+ */
+export const CLOSE_ROOM_DRAINED = 3009;
+export const ROOM_DRAINED_REASON = "dokit: room shard drained; reconnect";
 
 // ------------------------------------------------------------------ rooms
 // dokit's own frames (not the Agents protocol's) for one logical room spread over many objects

@@ -2,8 +2,8 @@ import type { Capability, Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { trySend, utf8Length } from "../lifecycle/wire";
-import { ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
+import { closeWith, trySend, utf8Length } from "../lifecycle/wire";
+import { CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./cursors";
 import type { RoomsErrorCode } from "./errors";
@@ -41,6 +41,8 @@ export interface RoomShardOptions {
 }
 
 const OPEN = 1;
+/** How long `drain()` waits for publishes still on their way to the sequencer. */
+const DRAIN_WAIT_MS = 5000;
 
 /**
  * Makes a Durable Object one shard of a logical room spread over many objects. Clients connect
@@ -150,6 +152,28 @@ export class RoomShard implements Capability {
     return new Promise((resolve, reject) => {
       this.#load().then(() => this.#outboxOf().add({ message, settle: { resolve, reject } }), reject);
     });
+  }
+
+  /**
+   * Drains this shard, to take it out of the room (lower the router's `shardCount` first, so the
+   * shard is no longer chosen): waits for its publishes to reach the sequencer, closes every
+   * connection with 3009 (clients reconnect through the router to a shard that stays, and resume
+   * with `since`), leaves the room, and resets the instance 100 ms later, so real clients see their
+   * close complete (a close issued outside a WebSocket event completes only then).
+   * @returns how many connections were closed
+   */
+  async drain(): Promise<number> {
+    await this.#load();
+    for (let waited = 0; this.waiting() > 0 && waited < DRAIN_WAIT_MS; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    let closed = 0;
+    for (const connection of [...this.#options.webSockets.getConnections()]) {
+      closeWith(connection, CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON);
+      closed++;
+    }
+    await this.#member.leave();
+    const ctx = this.#installed.ctx;
+    setTimeout(() => ctx.abort("dokit: room shard drained"), 100);
+    return closed;
   }
 
   // ---------------------------------------------------------------- clients

@@ -115,4 +115,30 @@ describe("rooms across objects", () => {
     checkDelivery([client], new Set(["worker-8", "worker-12"]));
     await client.close();
   });
+
+  it("drains a shard: its clients reconnect through the router to the shards that stay and miss nothing", async () => {
+    const room = fresh("r-drain");
+    const clients = await openClients(room, 3, 6);
+    const publisher = clients[0] as RoomClient;
+    for (let n = 1; n <= 10; n++) publisher.publish(n);
+    await until(() => clients.every((client) => client.messages.length >= 10), "the first 10", 10_000);
+    // The room shrinks to 2 shards: new connections (and reconnects) no longer go to shard 2.
+    const drained = clients.filter((client) => client.shard === 2);
+    for (const client of clients) client.query.shards = "2";
+    const closed = await runInDurableObject(shardStub(room, 2), (instance: { room: { drain(): Promise<number> } }) => instance.room.drain());
+    expect(closed).toBe(2);
+    const closes = await Promise.all(drained.map((client) => client.socket?.closed));
+    expect(closes).toEqual([
+      { code: 3009, reason: "dokit: room shard drained; reconnect" },
+      { code: 3009, reason: "dokit: room shard drained; reconnect" },
+    ]);
+    for (let n = 11; n <= 20; n++) publisher.publish(n);
+    // They come back with their last seq and their old shard as a hint, which the router no longer honours.
+    for (const client of drained) await client.connect({ shard: client.shard, since: client.lastSeq });
+    expect(drained.every((client) => client.shard < 2)).toBe(true);
+    for (let n = 21; n <= 25; n++) publisher.publish(n);
+    await until(() => clients.every((client) => client.messages.length >= 25), "1..25 everywhere", 10_000);
+    checkDelivery(clients, ids([publisher], 25));
+    for (const client of clients) await client.close();
+  });
 });
