@@ -1,4 +1,6 @@
 export { AgentClient } from "./client";
+export { RoomMember } from "./room";
+export type { RoomMemberOptions, RoomMessage } from "./room";
 export { DEFAULT_CALL_TIMEOUT_MS } from "./calls";
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from "./heartbeat";
 export { DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_QUEUED_MESSAGES } from "./outbox";
