@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fresh, sleep, until } from "../helpers";
@@ -97,5 +97,23 @@ describe("deliveries between a room's objects", () => {
     await until(() => (clients[1] as RoomClient).messages.length >= 4, "2..4 on shard 1, from the alarm", 15_000);
     checkDelivery(clients, ids(publisher.id, 1, 4));
     for (const client of clients) await client.close();
+  });
+
+  it("resumes a catch-up that a reset of the shard cut short, on the shard's next event", async () => {
+    const room = fresh("r-catchup");
+    const [publisher, resuming] = (await openClients(room, 2, 2)) as [RoomClient, RoomClient];
+    for (let n = 1; n <= 3; n++) publisher.publish(n);
+    await until(() => resuming.messages.length >= 3, "1..3", 10_000);
+    // What a catch-up of `resuming` after seq 3 leaves in storage when its shard is reset mid-way.
+    const shard = env.ROOM_CHAT.get(env.ROOM_CHAT.idFromName(`${room}#1`));
+    await runInDurableObject(shard, (_instance, ctx) => ctx.storage.put("__dokit_room_cursors", { [resuming.id]: { at: 3, pending: true } }));
+    await evictDurableObject(shard);
+    // The next delivery wakes the shard, which resumes the catch-up from 3: 4..6 once, in order.
+    for (let n = 4; n <= 6; n++) publisher.publish(n);
+    await until(() => resuming.messages.length >= 6, "4..6 after the reset", 10_000);
+    await sleep(200);
+    checkDelivery([publisher, resuming], ids(publisher.id, 1, 6));
+    expect(resuming.messages.map((message) => message.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    for (const client of [publisher, resuming]) await client.close();
   });
 });
