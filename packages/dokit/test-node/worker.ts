@@ -13,6 +13,7 @@ import { WebSockets as DokitWebSockets } from "../src/websockets";
 import { ScenarioCallables } from "./worker.callables";
 import { evictRoute } from "./evict.route";
 import { authedRoute } from "./security-mcp.route";
+import { roomsRoute } from "./rooms.route";
 import { userRefusalRoute } from "./refusal.objects";
 import { idRoomEvictRoute } from "./security-websockets.objects";
 import { presenceClientEvictRoute } from "./presence-client.objects";
@@ -31,6 +32,7 @@ export { HeartbeatRoom, HeartbeatSweptRoom } from "./heartbeat.objects";
 export { CoalesceCursors } from "./coalesce.objects";
 export { RateLimitedRoom } from "./rate-limit.objects";
 export { PresenceClientRoom, PresenceClientSlowTick } from "./presence-client.objects";
+export { RoomsLoopSequencer, RoomsLoopShard } from "./rooms.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -98,6 +100,7 @@ export default {
       (await idRoomEvictRoute(request, env)) ??
       (await presenceClientEvictRoute(request, env)) ??
       (await userRefusalRoute(request, env)) ??
+      (await roomsRoute(request, env)) ??
       (await routeAgentRequest(request, env)) ??
       new Response("no route", { status: 404 })
     );
