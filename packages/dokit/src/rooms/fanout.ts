@@ -1,4 +1,4 @@
-import { DELIVER_PATH, KEY_HEADER, namespaceOf } from "./names";
+import { type DeliveryHook, deliverTo } from "./deliver";
 import type { RoomLog } from "./log";
 import type { Member, Members } from "./members";
 import type { Delivered, Delivery } from "./types";
@@ -25,6 +25,8 @@ export interface FanoutDeps {
   key(): string;
   /** The most messages one delivery carries. */
   limit: number;
+  /** Called around each delivery (chaos tests: a hook that throws fails it). */
+  hook?: DeliveryHook | undefined;
 }
 
 /**
@@ -94,19 +96,9 @@ export class FlatFanout implements Fanout {
   }
 
   /** @returns what the shard confirmed, or `undefined` when it answered 410 (no longer a member) */
-  async #deliver(member: Member): Promise<Delivered | undefined> {
-    const { env, log, members, limit } = this.#deps;
+  #deliver(member: Member): Promise<Delivered | undefined> {
+    const { env, log, members, limit, hook } = this.#deps;
     const delivery: Delivery = { messages: log.after(member.cursor, limit), head: log.head, count: members.count };
-    const namespace = namespaceOf(env, member.binding, "RoomSequencer");
-    const stub = namespace.get(namespace.idFromName(member.name));
-    const response = await stub.fetch(`https://room.dokit${DELIVER_PATH}`, {
-      method: "POST",
-      headers: { [KEY_HEADER]: this.#deps.key(), "content-type": "application/json" },
-      body: JSON.stringify(delivery),
-    });
-    if (response.status === 410) return void (await response.body?.cancel());
-    if (!response.ok) throw new Error(`the shard answered ${response.status} ${await response.text()}`);
-    // SAFETY: the shard's delivery route answers a Delivered.
-    return (await response.json()) as Delivered;
+    return deliverTo(env, member, this.#deps.key(), JSON.stringify(delivery), hook);
   }
 }

@@ -6,6 +6,9 @@ export { publishToRoom, routeRoomRequest } from "./router";
 export type { PublishToRoomOptions, RoomRouteOptions } from "./router";
 export type { RoomPublishOptions } from "./outbox";
 export type { Fanout } from "./fanout";
+export type { DeliveryHook } from "./deliver";
+export { RoomRelay } from "./relay";
+export type { RoomRelayOptions } from "./relay";
 export type { RoomsErrorCode } from "./errors";
 export { parseShardName, shardName } from "./names";
 export type {

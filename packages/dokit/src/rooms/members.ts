@@ -80,6 +80,11 @@ export class Members {
     return this.#sql.exec<Member>("SELECT * FROM dokit_room_shards").toArray();
   }
 
+  /** @returns how many shards are registered */
+  size(): number {
+    return this.#sql.exec<{ n: number }>("SELECT count(*) AS n FROM dokit_room_shards").one().n;
+  }
+
   /** @returns whether any shard is registered */
   any(): boolean {
     return this.#sql.exec("SELECT 1 FROM dokit_room_shards LIMIT 1").toArray().length > 0;

@@ -2,7 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import { DokitError } from "../lifecycle/errors";
 import { utf8Length } from "../lifecycle/wire";
 import type { RoomsErrorCode } from "./errors";
+import type { DeliveryHook } from "./deliver";
 import { type Fanout, FlatFanout } from "./fanout";
+import { TreeFanout, WidthFanout } from "./tree";
 import { RoomLog } from "./log";
 import { Members } from "./members";
 import type { Joined, LogRange, OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
@@ -22,6 +24,20 @@ export interface RoomSequencerOptions {
    * Changes in that time go out together, one call per shard.
    */
   countMs?: number;
+  /**
+   * For chaos tests and benches only: called before each delivery to a shard (`"request"`) and after
+   * the shard answered (`"answer"`); a hook that throws fails that delivery, as a lost request or a
+   * lost answer would (the delivery is retried). Unset by default, and then costs nothing.
+   */
+  deliveryHook?: DeliveryHook;
+  /**
+   * The most calls the sequencer, or any relay, makes per delivery: 2 to 1,000 (default 16). A room
+   * with more shards delivers through a tree of `RoomRelay` objects (bound as `relays`), each
+   * forwarding to at most this many shards or relays.
+   */
+  fanout?: number;
+  /** The name of the `RoomRelay` binding (default `"ROOM_RELAY"`); needed only for rooms of more than `fanout` shards. */
+  relays?: string;
 }
 
 const MAX_RETRY_MS = 60_000;
@@ -64,7 +80,18 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
     this.#retryMs = inRange("retryMs", options.retryMs ?? 1000, 10, MAX_RETRY_MS);
     this.#limit = inRange("batchLimit", options.batchLimit ?? 500, 1, 10_000);
     this.#countMs = inRange("countMs", options.countMs ?? 1000, 10, 60_000);
-    this.#fanout = new FlatFanout({ env, log: this.#log, members: this.#members, key: () => this.#key(), limit: this.#limit });
+    const deps = {
+      env,
+      log: this.#log,
+      members: this.#members,
+      key: () => this.#key(),
+      limit: this.#limit,
+      hook: options.deliveryHook,
+      width: inRange("fanout", options.fanout ?? 16, 2, 1000),
+      relays: options.relays ?? "ROOM_RELAY",
+    };
+    const relaysBound = typeof (env as Record<string, { idFromName?: unknown } | undefined>)[deps.relays]?.idFromName === "function";
+    this.#fanout = new WidthFanout(new FlatFanout(deps), relaysBound ? new TreeFanout(deps) : undefined, deps);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { RoomChat, RoomChatSlowBatch, RoomChatSlowMemory, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
+import type { FaultySequencer, RoomChat, RoomChatFaulty, RoomChatTree, TestRelay, TreeSequencer, RoomChatSlowBatch, RoomChatSlowMemory, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
 
 declare global {
   interface Env {
@@ -8,5 +8,10 @@ declare global {
     SMALL_SEQUENCER: DurableObjectNamespace<SmallLogSequencer>;
     ROOM_CHAT_SLOW: DurableObjectNamespace<RoomChatSlowBatch>;
     ROOM_CHAT_SLOW_MEMORY: DurableObjectNamespace<RoomChatSlowMemory>;
+    ROOM_CHAT_FAULTY: DurableObjectNamespace<RoomChatFaulty>;
+    FAULTY_SEQUENCER: DurableObjectNamespace<FaultySequencer>;
+    ROOM_CHAT_TREE: DurableObjectNamespace<RoomChatTree>;
+    TREE_SEQUENCER: DurableObjectNamespace<TreeSequencer>;
+    TEST_RELAY: DurableObjectNamespace<TestRelay>;
   }
 }

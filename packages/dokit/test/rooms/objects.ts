@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle } from "../../src/lifecycle";
-import { RoomSequencer, RoomShard } from "../../src/rooms";
+import { RoomRelay, RoomSequencer, RoomShard } from "../../src/rooms";
 import { WebSockets } from "../../src/websockets";
 
 /**
@@ -66,5 +66,82 @@ export class RoomChatSlowBatch extends DurableObject<Env> {
 export class RoomChatSlowMemory extends DurableObject<Env> {
   readonly webSockets: WebSockets = new WebSockets();
   readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_CHAT_SLOW_MEMORY", batchMs: 1000 });
+  readonly lifecycle = Lifecycle.install(this).use(this.room);
+}
+
+/** Calls FaultySequencer failed on purpose, in this isolate. */
+let injected = 0;
+/** The share of calls FaultySequencer fails. */
+const FAULT_RATE = 0.2;
+
+/** Fails the call it is in with probability FAULT_RATE (counted). */
+function fault(what: string): void {
+  if (Math.random() < FAULT_RATE) {
+    injected++;
+    throw new Error(`test: injected fault (${what})`);
+  }
+}
+
+/**
+ * A sequencer that fails a fifth of the calls between the room's objects: deliveries to shards
+ * (before the request: the shard never got it; after the answer: its confirmation was lost), and
+ * the shards' publish calls (before and after the batch is ordered) and log pulls.
+ */
+export class FaultySequencer extends RoomSequencer {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, { retryMs: 50, countMs: 50, deliveryHook: (_shard, phase) => fault(`deliver ${phase}`) });
+  }
+
+  override async publish(shard: Parameters<RoomSequencer["publish"]>[0], messages: Parameters<RoomSequencer["publish"]>[1]) {
+    fault("publish request");
+    const published = await super.publish(shard, messages);
+    fault("publish answer");
+    return published;
+  }
+
+  override async since(after: number, limit?: number) {
+    fault("since");
+    return super.since(after, limit);
+  }
+
+  /** @returns the calls failed on purpose so far */
+  faultsInjected(): number {
+    return injected;
+  }
+}
+
+/** A shard of rooms ordered by the faulty sequencer. */
+export class RoomChatFaulty extends DurableObject<Env> {
+  readonly webSockets: WebSockets = new WebSockets();
+  readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_CHAT_FAULTY", sequencer: "FAULTY_SEQUENCER", countMs: 50 });
+  readonly lifecycle = Lifecycle.install(this).use(this.room);
+}
+
+/** Deliveries TestRelay made, in this isolate. */
+let relayed = 0;
+
+/** A sequencer whose fan-out is 2 wide: a room of more than 2 shards delivers through TestRelay. */
+export class TreeSequencer extends RoomSequencer {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, { retryMs: 50, countMs: 50, fanout: 2, relays: "TEST_RELAY" });
+  }
+}
+
+/** The room relay, counting its deliveries to shards. */
+export class TestRelay extends RoomRelay {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, { deliveryHook: (_shard, phase) => void (phase === "request" && relayed++) });
+  }
+
+  /** @returns the deliveries relays made so far */
+  relayed(): number {
+    return relayed;
+  }
+}
+
+/** A shard of rooms ordered by the tree sequencer. */
+export class RoomChatTree extends DurableObject<Env> {
+  readonly webSockets: WebSockets = new WebSockets();
+  readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_CHAT_TREE", sequencer: "TREE_SEQUENCER", countMs: 50 });
   readonly lifecycle = Lifecycle.install(this).use(this.room);
 }
