@@ -4,7 +4,9 @@
 // machine drift and the rooms' effect on each other cancel. Then the bundle sizes. Writes bench/results/latest.json.
 //
 //   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate]
-//                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,bundle]
+//                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,rooms,bundle]
+//                     [--rooms-clients=2000] [--rooms-shards=8] [--rooms-publishers=16] [--rooms-messages=20] [--rooms-faults=0.05]
+//                     [--rooms-strike-ms=500] [--rooms-fanout=tree|flat] [--rooms-no-cost]
 //                     [--heartbeat-connections=4000] [--heartbeat-window=70] [--heartbeat-interval=30] [--deadlink-runs=12]
 //                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -524,6 +526,14 @@ async function main(): Promise<void> {
   }
   if (enabled("memory")) (log("connection memory"), await connectionMemory(QUICK ? 1_000 : 4_000, QUICK ? 1 : 6));
   if (!DOKIT_ROOM && (enabled("mcp") || enabled("saturation"))) await secondWorker();
+  let roomsReport: { text: string } | undefined;
+  if (!DOKIT_ROOM && enabled("rooms")) {
+    log("rooms (dokit/rooms: chaos and cost, its own worker)");
+    const { roomsBench, roomsSettings } = await import("./rooms.ts");
+    const result = await roomsBench(roomsSettings(QUICK), QUICK, log);
+    figures.push(...result.figures);
+    roomsReport = result;
+  }
 
   let bundle: Awaited<ReturnType<typeof bundleReport>> | undefined;
   if (enabled("bundle")) {
@@ -542,6 +552,7 @@ async function main(): Promise<void> {
     console.log("\nObservability (dokit/observability: the dokit room without it, installed with no subscriber, and with one subscriber; bench/observability.ts)\n");
     console.log(observability.text);
   }
+  if (roomsReport) console.log(`\nRooms (dokit/rooms over many shards, dokit only; bench/README.md)\n\n${roomsReport.text}`);
   if (bundle) {
     console.log("\nBundle (esbuild, minified; gzip level 9)\n");
     console.log(bundle.text);
