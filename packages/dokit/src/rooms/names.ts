@@ -7,6 +7,10 @@ import type { RoomsErrorCode } from "./errors";
 export const DELIVER_PATH = "/__dokit_room/deliver";
 /** The header a delivery carries the room's key in. */
 export const KEY_HEADER = "x-dokit-room-key";
+/** The header the router tells a shard its capacity in (it owns the header: a client's copy never arrives). */
+export const CAPACITY_HEADER = "x-dokit-room-capacity";
+/** The header of a shard's refusal when it is at capacity: the router tries the next shard. */
+export const FULL_HEADER = "x-dokit-room-full";
 
 /** @returns the object name of shard `index` of `room` */
 export function shardName(room: string, index: number): string {

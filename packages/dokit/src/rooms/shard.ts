@@ -9,7 +9,7 @@ import { Cursors } from "./cursors";
 import type { RoomsErrorCode } from "./errors";
 import { Membership } from "./membership";
 import { ShardDelivery } from "./shard-delivery";
-import { DELIVER_PATH, namespaceOf, parseShardName, stubOf } from "./names";
+import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
 import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./outbox";
 import { ackFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
 import type { OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
@@ -104,6 +104,8 @@ export class RoomShard implements Capability {
       onConnect: (connection, ctx) => this.#connected(connection, ctx.request),
       onClose: (connection) => this.#closed(connection),
     });
+    // Asked before WebSockets accepts: a shard at the capacity the router gave refuses, and the router tries the next.
+    claims.upgrade((request) => this.#full(request));
     claims.use(sockets);
     // {"type":"dokit_room_publish","id":<string>,"data":<json>} from any connection.
     claims.frame(ROOM_PUBLISH, (connection, frame) => this.#publishFrame(connection, frame));
@@ -258,6 +260,14 @@ export class RoomShard implements Capability {
     // The sequencer no longer lists this shard (it was unreachable for a delivery): join again, keeping its place.
     if (registered && !published.registered && member.record.registered) void member.join(true).catch(() => {});
     return published;
+  }
+
+  /** @returns the refusal of an upgrade when this shard holds the capacity the router gave, else `undefined` (accepted) */
+  #full(request: Request): Response | undefined {
+    const raw = request.headers.get(CAPACITY_HEADER);
+    const capacity = raw === null ? NaN : Number(raw);
+    if (!Number.isInteger(capacity) || capacity < 1 || this.#connectionCount() < capacity) return undefined;
+    return new Response("this shard of the room is full", { status: 503, headers: { [FULL_HEADER]: "1" } });
   }
 
   // ------------------------------------------------------------ deliveries
