@@ -3,7 +3,7 @@ import { routeRoomRequest } from "../src/rooms";
 import type { RoomsLoopShard } from "./rooms.objects";
 
 /**
- * `/rooms/<room>?shards=<n>`: a connection routed to one of the room's shards. `POST /rooms/<room>/drain?shard=<i>`:
+ * `/rooms/<room>?shards=<n>[&capacity=<c>]`: a connection routed to one of the room's shards (each taking c connections). `POST /rooms/<room>/drain?shard=<i>`:
  * drains that shard and answers how many connections it closed. `undefined` for any other request.
  */
 export async function roomsRoute(request: Request, env: object): Promise<Response | undefined> {
@@ -15,5 +15,11 @@ export async function roomsRoute(request: Request, env: object): Promise<Respons
     const shards = (env as { RoomsLoopShard: DurableObjectNamespace<RoomsLoopShard> }).RoomsLoopShard;
     return Response.json(await shards.getByName(`${room}#${url.searchParams.get("shard")}`).drain());
   }
-  return routeRoomRequest(request, env, { shards: "RoomsLoopShard", room, shardCount: Number(url.searchParams.get("shards") ?? 2) });
+  const capacity = url.searchParams.get("capacity");
+  return routeRoomRequest(request, env, {
+    shards: "RoomsLoopShard",
+    room,
+    shardCount: Number(url.searchParams.get("shards") ?? 2),
+    ...(capacity !== null && { capacity: Number(capacity) }),
+  });
 }
