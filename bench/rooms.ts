@@ -26,7 +26,7 @@ export interface RoomsSettings {
   messages: number;
   /** The share of counted object-to-object calls failed during the chaos run [`--rooms-faults=`, 0.05]. */
   faultRate: number;
-  /** Between two strikes of the chaos driver, in ms [`--rooms-strike-ms=`, 500]. */
+  /** Between two strikes of the chaos driver, in ms [`--rooms-strike-ms=`, 500; a long one, with no faults, is the calm baseline]. */
   strikeMs: number;
   /** Skip the cost sweep [`--rooms-no-cost`]. */
   noCost: boolean;
@@ -316,7 +316,8 @@ async function chaos(base: URL, settings: RoomsSettings, run: string, log: (mess
   let striking = true;
   const driver = (async () => {
     for (let k = 0; striking; k++) {
-      await sleep(settings.strikeMs);
+      // In steps, so the run ends without waiting for a long strike interval.
+      for (let waited = 0; striking && waited < settings.strikeMs; waited += 50) await sleep(50);
       if (!striking) break;
       const shard = (k * 3) % settings.shards;
       const relay = relays ? String(k % relays) : undefined;
