@@ -1,4 +1,3 @@
-import type { DeliveryHook } from "./deliver";
 import type { Fanout, FanoutDeps } from "./fanout";
 import { spread } from "./relay";
 import type { Delivery } from "./types";
@@ -9,7 +8,6 @@ export interface TreeDeps extends FanoutDeps {
   width: number;
   /** The name of the `RoomRelay` binding. */
   relays: string;
-  hook?: DeliveryHook | undefined;
 }
 
 /**
@@ -43,11 +41,6 @@ export class TreeFanout implements Fanout {
     this.kick();
     while (this.#running) await this.#running;
     return this.#deps.members.behind(this.#deps.log.head).length === 0;
-  }
-
-  /** @returns the run under way, if any */
-  get running(): Promise<void> | undefined {
-    return this.#running;
   }
 
   #run(): void {
