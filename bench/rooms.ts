@@ -297,8 +297,8 @@ async function chaos(base: URL, settings: RoomsSettings, run: string, log: (mess
   const tree = settings.fanout === "tree";
   const kind = tree ? "t4" : "b10";
   const sequencer = tree ? "tree-sequencer" : "sequencer";
-  /** The relays under a 4-wide sequencer: one per 4 shards (deeper ones are not struck). */
-  const relays = tree && settings.shards > 4 ? Math.min(4, Math.ceil(settings.shards / Math.ceil(settings.shards / 4))) : 0;
+  /** The relays right under a 4-wide sequencer, as the tree makes them (relays below them are not struck). */
+  const relays = tree && settings.shards > 4 ? Math.min(4, Math.ceil(settings.shards / 4)) : 0;
   log(`rooms chaos: opening ${settings.clients} clients over ${settings.shards} shards (${tree ? "through relays, 4 wide" : "flat fan-out"})`);
   const clients = await openRoom(base, kind, room, settings.shards, settings.clients, ctx);
   publishers.push(...pickPublishers(clients, settings.publishers));
