@@ -4,12 +4,14 @@
 // machine drift and the rooms' effect on each other cancel. Then the bundle sizes. Writes bench/results/latest.json.
 //
 //   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate]
-//                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,mcp,events,bundle]
+//                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,mcp,events,presence,bundle]
+//                     [--presence-watchers=1000] [--presence-connections=…] [--presence-rate=60] [--presence-seconds=10]  (bench/presence.ts)
 //                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import { bundleReport } from "./bundle.ts";
+import { presenceBench, presenceSettings } from "./presence.ts";
 import { type Client, closeAll, COMPRESSION, connect, connectMany, evictRoom, EXTENSION, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
 import { closedLoop, pinWorkerd, sleep, workerdPids } from "./lib/load.ts";
 import { openHeapReader } from "./lib/heap.ts";
@@ -472,6 +474,7 @@ async function main(): Promise<void> {
 
   // Clients connect to the user worker directly (see lib/worker.ts); --via-proxy uses wrangler's proxy worker.
   let observability: Awaited<ReturnType<typeof import("./observability.ts").observabilityBench>> | undefined;
+  let presence: Awaited<ReturnType<typeof presenceBench>> | undefined;
   // The rooms' worker never imports getCurrentAgent(), as a Worker of such rooms would not: its
   // bundle leaves it out, and dokit enters no context per event (docs/lifecycle.md). The MCP pair
   // runs in a second worker (worker/worker-mcp.ts: the same rooms plus McpHandler, which reads it),
@@ -503,6 +506,7 @@ async function main(): Promise<void> {
     if (enabled("connect")) (log("connect 200"), await connectBurst(base, 200, scale(24)));
     if (enabled("wake")) (log("wake"), await wake(base, scale(48)));
     if (enabled("startup")) (log("startup"), await startup(base, scale(30)));
+    if (enabled("presence")) (log("presence"), (presence = await presenceBench(base, RUN, presenceSettings(QUICK, NO_PIN), log)), figures.push(...presence.figures));
     if (enabled("events")) {
       log("events (dokit/observability)");
       observability = await (await import("./observability.ts")).observabilityBench(base, RUN, scale);
@@ -526,6 +530,7 @@ async function main(): Promise<void> {
   console.log(
     "\nraw and dokit are addressed by ids without a name; the reference needs its name, so its objects pay wrangler's local object wrapper on each construction (a SQLite write, 1-2 ms): its wake and startup figures, and dokit/ref there, are not comparable (bench/README.md, \"How it runs\").",
   );
+  if (presence) console.log(`\n${presence.text}`);
   if (observability) {
     console.log("\nObservability (dokit/observability: the dokit room without it, installed with no subscriber, and with one subscriber; bench/observability.ts)\n");
     console.log(observability.text);

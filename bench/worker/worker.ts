@@ -5,10 +5,12 @@
 //                                       /room/lean/…, /room/floor/…: the wake's lower bounds, worker-wake/lean.ts)
 //   /evict/{raw|dokit|ref}/{name}       test-only: evicts the object the way hibernation does
 //                                       (instance torn down, WebSockets kept open)
+//   /room/{presence-raw|presence-dokit}/{name}  the presence rooms (presence.ts, bench/presence.ts)
 //   /gc                                 test-only: a full garbage collection, when workerd runs with
 //                                       --expose-gc (the memory measure, bench/lib/heap.ts)
 
 import { objectNamed } from "./address";
+import { PRESENCE_BINDINGS } from "./presence";
 
 export { RawRoom } from "./raw";
 export { DokitRoom } from "./dokit";
@@ -16,6 +18,7 @@ export { RefRoom } from "./ref";
 export { ObservedRoom } from "./observed";
 // The wake's lower bounds, for `node bench/run.ts --dokit-room=lean|floor` (bench/README.md).
 export { FloorRoom, LeanRoom } from "../worker-wake/lean";
+export { DokitPresenceRoom, RawPresenceRoom } from "./presence";
 
 interface Env {
   RAW: DurableObjectNamespace;
@@ -24,6 +27,8 @@ interface Env {
   OBSERVED: DurableObjectNamespace;
   LEAN: DurableObjectNamespace;
   FLOOR: DurableObjectNamespace;
+  PRESENCE_RAW: DurableObjectNamespace;
+  PRESENCE_DOKIT: DurableObjectNamespace;
 }
 
 // `workerd:unsafe` (compat flag unsafe_module) is loaded at run time: wrangler's
@@ -48,7 +53,7 @@ export default {
       gc();
       return new Response("collected");
     }
-    const binding = BINDINGS[kind as keyof typeof BINDINGS];
+    const binding = BINDINGS[kind as keyof typeof BINDINGS] ?? PRESENCE_BINDINGS[kind];
     if (!binding || !name) return new Response("no route", { status: 404 });
     // The reference needs `ctx.id.name` (it throws without it), so its room keeps the named id
     // and pays the local wrapper's write on each construction (bench/README.md, "How it runs").
