@@ -9,12 +9,13 @@
 //   received the `set` frame with it. p50 and p99 over the watchers, median over the rounds. The
 //   tick is inside it (the change is held for it): a row gives the p50 less the tick.
 // - Cursor load: `connections` connections, all watching, each publishing a cursor `rate` times
-//   a second for `seconds`, in paired rounds (raw then dokit, or dokit then raw), workerd pinned
+//   a second for `seconds` (default 100 × 60 Hz for 10 s: more slips the tick on this 2-core
+//   machine, bench/README.md), in paired rounds (raw then dokit, or dokit then raw), workerd pinned
 //   as in the saturation measure. Per window: updates sent and absorbed per second (sent, over the
 //   time until one watcher saw every connection's last value), workerd's CPU per update (its
 //   threads' schedstat over that time), and the presence frames each connection received per tick.
 import { arg } from "./lib/cli.ts";
-import { type Client, closeAll, connect } from "./lib/client.ts";
+import { WebSocket } from "ws";
 import { cpuMs, pinWorkerd, sleep, workerdPids } from "./lib/load.ts";
 import { roundOrder } from "./lib/order.ts";
 import { type Figure, median, pairedRatio, quantile } from "./lib/stats.ts";
@@ -60,7 +61,7 @@ export function presenceSettings(quick: boolean, noPin: boolean): PresenceSettin
   return {
     watchers: Number(arg("presence-watchers", quick ? "200" : "1000")),
     joinRounds: quick ? 4 : 12,
-    connections: Number(arg("presence-connections", "200")),
+    connections: Number(arg("presence-connections", "100")),
     rate: Number(arg("presence-rate", "60")),
     seconds: Number(arg("presence-seconds", quick ? "3" : "10")),
     loadRounds: quick ? 2 : 6,
@@ -78,44 +79,101 @@ const url = (base: URL, impl: Impl, room: string, pk: string): string => {
 const presence = (frame: object): string => JSON.stringify({ type: "dokit_presence", ...frame });
 
 /**
+ * A watching connection as the measure reads it: a `ws` client that skips UTF-8 validation and
+ * sees each frame as the bytes received, so a thousand watchers cost the client little more than
+ * the socket reads (a client that decodes every frame falls behind the 1.6 MB a tick sends to 200
+ * watchers, and then counts the frames late). No permessage-deflate, whatever `--deflate` says.
+ */
+interface Watcher {
+  ws: WebSocket;
+  /** Called with every frame; replace it per measure. */
+  onFrame: (data: Buffer) => void;
+}
+
+const bytes = (text: string) => Buffer.from(text);
+const PREFIX_BYTES = bytes(PREFIX);
+const SET_BYTES = bytes(`${PREFIX},"set"`);
+const SNAPSHOT_BYTES = bytes(`${PREFIX},"you"`);
+const startsWith = (data: Buffer, head: Buffer) => data.length >= head.length && data.compare(head, 0, head.length, 0, head.length) === 0;
+
+/** Opens a watcher and resolves once its first frame (the identity frame) arrived. */
+function openWatcher(href: string, timeoutMs = 30_000): Promise<Watcher> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(href, { perMessageDeflate: false, skipUTF8Validation: true });
+    const watcher: Watcher = { ws, onFrame: () => {} };
+    const timer = setTimeout(() => reject(new Error(`connect timed out: ${href}`)), timeoutMs);
+    ws.once("message", () => {
+      clearTimeout(timer);
+      ws.on("message", (data: Buffer) => watcher.onFrame(data));
+      resolve(watcher);
+    });
+    ws.once("open", () => {
+      if (ws.extensions !== "") reject(new Error(`connect: extensions "${ws.extensions}" (expected none): ${href}`));
+    });
+    ws.once("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
+/** Closes watchers and waits (bounded) until they report closed. */
+async function closeWatchers(watchers: readonly Watcher[]): Promise<void> {
+  await Promise.all(
+    watchers.map(
+      ({ ws }) =>
+        new Promise<void>((resolve) => {
+          if (ws.readyState === WebSocket.CLOSED) return resolve();
+          const timer = setTimeout(resolve, 2_000);
+          ws.once("close", () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          ws.close(1000, "bench done");
+        }),
+    ),
+  );
+}
+
+/**
  * Opens `count` connections (ids `c0`…), 50 at a time; each sends `first` once its identity frame
  * arrived and is returned once its snapshot did.
  */
-async function openPresent(href: (pk: string) => string, count: number, first: (i: number) => string): Promise<Client[]> {
-  const clients: Client[] = new Array(count);
+async function openPresent(href: (pk: string) => string, count: number, first: string): Promise<Watcher[]> {
+  const watchers: Watcher[] = new Array(count);
   let next = 0;
   const lane = async () => {
     while (next < count) {
       const i = next++;
-      const client = await connect(href(`c${i}`), 1);
+      const watcher = await openWatcher(href(`c${i}`));
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no presence snapshot for c${i}`)), 30_000);
-        client.onMessage = (data) => {
-          if (!data.startsWith(`${PREFIX},"you"`)) return;
+        watcher.onFrame = (data) => {
+          if (!startsWith(data, SNAPSHOT_BYTES)) return;
           clearTimeout(timer);
-          client.onMessage = () => {};
+          watcher.onFrame = () => {};
           resolve();
         };
-        client.ws.send(first(i));
+        watcher.ws.send(first);
       });
-      clients[i] = client;
+      watchers[i] = watcher;
     }
   };
   await Promise.all(Array.from({ length: Math.min(50, count) }, lane));
-  return clients;
+  return watchers;
 }
 
-/** Resolves once every client received a frame `match` accepts, with each one's arrival time; rejects after `timeoutMs`. */
-function arrivals(clients: readonly Client[], match: (data: string) => boolean, timeoutMs = 30_000): Promise<number[]> {
+/** Resolves once every watcher received a frame `match` accepts, with each one's arrival time; rejects after `timeoutMs`. */
+function arrivals(watchers: readonly Watcher[], match: (data: Buffer) => boolean, timeoutMs = 30_000): Promise<number[]> {
   return new Promise((resolve, reject) => {
-    const at: number[] = new Array(clients.length);
-    let pending = clients.length;
-    const timer = setTimeout(() => reject(new Error(`presence: ${pending} of ${clients.length} watchers never received the frame`)), timeoutMs);
-    for (const [i, client] of clients.entries()) {
-      client.onMessage = (data) => {
+    const at: number[] = new Array(watchers.length);
+    let pending = watchers.length;
+    const timer = setTimeout(() => reject(new Error(`presence: ${pending} of ${watchers.length} watchers never received the frame`)), timeoutMs);
+    for (const [i, watcher] of watchers.entries()) {
+      watcher.onFrame = (data) => {
         if (!match(data)) return;
         at[i] = performance.now();
-        client.onMessage = () => {};
+        watcher.onFrame = () => {};
         if (--pending === 0) {
           clearTimeout(timer);
           resolve(at);
@@ -130,8 +188,8 @@ function arrivals(clients: readonly Client[], match: (data: string) => boolean, 
 /** Join → seen: a new connection publishes; until each of `watchers` watching connections received it. */
 async function joinToSeen(base: URL, run: string, settings: PresenceSettings, log: (message: string) => void): Promise<Figure[]> {
   const room = `presence-join-${run}`;
-  const watchers = {} as Record<Impl, Client[]>;
-  for (const impl of IMPLS) watchers[impl] = await openPresent((pk) => url(base, impl, room, pk), settings.watchers, () => presence({ watch: true }));
+  const watchers = {} as Record<Impl, Watcher[]>;
+  for (const impl of IMPLS) watchers[impl] = await openPresent((pk) => url(base, impl, room, pk), settings.watchers, presence({ watch: true }));
   log(`presence: ${settings.watchers} watchers per room open`);
   const p50 = { raw: [] as number[], dokit: [] as number[] };
   const p99 = { raw: [] as number[], dokit: [] as number[] };
@@ -139,15 +197,15 @@ async function joinToSeen(base: URL, run: string, settings: PresenceSettings, lo
   for (let round = -2; round < settings.joinRounds; round++) {
     for (const impl of orderOf(round)) {
       const id = `j${round + 2}`;
-      const publisher = await connect(url(base, impl, room, id), 1);
-      const entry = `["${id}",`;
-      const seen = arrivals(watchers[impl], (d) => d.startsWith(`${PREFIX},"set"`) && d.includes(entry));
+      const publisher = await openWatcher(url(base, impl, room, id));
+      const entry = bytes(`["${id}",`);
+      const seen = arrivals(watchers[impl], (d) => startsWith(d, SET_BYTES) && d.includes(entry));
       const start = performance.now();
       publisher.ws.send(presence({ value: { name: id, x: 1, y: 2 }, watch: false }));
       const latencies = (await seen).map((at) => at - start);
       // The publisher leaves; the next round starts once every watcher heard it (a quiet room).
-      const left = arrivals(watchers[impl], (d) => d.includes(`"left":[`) && d.includes(`"${id}"`));
-      await closeAll([publisher]);
+      const left = arrivals(watchers[impl], (d) => d.includes('"left":[') && d.includes(`"${id}"`));
+      await closeWatchers([publisher]);
       await left;
       if (round < 0) continue;
       p50[impl].push(quantile(latencies, 0.5));
@@ -155,7 +213,7 @@ async function joinToSeen(base: URL, run: string, settings: PresenceSettings, lo
       beyond[impl].push(quantile(latencies, 0.5) - TICK_MS);
     }
   }
-  for (const impl of IMPLS) await closeAll(watchers[impl]);
+  for (const impl of IMPLS) await closeWatchers(watchers[impl]);
   const measure = `presence: join → seen by ${settings.watchers} watchers (${TICK_MS} ms tick included)`;
   const counts = { raw: settings.joinRounds, dokit: settings.joinRounds };
   const ms = (samples: Record<Impl, number[]>) => ({ raw: median(samples.raw), dokit: median(samples.dokit) });
@@ -185,7 +243,7 @@ interface LoadWindow {
  * evenly (round-robin, in steps of 5 ms); then until connection 0 (a watcher) received every
  * connection's last value. `seq` carries each connection's `n` across windows.
  */
-async function loadWindow(clients: readonly Client[], seq: number[], settings: PresenceSettings, pids: readonly number[]): Promise<LoadWindow> {
+async function loadWindow(clients: readonly Watcher[], seq: number[], settings: PresenceSettings, pids: readonly number[]): Promise<LoadWindow> {
   const count = clients.length;
   const frames = new Array<number>(count).fill(0);
   /** The latest `n` connection 0 saw for each connection. */
@@ -195,11 +253,11 @@ async function loadWindow(clients: readonly Client[], seq: number[], settings: P
   let caughtUp: () => void = () => {};
   const done = new Promise<void>((resolve) => (caughtUp = resolve));
   for (const [i, client] of clients.entries()) {
-    client.onMessage = (data) => {
-      if (!data.startsWith(PREFIX)) return;
+    client.onFrame = (data) => {
+      if (!startsWith(data, PREFIX_BYTES)) return;
       frames[i]++;
-      if (i !== 0 || !data.startsWith(`${PREFIX},"set"`)) return;
-      for (const [id, value] of (JSON.parse(data) as { set: [string, { n: number }][] }).set) {
+      if (i !== 0 || !startsWith(data, SET_BYTES)) return;
+      for (const [id, value] of (JSON.parse(data.toString()) as { set: [string, { n: number }][] }).set) {
         const from = Number(id.slice(1));
         const was = seen[from];
         seen[from] = value.n;
@@ -231,7 +289,7 @@ async function loadWindow(clients: readonly Client[], seq: number[], settings: P
   const cpu = cpuMs(pids) - cpuBefore;
   // Whatever the last tick still sends arrives before the next window.
   await sleep(3 * TICK_MS);
-  for (const client of clients) client.onMessage = () => {};
+  for (const client of clients) client.onFrame = () => {};
   const ticks = elapsed / TICK_MS;
   return {
     sentPerSecond: (total / sentFor) * 1000,
@@ -246,10 +304,10 @@ async function loadWindow(clients: readonly Client[], seq: number[], settings: P
 /** Cursor load: paired windows of raw and dokit, workerd pinned to its own CPU. */
 async function cursorLoad(base: URL, run: string, settings: PresenceSettings, log: (message: string) => void): Promise<{ figures: Figure[]; pinned: string; undrained: number }> {
   const room = `presence-load-${run}`;
-  const clients = {} as Record<Impl, Client[]>;
+  const clients = {} as Record<Impl, Watcher[]>;
   const seq = { raw: new Array<number>(settings.connections).fill(0), dokit: new Array<number>(settings.connections).fill(0) };
   for (const impl of IMPLS) {
-    clients[impl] = await openPresent((pk) => url(base, impl, room, pk), settings.connections, () => presence({ value: { x: 0, y: 0, n: 0 }, watch: true }));
+    clients[impl] = await openPresent((pk) => url(base, impl, room, pk), settings.connections, presence({ value: { x: 0, y: 0, n: 0 }, watch: true }));
   }
   log(`presence: ${settings.connections} publishing watchers per room open; ${settings.rate} Hz, ${settings.seconds} s windows`);
   const pids = workerdPids();
@@ -271,7 +329,7 @@ async function cursorLoad(base: URL, run: string, settings: PresenceSettings, lo
   } finally {
     placement.unpin();
   }
-  for (const impl of IMPLS) await closeAll(clients[impl]);
+  for (const impl of IMPLS) await closeWatchers(clients[impl]);
   const of = (key: keyof LoadWindow) => ({ raw: windows.raw.map((w) => Number(w[key])), dokit: windows.dokit.map((w) => Number(w[key])) });
   const med = (samples: Record<Impl, number[]>) => ({ raw: median(samples.raw), dokit: median(samples.dokit) });
   const counts = { raw: settings.loadRounds, dokit: settings.loadRounds };
