@@ -5,7 +5,7 @@
 //
 //   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate]
 //                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,mcp,events,presence,bundle]
-//                     [--presence-watchers=1000] [--presence-connections=100] [--presence-rate=60] [--presence-seconds=10]  (bench/presence.ts)
+//                     [--presence-watchers=1000] [--presence-connections=200] [--presence-rate=60] [--presence-seconds=10]  (bench/presence.ts)
 //                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
