@@ -15,6 +15,7 @@ import { evictRoute } from "./evict.route";
 import { authedRoute } from "./security-mcp.route";
 import { userRefusalRoute } from "./refusal.objects";
 import { idRoomEvictRoute } from "./security-websockets.objects";
+import { yjsEvictRoute } from "./yjs.objects";
 
 export { Counter, ScenarioCallables } from "./worker.callables";
 export { FaultyHost, NoSqlHost, PlainRoom } from "./connect.objects";
@@ -29,6 +30,7 @@ export { McpIdleDefault, McpIdleNever, McpIdleShort } from "./mcp-idle.objects";
 export { HeartbeatRoom, HeartbeatSweptRoom } from "./heartbeat.objects";
 export { CoalesceCursors } from "./coalesce.objects";
 export { RateLimitedRoom } from "./rate-limit.objects";
+export { YjsNotes } from "./yjs.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -94,6 +96,7 @@ export default {
       (await evictRoute(request, env.DokitAgent)) ??
       (await authedRoute(request, env)) ??
       (await idRoomEvictRoute(request, env)) ??
+      (await yjsEvictRoute(request, env)) ??
       (await userRefusalRoute(request, env)) ??
       (await routeAgentRequest(request, env)) ??
       new Response("no route", { status: 404 })

@@ -121,6 +121,11 @@ export class WebSockets implements Capability {
       claims.use(presence);
       presence.serve(this);
     }
+    const wire = this.#options.yjs;
+    if (wire) {
+      claims.use(wire);
+      wire.serve(this);
+    }
     claims.catchAllUpgrade((request) => this.#accept(request));
     // SAFETY: set to the socket owner in the constructor.
     claims.takeSockets((this as Wakeable)[WORKS_UNATTACHED] as SocketOwner);
@@ -203,6 +208,7 @@ export class WebSockets implements Capability {
       options.getConnectionTags ||
       options.readonly ||
       typeof options.protocol === "function" ||
+      options.yjs ||
       dispatch.observer ||
       dispatch.connectFrameSources[0]
     );
@@ -290,7 +296,8 @@ export class WebSockets implements Capability {
     const options = this.#options;
     const tags = connectionTags(connection.id, options.getConnectionTags ? await options.getConnectionTags(connection, ctx) : []);
     const readonly = (await options.readonly?.(connection, ctx)) === true;
-    const protocol = typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
+    // A connection of another wire (dokit/yjs) never speaks the protocol: it could not read a JSON frame.
+    const protocol = options.yjs?.serves(ctx.request) ? false : typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
     if (tags.length > 1 || readonly || !protocol) updateFlags(connection, { tags, readonly, protocol });
     return tags;
   }
