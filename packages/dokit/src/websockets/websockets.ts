@@ -116,15 +116,12 @@ export class WebSockets implements Capability {
     // SAFETY: `true` has no `sweep`.
     const sweep = (this.#options.heartbeat as HeartbeatOptions | undefined)?.sweep;
     if (sweep) claims.use(sweep);
-    const presence = this.#options.presence;
-    if (presence) {
-      claims.use(presence);
-      presence.serve(this);
-    }
-    const wire = this.#options.yjs;
-    if (wire) {
-      claims.use(wire);
-      wire.serve(this);
+    // Presence and a wire server (dokit/yjs) are installed with the WebSockets and served through it.
+    for (const served of [this.#options.presence, this.#options.yjs]) {
+      if (served) {
+        claims.use(served);
+        served.serve(this);
+      }
     }
     claims.catchAllUpgrade((request) => this.#accept(request));
     // SAFETY: set to the socket owner in the constructor.
@@ -208,7 +205,6 @@ export class WebSockets implements Capability {
       options.getConnectionTags ||
       options.readonly ||
       typeof options.protocol === "function" ||
-      options.yjs ||
       dispatch.observer ||
       dispatch.connectFrameSources[0]
     );
