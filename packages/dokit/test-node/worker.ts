@@ -30,7 +30,7 @@ export { McpIdleDefault, McpIdleNever, McpIdleShort } from "./mcp-idle.objects";
 export { HeartbeatRoom, HeartbeatSweptRoom } from "./heartbeat.objects";
 export { CoalesceCursors } from "./coalesce.objects";
 export { RateLimitedRoom } from "./rate-limit.objects";
-export { YjsNotes } from "./yjs.objects";
+export { YjsNotes, YjsParty } from "./yjs.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -99,6 +99,8 @@ export default {
       (await yjsEvictRoute(request, env)) ??
       (await userRefusalRoute(request, env)) ??
       (await routeAgentRequest(request, env)) ??
+      // y-partyserver's provider builds /parties/<party>/<room> (yjs.test.ts).
+      (await routeAgentRequest(request, env, { prefix: "parties" })) ??
       new Response("no route", { status: 404 })
     );
   },

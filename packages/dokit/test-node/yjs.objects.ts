@@ -9,6 +9,7 @@ import { evictRoute } from "./evict.route";
 declare global {
   interface Env {
     YjsNotes: DurableObjectNamespace<YjsNotes>;
+    YjsParty: DurableObjectNamespace<YjsParty>;
   }
 }
 
@@ -56,6 +57,20 @@ export class YjsNotes extends DurableObject<Env> {
     if (action === "changes") return Response.json({ changes: this.changes, lastSeen: this.lastSeen });
     if (action === "abort") this.ctx.abort("test: abort");
     return new Response("no route", { status: 404 });
+  }
+}
+
+/**
+ * A Yjs document on the object's own URL (`path: "/"`), the form y-partyserver's provider builds
+ * (`/parties/<party>/<room>`), which the Worker routes with `routeAgentRequest(…, { prefix: "parties" })`.
+ */
+export class YjsParty extends DurableObject<Env> {
+  readonly doc: YjsDocument = new YjsDocument({ path: "/" });
+  readonly webSockets: WebSockets = new WebSockets({ yjs: this.doc });
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
+
+  async onRequest(): Promise<Response> {
+    return new Response(this.doc.getText("body").toString());
   }
 }
 

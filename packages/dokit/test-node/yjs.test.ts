@@ -210,6 +210,17 @@ describe("dokit/yjs with y-websocket's provider", () => {
     const c = provider(name);
     await synced(c);
     await eventually(() => expect(c.awareness.getStates().get(a.doc.clientID)).toEqual({ cursor: 7 }));
+    // [3]: the awareness query is answered with everyone's awareness, a's included.
+    const raw = rawSocket(name);
+    await raw.opened;
+    raw.ws.send(Uint8Array.from([3]));
+    const answered = (): string | undefined => {
+      const message = raw.messages.findLast((m) => typeof m !== "string" && m[0] === 1) as Uint8Array | undefined;
+      return message && new TextDecoder().decode(message);
+    };
+    await eventually(() => expect(answered()).toContain('{"cursor":7}'));
+    raw.ws.close();
+    await raw.closed;
     await evict(name, "evict-yjs");
     a.destroy(); // closes while the object sleeps: the close wakes it
     await eventually(() => expect(c.awareness.getStates().has(a.doc.clientID)).toBe(false));
@@ -256,5 +267,24 @@ describe("dokit/yjs with y-partyserver's provider", () => {
     await eventually(() => expect(body(other)).toBe("from partyserver"));
     other.doc.getText("body").insert(0, "y-websocket, ");
     await eventually(() => expect(doc.getText("body").toString()).toBe("y-websocket, from partyserver"));
+  });
+
+  it("YProvider's own URL form (/parties/<party>/<room>) reaches an object whose document is on its own URL", async () => {
+    const name = fresh("party-default");
+    const docs = [new Y.Doc(), new Y.Doc()];
+    const parties = docs.map((doc) => {
+      const party = new YProvider(worker().host, name, doc, {
+        party: "yjs-party",
+        // SAFETY: `ws` implements the WebSocket the provider uses.
+        WebSocketPolyfill: WebSocket as unknown as typeof globalThis.WebSocket,
+        disableBc: true,
+      });
+      onTestFinished(() => party.destroy());
+      return party;
+    });
+    await Promise.all(parties.map(synced));
+    docs[0]?.getText("body").insert(0, "one party");
+    await eventually(() => expect(docs[1]?.getText("body").toString()).toBe("one party"));
+    expect(await (await fetch(new URL(`/parties/yjs-party/${name}`, worker()))).text()).toBe("one party");
   });
 });

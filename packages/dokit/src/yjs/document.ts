@@ -63,8 +63,8 @@ export class YjsDocument implements Capability, WireServer {
   #sockets: WebSockets | undefined;
   #store: DocumentStore | undefined;
   #doc: Doc | undefined;
-  /** Set while a client's update is applied: the document's update event then stores nothing (it is stored). */
-  #applying = false;
+  /** The connection whose update is being applied: the document's update event for it stores nothing (it is stored). */
+  #applying: Connection | undefined;
   #changeTimer: ReturnType<typeof setTimeout> | undefined;
   /** When a pending `onChange` must run at the latest (ms since epoch). */
   #changeDue = 0;
@@ -113,6 +113,11 @@ export class YjsDocument implements Capability, WireServer {
   /** The document, loaded from storage on first use after a wake. Changes made to it are stored and reach every client. */
   get doc(): Doc {
     return this.#doc ?? this.#load();
+  }
+
+  /** Whether the document is in memory (it is loaded on the first event that needs it after a wake). */
+  get loaded(): boolean {
+    return this.#doc !== undefined;
   }
 
   /**
@@ -183,8 +188,9 @@ export class YjsDocument implements Capability, WireServer {
       for (const update of updates) applyUpdate(doc, update);
     });
     // Changes made on the server (any origin but a client's update being applied): stored, then sent to everyone.
-    doc.on("update", (update: Uint8Array) => {
-      if (this.#applying) return;
+    doc.on("update", (update: Uint8Array, origin: unknown) => {
+      // A change an observer makes while a client's update is applied has another origin: it is stored.
+      if (origin !== undefined && origin === this.#applying) return;
       store.append(update);
       this.#toClients(syncMessage(SYNC_UPDATE, update), undefined);
       this.#changed();
@@ -266,7 +272,7 @@ export class YjsDocument implements Capability, WireServer {
     }
     const store = this.#storeOf();
     const seq = store.append(update);
-    this.#applying = true;
+    this.#applying = connection;
     try {
       applyUpdate(doc, update, connection);
     } catch (error) {
@@ -275,7 +281,7 @@ export class YjsDocument implements Capability, WireServer {
       this.#unload();
       throw error;
     } finally {
-      this.#applying = false;
+      this.#applying = undefined;
     }
     this.#toClients(syncMessage(SYNC_UPDATE, update), connection);
     this.#changed();
