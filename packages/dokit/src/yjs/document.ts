@@ -206,7 +206,7 @@ export class YjsDocument implements Capability, WireServer {
   }
 
   #forget(): void {
-    clearTimeout(this.#changeTimer);
+    if (this.#changeTimer) clearTimeout(this.#changeTimer);
     this.#changeTimer = undefined;
     this.#unload();
   }
@@ -333,8 +333,8 @@ export class YjsDocument implements Capability, WireServer {
     if (size.updates >= this.#compactUpdates || size.updateBytes >= Math.max(this.#compactBytes, size.snapshotBytes)) this.compact();
     if (!this.#options.onChange) return;
     const now = Date.now();
-    if (!this.#changeTimer) this.#changeDue = now + this.#changeMaxWaitMs;
-    clearTimeout(this.#changeTimer);
+    if (this.#changeTimer) clearTimeout(this.#changeTimer);
+    else this.#changeDue = now + this.#changeMaxWaitMs;
     this.#changeTimer = setTimeout(() => this.#runOnChange(), Math.max(0, Math.min(this.#changeDelayMs, this.#changeDue - now)));
   }
 
