@@ -222,9 +222,12 @@ describe("dokit/yjs with y-websocket's provider", () => {
     raw.ws.close();
     await raw.closed;
     await evict(name, "evict-yjs");
-    a.destroy(); // closes while the object sleeps: the close wakes it
+    // a's connection drops while the object sleeps, without a word from a (a provider that is destroyed
+    // sends its own removal first): the close wakes the object, which tells the others.
+    a.shouldConnect = false;
+    (a.ws as unknown as WebSocket).terminate();
     await eventually(() => expect(c.awareness.getStates().has(a.doc.clientID)).toBe(false));
-    expect(b.awareness.getStates().has(a.doc.clientID)).toBe(false);
+    await eventually(() => expect(b.awareness.getStates().has(a.doc.clientID)).toBe(false));
   });
 
   it("a malformed message closes only its sender with 1007; the document and other clients are unaffected", async () => {
@@ -267,6 +270,44 @@ describe("dokit/yjs with y-partyserver's provider", () => {
     await eventually(() => expect(body(other)).toBe("from partyserver"));
     other.doc.getText("body").insert(0, "y-websocket, ");
     await eventually(() => expect(doc.getText("body").toString()).toBe("y-websocket, from partyserver"));
+  });
+
+  it("YProvider's document survives an eviction and an abort; the providers reconnect and keep syncing", async () => {
+    const name = fresh("party-durable");
+    const party = (doc: Y.Doc) => {
+      const made = new YProvider(worker().host, name, doc, {
+        prefix: `/agents/yjs-notes/${name}/yjs`,
+        // SAFETY: `ws` implements the WebSocket the provider uses.
+        WebSocketPolyfill: WebSocket as unknown as typeof globalThis.WebSocket,
+        disableBc: true,
+        maxBackoffTime: 200,
+      });
+      onTestFinished(() => made.destroy());
+      return made;
+    };
+    const first = party(new Y.Doc());
+    const watcher = party(new Y.Doc());
+    await Promise.all([synced(first), synced(watcher)]);
+    first.doc.getText("body").insert(0, "before eviction");
+    await eventually(() => expect(body(watcher)).toBe("before eviction"));
+    await evict(name, "evict-yjs");
+    first.doc.getText("body").insert(0, "after; ");
+    await eventually(() => expect(body(watcher)).toBe("after; before eviction"));
+    // An abort drops every socket; both providers reconnect by themselves and carry on.
+    let closes = 0;
+    for (const made of [first, watcher]) made.on("connection-close", () => closes++);
+    await route(name, "abort", { method: "POST" }).catch(() => undefined);
+    await eventually(() => expect(closes).toBe(2));
+    await eventually(() => expect(first.wsconnected && watcher.wsconnected && first.synced && watcher.synced).toBe(true), { timeout: 10_000 });
+    watcher.doc.getText("body").insert(0, "reconnected; ");
+    await eventually(() => expect(body(first)).toBe("reconnected; after; before eviction"));
+    first.destroy();
+    watcher.destroy();
+    await evict(name, "evict-yjs");
+    // A new provider, whose only source is the object: everything was stored.
+    const late = party(new Y.Doc());
+    await synced(late);
+    expect(body(late)).toBe("reconnected; after; before eviction");
   });
 
   it("YProvider's own URL form (/parties/<party>/<room>) reaches an object whose document is on its own URL", async () => {
