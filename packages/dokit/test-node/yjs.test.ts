@@ -129,6 +129,17 @@ describe("dokit/yjs with y-websocket's provider", () => {
     await synced(c);
     expect(c.doc.getText("body").length).toBe(50 * 1024 * 1024);
     expect(body(c).slice(0, 10)).toBe("abcdefghij");
+    // The answer to a new client's sync step 1 comes as updates of at most 16 MiB, under the
+    // runtime's 32 MiB message limit, then the step 2 that ends the sync.
+    const raw = rawSocket(name);
+    await raw.opened;
+    raw.ws.send(Uint8Array.from([0, 0, 1, 0])); // [sync, step 1, an empty state vector]
+    const isStep2 = (m: Uint8Array | string) => typeof m !== "string" && m[0] === 0 && m[1] === 1;
+    await eventually(() => expect(raw.messages.some(isStep2)).toBe(true), { timeout: 30_000 });
+    const sync = raw.messages.filter((m): m is Uint8Array => typeof m !== "string" && m[0] === 0 && m[1] !== 0);
+    expect(sync.length).toBeGreaterThanOrEqual(4);
+    for (const message of sync) expect(message.byteLength).toBeLessThanOrEqual(16 * 1024 * 1024 + 16);
+    expect(sync.map((m) => m[1])).toEqual([...sync.slice(1).map(() => 2), 1]);
   }, 120_000);
 
   it("a readonly connection receives the document and awareness; its updates are refused and it is told", async () => {

@@ -13,6 +13,7 @@ import type { WebSockets } from "../websockets/websockets";
 import { type AwarenessEntry, leaving, mergeAwareness, readAwareness, writeAwareness } from "./awareness";
 import type { YjsErrorCode } from "./errors";
 import type { YjsDocumentOptions } from "./options";
+import { splitUpdate } from "./chunks";
 import { DocumentStore, type StoreSize } from "./store";
 import {
   awarenessMessage,
@@ -192,7 +193,7 @@ export class YjsDocument implements Capability, WireServer {
       // A change an observer makes while a client's update is applied has another origin: it is stored.
       if (origin !== undefined && origin === this.#applying) return;
       store.append(update);
-      this.#toClients(syncMessage(SYNC_UPDATE, update), undefined);
+      this.#toClients(updateMessages(update), undefined);
       this.#changed();
     });
     this.#doc = doc;
@@ -243,7 +244,7 @@ export class YjsDocument implements Capability, WireServer {
         const subtype = reader.uint();
         const payload = reader.bytes();
         // [0, 0, stateVector]: answered with what the client lacks.
-        if (subtype === SYNC_STEP_1) return void trySend(connection, syncMessage(SYNC_STEP_2, encodeStateAsUpdate(this.doc, payload)));
+        if (subtype === SYNC_STEP_1) return sendStep2(connection, encodeStateAsUpdate(this.doc, payload));
         // [0, 1, update] (the client's answer to our step 1) or [0, 2, update]
         if (subtype === SYNC_STEP_2 || subtype === SYNC_UPDATE) return this.#update(connection, payload, subtype);
         throw new MalformedMessage(`unknown sync message ${subtype}`);
@@ -283,14 +284,14 @@ export class YjsDocument implements Capability, WireServer {
     } finally {
       this.#applying = undefined;
     }
-    this.#toClients(syncMessage(SYNC_UPDATE, update), connection);
+    this.#toClients(updateMessages(update), connection);
     this.#changed();
   }
 
   /** A client's awareness: relayed as it came, and its latest entries kept in its attachment. */
   #awareness(connection: Connection, update: Uint8Array, message: Uint8Array): void {
     const entries = readAwareness(update);
-    this.#toClients(message, connection);
+    this.#toClients([message], connection);
     const kept = mergeAwareness(flagsOf(connection).yjs?.awareness ?? [], entries);
     const json = JSON.stringify(kept);
     // Over the budget: the ids and clocks are kept (so the client's leaving is announced), not the states.
@@ -307,7 +308,7 @@ export class YjsDocument implements Capability, WireServer {
     const entries = flagsOf(connection).yjs?.awareness;
     if (!entries) return;
     const gone = leaving(entries);
-    if (gone.length) this.#toClients(awarenessMessage(writeAwareness(gone)), connection);
+    if (gone.length) this.#toClients([awarenessMessage(writeAwareness(gone))], connection);
   }
 
   /** @returns the awareness entries of every Yjs connection but `except` (states only, none that left) */
@@ -320,9 +321,12 @@ export class YjsDocument implements Capability, WireServer {
     return all;
   }
 
-  /** Sends a message to every Yjs connection but `except`. */
-  #toClients(message: Uint8Array, except: Connection | undefined): void {
-    for (const connection of this.getConnections()) if (connection !== except) trySend(connection, message);
+  /** Sends messages, in order, to every Yjs connection but `except`. */
+  #toClients(messages: readonly Uint8Array[], except: Connection | undefined): void {
+    for (const connection of this.getConnections()) {
+      if (connection === except) continue;
+      for (const message of messages) trySend(connection, message);
+    }
   }
 
   // ------------------------------------------------------- after a change
@@ -365,6 +369,17 @@ export class YjsDocument implements Capability, WireServer {
     if (!this.#sockets) throw notServed();
     return this.#sockets;
   }
+}
+
+/** @returns `[0, 2, update]` messages carrying `update`, cut to fit WebSocket messages (chunks.ts) */
+function updateMessages(update: Uint8Array): Uint8Array[] {
+  return splitUpdate(update).map((piece) => syncMessage(SYNC_UPDATE, piece));
+}
+
+/** Answers a sync step 1: what the client lacks, as step 2; a large answer goes as updates first, the step 2 last (the client is synced then). */
+function sendStep2(connection: Connection, update: Uint8Array): void {
+  const pieces = splitUpdate(update);
+  for (let i = 0; i < pieces.length; i++) trySend(connection, syncMessage(i === pieces.length - 1 ? SYNC_STEP_2 : SYNC_UPDATE, pieces[i] as Uint8Array));
 }
 
 /** @returns whether a v1 update carries nothing: no structs, no deletions (`[0, 0]`) */

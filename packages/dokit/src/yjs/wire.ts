@@ -100,6 +100,13 @@ export class Writer {
     return this;
   }
 
+  /** Appends bytes as they are (no length). */
+  raw(value: Uint8Array): this {
+    this.#parts.push(value);
+    this.#size += value.byteLength;
+    return this;
+  }
+
   /** Appends a length-prefixed UTF-8 string. */
   string(value: string): this {
     return this.bytes(encoder.encode(value));

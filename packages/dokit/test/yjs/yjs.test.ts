@@ -8,6 +8,7 @@ import * as Y from "yjs";
 import { isDokitError } from "../../src/lifecycle";
 import { expectHibernates, openSocket, type TestSocket } from "../../src/testing";
 import { readAwareness, writeAwareness } from "../../src/yjs/awareness";
+import { splitUpdate } from "../../src/yjs/chunks";
 import { Reader, Writer } from "../../src/yjs/wire";
 import { YjsDocument } from "../../src/yjs";
 import { fresh } from "../helpers";
@@ -90,6 +91,45 @@ describe("the y-protocols wire codec", () => {
   it("refuses a message cut short", () => {
     expect(() => new Reader(Uint8Array.from([0x80])).uint()).toThrow(/ends inside a number/);
     expect(() => new Reader(Uint8Array.from([5, 1])).bytes()).toThrow(/ends inside a byte array/);
+  });
+});
+
+describe("a large update cut for WebSocket messages", () => {
+  /** A document of two clients: long ASCII and emoji texts (one item each), a map, deletions. */
+  function bigDocument(): Y.Doc {
+    const doc = new Y.Doc();
+    const other = new Y.Doc();
+    other.getText("body").insert(0, "a".repeat(3 * 1024 * 1024));
+    Y.applyUpdate(doc, Y.encodeStateAsUpdate(other));
+    doc.getText("emoji").insert(0, "😀".repeat(700_000));
+    doc.getMap("meta").set("title", "big");
+    doc.getArray("list").insert(0, [1, { two: 2 }, "three"]);
+    doc.getText("body").delete(1000, 5000);
+    doc.getText("body").insert(2000, "inserted");
+    return doc;
+  }
+
+  it("cuts an update into pieces under the bound that rebuild the document in order and in reverse", () => {
+    const doc = bigDocument();
+    const update = Y.encodeStateAsUpdate(doc);
+    const pieces = splitUpdate(update, 1024 * 1024);
+    expect(pieces.length).toBeGreaterThanOrEqual(6);
+    for (const piece of pieces) expect(piece.byteLength).toBeLessThanOrEqual(1024 * 1024);
+    for (const order of [pieces, [...pieces].reverse()]) {
+      const copy = new Y.Doc();
+      for (const piece of order) Y.applyUpdate(copy, piece);
+      expect(copy.getText("body").toString()).toBe(doc.getText("body").toString());
+      expect(copy.getText("emoji").toString()).toBe(doc.getText("emoji").toString());
+      expect(copy.getText("emoji").toString().includes("\uFFFD")).toBe(false);
+      expect(copy.getMap("meta").toJSON()).toEqual({ title: "big" });
+      expect(copy.getArray("list").toJSON()).toEqual([1, { two: 2 }, "three"]);
+      expect(Y.encodeStateVector(copy)).toEqual(Y.encodeStateVector(doc));
+    }
+  });
+
+  it("leaves an update under the bound as it is", () => {
+    const update = Y.encodeStateAsUpdate(bigDocument());
+    expect(splitUpdate(update, update.byteLength)).toEqual([update]);
   });
 });
 
