@@ -186,13 +186,27 @@ export class YjsDocument implements Capability, WireServer {
     const { snapshot, updates } = store.load();
     doc.transact(() => {
       if (snapshot) applyUpdate(doc, snapshot);
-      for (const update of updates) applyUpdate(doc, update);
+      for (const update of updates) {
+        try {
+          applyUpdate(doc, update);
+        } catch (error) {
+          // Every stored update was applied once before it was kept; one that no longer applies (a row
+          // altered by hand) is logged and left out, so it cannot keep the document from loading.
+          console.error("dokit: YjsDocument left out a stored update it cannot apply", error);
+        }
+      }
     });
     // Changes made on the server (any origin but a client's update being applied): stored, then sent to everyone.
     doc.on("update", (update: Uint8Array, origin: unknown) => {
       // A change an observer makes while a client's update is applied has another origin: it is stored.
       if (origin !== undefined && origin === this.#applying) return;
-      store.append(update);
+      try {
+        store.append(update);
+      } catch (error) {
+        // Not stored: the document in memory is ahead of storage, so it is read again; the caller hears of it.
+        this.#unload();
+        throw error;
+      }
       this.#toClients(updateMessages(update), undefined);
       this.#changed();
     });
@@ -200,10 +214,14 @@ export class YjsDocument implements Capability, WireServer {
     return doc;
   }
 
-  /** Drops the document from memory: the next event loads it again from storage. */
+  /**
+   * Drops the document from memory: the next event loads it again from storage. It may be called
+   * inside one of the document's transactions, so the old document is destroyed once that ends.
+   */
   #unload(): void {
-    this.#doc?.destroy();
+    const doc = this.#doc;
     this.#doc = undefined;
+    if (doc) queueMicrotask(() => doc.destroy());
   }
 
   #forget(): void {

@@ -3,7 +3,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import * as decoding from "lib0/decoding";
 import * as encoding from "lib0/encoding";
 import * as awarenessProtocol from "y-protocols/awareness";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import * as Y from "yjs";
 import { isDokitError } from "../../src/lifecycle";
 import { expectHibernates, openSocket, type TestSocket } from "../../src/testing";
@@ -192,6 +192,24 @@ describe("YjsDocument storage", () => {
     Y.applyUpdate(client, reader.bytes());
     expect(client.getText("body").toString()).toBe("kept");
     expect(await runInDurableObject(stubOf(name), (instance: YjsDoc) => instance.doc.loaded)).toBe(true);
+    await socket.close();
+  });
+
+  it("loads past a stored update that no longer applies (a row altered by hand), and logs it", async () => {
+    const name = fresh("altered");
+    const socket = await open(name);
+    const [first, second] = edits(["one ", "two"]);
+    socket.send(updateMessage(first as Uint8Array));
+    await expect.poll(async () => (await rows(name)).updates.n).toBe(1);
+    await runInDurableObject(stubOf(name), (_instance: YjsDoc, state) => {
+      state.storage.sql.exec("INSERT INTO _dokit_yjs_updates (seq, part, data) VALUES (1000, 0, ?)", Uint8Array.from([255, 255, 255, 255]));
+    });
+    await evictDurableObject(stubOf(name));
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    socket.send(updateMessage(second as Uint8Array));
+    await expect.poll(() => runInDurableObject(stubOf(name), (instance: YjsDoc) => instance.doc.getText("body").toString())).toBe("one two");
+    expect(logged).toHaveBeenCalledWith("dokit: YjsDocument left out a stored update it cannot apply", expect.anything());
+    logged.mockRestore();
     await socket.close();
   });
 
