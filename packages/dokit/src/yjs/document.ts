@@ -162,10 +162,13 @@ export class YjsDocument implements Capability, WireServer {
     return found;
   }
 
-  /** @returns what storage holds: the snapshot's bytes, and the updates stored since (count and bytes) */
+  /**
+   * @returns what storage holds: the snapshot's bytes, and the updates stored since (count and bytes).
+   *   A document not in memory is measured in SQL, not loaded.
+   */
   storedSize(): StoreSize {
-    if (!this.#doc) this.#load();
-    return { ...this.#storeOf().size };
+    const store = this.#storeOf();
+    return this.#doc ? { ...store.size } : store.measure();
   }
 
   /** Compacts now: the whole document becomes the snapshot, and the updates it covers are deleted. */

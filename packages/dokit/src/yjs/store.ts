@@ -77,6 +77,14 @@ export class DocumentStore {
     return { snapshot, updates };
   }
 
+  /** @returns what is stored, counted in SQL without reading the rows (for a document not in memory) */
+  measure(): StoreSize {
+    const sql = this.#sql;
+    const snapshot = sql.exec<{ bytes: number | null }>(`SELECT sum(length(data)) AS bytes FROM ${SNAPSHOT_TABLE}`).one();
+    const tail = sql.exec<{ updates: number; bytes: number | null }>(`SELECT count(DISTINCT seq) AS updates, sum(length(data)) AS bytes FROM ${UPDATES_TABLE}`).one();
+    return { snapshotBytes: snapshot.bytes ?? 0, updates: tail.updates, updateBytes: tail.bytes ?? 0 };
+  }
+
   /** Appends an update (split across rows when large). @returns its sequence number */
   append(update: Uint8Array): number {
     const sql = this.#sql;
