@@ -33,6 +33,8 @@ import {
 /** The close code for a message that is not the Yjs wire (RFC 6455: inconsistent data). */
 const CLOSE_INVALID = 1007;
 const INVALID_REASON = "Invalid Yjs message";
+/** The state kept for a client whose awareness is over the budget: present, its state not kept (never valid JSON). */
+const KEPT_OUT = "";
 /** What a readonly connection is told when it sends an update. */
 export const READONLY_REASON = "Connection is readonly";
 
@@ -313,10 +315,14 @@ export class YjsDocument implements Capability, WireServer {
   #awareness(connection: Connection, update: Uint8Array, message: Uint8Array): void {
     const entries = readAwareness(update);
     this.#toClients([message], connection);
-    const kept = mergeAwareness(flagsOf(connection).yjs?.awareness ?? [], entries);
-    const json = JSON.stringify(kept);
+    // Kept: the clients this connection speaks for (those it gave a state). Others' entries it relays
+    // (y-protocols clients pass on the removals of clients they timed out) are not its own.
+    const previous = flagsOf(connection).yjs?.awareness ?? [];
+    const own = entries.filter(([client, , state]) => state !== "null" || previous.some((entry) => entry[0] === client));
+    if (!own.length) return;
+    const kept = mergeAwareness(previous, own);
     // Over the budget: the ids and clocks are kept (so the client's leaving is announced), not the states.
-    const stored = json.length <= this.#maxAwarenessBytes ? kept : kept.map(([client, clock]): AwarenessEntry => [client, clock, "null"]);
+    const stored = JSON.stringify(kept).length <= this.#maxAwarenessBytes ? kept : kept.map(([client, clock, state]): AwarenessEntry => [client, clock, state === "null" ? state : KEPT_OUT]);
     try {
       updateFlags(connection, { yjs: { awareness: stored } });
     } catch {
@@ -337,7 +343,7 @@ export class YjsDocument implements Capability, WireServer {
     const all: AwarenessEntry[] = [];
     for (const connection of this.getConnections()) {
       if (connection === except) continue;
-      for (const entry of flagsOf(connection).yjs?.awareness ?? []) if (entry[2] !== "null") all.push(entry);
+      for (const entry of flagsOf(connection).yjs?.awareness ?? []) if (entry[2] !== "null" && entry[2] !== KEPT_OUT) all.push(entry);
     }
     return all;
   }

@@ -227,6 +227,51 @@ describe("YjsDocument storage", () => {
   }, 30_000);
 });
 
+describe("YjsDocument awareness", () => {
+  const awarenessOf = (entries: [number, number, string][]) => new Writer().uint(1).bytes(writeAwareness(entries)).finish().slice().buffer;
+  /** @returns the entries of the next awareness message */
+  async function nextAwareness(socket: TestSocket): Promise<[number, number, string][]> {
+    const reader = new Reader(await nextBytes(socket));
+    expect(reader.uint()).toBe(1);
+    return readAwareness(reader.bytes());
+  }
+
+  it("relays a state over the budget without keeping it, and still announces its client leaving", async () => {
+    const name = fresh("aw-big");
+    const watcher = await open(name);
+    const talker = await open(name);
+    const big = JSON.stringify({ name: "x".repeat(5000) });
+    talker.send(awarenessOf([[7, 1, big]]));
+    expect(await nextAwareness(watcher)).toEqual([[7, 1, big]]);
+    // Another client's removal it passes on (a y-protocols timeout) is relayed, not kept as its own.
+    talker.send(awarenessOf([[99, 4, "null"]]));
+    expect(await nextAwareness(watcher)).toEqual([[99, 4, "null"]]);
+    // A newcomer is not sent the state that was not kept.
+    const late = await open(name);
+    expect(await late.drain(100)).toEqual([]);
+    await talker.close();
+    expect(await nextAwareness(watcher)).toEqual([[7, 2, "null"]]);
+    expect(await nextAwareness(late)).toEqual([[7, 2, "null"]]);
+    await watcher.close();
+    await late.close();
+  });
+
+  it("sends a newcomer the kept states, and answers an awareness query with them", async () => {
+    const name = fresh("aw-small");
+    const talker = await open(name);
+    talker.send(awarenessOf([[5, 3, '{"cursor":1}']]));
+    await expect.poll(async () => {
+      const probe = await open(name);
+      const entries = await nextAwareness(probe);
+      await probe.close();
+      return entries;
+    }).toEqual([[5, 3, '{"cursor":1}']]);
+    talker.send(Uint8Array.from([3]).buffer);
+    expect(await nextAwareness(talker)).toEqual([[5, 3, '{"cursor":1}']]);
+    await talker.close();
+  });
+});
+
 describe("YjsDocument refusals", () => {
   it("tells a readonly connection its update is refused, stores nothing and relays nothing", async () => {
     const name = fresh("readonly");
