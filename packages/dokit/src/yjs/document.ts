@@ -69,6 +69,8 @@ export class YjsDocument implements Capability, WireServer {
   /** The connection whose update is being applied: the document's update event for it stores nothing (it is stored). */
   #applying: Connection | undefined;
   #changeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The highest awareness clock seen per client (see #knownClocks). */
+  #clocks: Map<number, number> | undefined;
   /** When a pending `onChange` must run at the latest (ms since epoch). */
   #changeDue = 0;
 
@@ -313,12 +315,20 @@ export class YjsDocument implements Capability, WireServer {
 
   /** A client's awareness: relayed as it came, and its latest entries kept in its attachment. */
   #awareness(connection: Connection, update: Uint8Array, message: Uint8Array): void {
-    const entries = readAwareness(update);
+    // News: a clock higher than any seen for its client. y-protocols clients pass on everything they
+    // hear (y-websocket's provider sends back each state it receives, at the same clock): a message
+    // with no news is not relayed, or every change would come back from every client.
+    const known = this.#knownClocks();
+    const news = readAwareness(update).filter(([client, clock]) => {
+      if (clock <= (known.get(client) ?? -1)) return false;
+      known.set(client, clock);
+      return true;
+    });
+    if (!news.length) return;
     this.#toClients([message], connection);
-    // Kept: the clients this connection speaks for (those it gave a state). Others' entries it relays
-    // (y-protocols clients pass on the removals of clients they timed out) are not its own.
+    // Kept: the news of the clients this connection speaks for (not a client's removal of another it timed out).
     const previous = flagsOf(connection).yjs?.awareness ?? [];
-    const own = entries.filter(([client, , state]) => state !== "null" || previous.some((entry) => entry[0] === client));
+    const own = news.filter(([client, , state]) => state !== "null" || previous.some((entry) => entry[0] === client));
     if (!own.length) return;
     const kept = mergeAwareness(previous, own);
     // Over the budget: the ids and clocks are kept (so the client's leaving is announced), not the states.
@@ -330,11 +340,27 @@ export class YjsDocument implements Capability, WireServer {
     }
   }
 
+  /** @returns the highest awareness clock seen per client (built from the connections' attachments after a wake) */
+  #knownClocks(): Map<number, number> {
+    if (this.#clocks) return this.#clocks;
+    const clocks = new Map<number, number>();
+    for (const connection of this.getConnections()) {
+      for (const [client, clock] of flagsOf(connection).yjs?.awareness ?? []) clocks.set(client, Math.max(clock, clocks.get(client) ?? -1));
+    }
+    return (this.#clocks = clocks);
+  }
+
   /** A connection closed (also one that closed while the object slept): its clients' awareness goes. */
   #left(connection: Connection): void {
     const entries = flagsOf(connection).yjs?.awareness;
     if (!entries) return;
-    const gone = leaving(entries);
+    // A client another open connection speaks for has reconnected (its old socket closes late): it stays.
+    const elsewhere = new Set<number>();
+    for (const other of this.getConnections()) {
+      if (other === connection) continue;
+      for (const [client, , state] of flagsOf(other).yjs?.awareness ?? []) if (state !== "null") elsewhere.add(client);
+    }
+    const gone = leaving(entries).filter(([client]) => !elsewhere.has(client));
     if (gone.length) this.#toClients([awarenessMessage(writeAwareness(gone))], connection);
   }
 

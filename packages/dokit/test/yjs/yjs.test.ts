@@ -256,6 +256,23 @@ describe("YjsDocument awareness", () => {
     await late.close();
   });
 
+  it("does not announce a client leaving when its old connection closes after it reconnected", async () => {
+    const name = fresh("aw-reconnect");
+    const watcher = await open(name);
+    const before = await open(name);
+    before.send(awarenessOf([[8, 1, '{"at":1}']]));
+    expect(await nextAwareness(watcher)).toEqual([[8, 1, '{"at":1}']]);
+    const after = await open(name);
+    await after.drain(100); // everyone's awareness, client 8's included
+    after.send(awarenessOf([[8, 2, '{"at":2}']]));
+    expect(await nextAwareness(watcher)).toEqual([[8, 2, '{"at":2}']]);
+    await before.close();
+    expect(await watcher.drain(200)).toEqual([]);
+    await after.close();
+    expect(await nextAwareness(watcher)).toEqual([[8, 3, "null"]]);
+    await watcher.close();
+  });
+
   it("sends a newcomer the kept states, and answers an awareness query with them", async () => {
     const name = fresh("aw-small");
     const talker = await open(name);
@@ -268,6 +285,14 @@ describe("YjsDocument awareness", () => {
     }).toEqual([[5, 3, '{"cursor":1}']]);
     talker.send(Uint8Array.from([3]).buffer);
     expect(await nextAwareness(talker)).toEqual([[5, 3, '{"cursor":1}']]);
+    // What a provider sends back of what it heard (the same clock) is not news: not relayed, not kept.
+    const echo = await open(name);
+    expect(await nextAwareness(echo)).toEqual([[5, 3, '{"cursor":1}']]);
+    echo.send(awarenessOf([[5, 3, '{"cursor":1}']]));
+    echo.send(awarenessOf([[6, 1, '{"cursor":2}']]));
+    expect(await nextAwareness(talker)).toEqual([[6, 1, '{"cursor":2}']]);
+    await echo.close();
+    expect(await nextAwareness(talker)).toEqual([[6, 2, "null"]]);
     await talker.close();
   });
 });
