@@ -307,6 +307,17 @@ describe("YjsDocument refusals", () => {
     expect([denied.uint(), denied.uint(), denied.string()]).toEqual([2, 0, "Connection is readonly"]);
     expect(await writer.drain(100)).toEqual([]);
     expect((await rows(name)).updates.n).toBe(0);
+    // WebSockets' own readonly flag counts too (here set later, from the server).
+    const demoted = await open(name, { _pk: "demoted" });
+    await runInDurableObject(stubOf(name), (instance: YjsDoc) => {
+      const connection = instance.webSockets.getConnection("demoted");
+      if (connection) instance.webSockets.setReadonly(connection);
+    });
+    demoted.send(updateMessage(edits(["nope"])[0] as Uint8Array));
+    const told = new Reader(await nextBytes(demoted));
+    expect([told.uint(), told.uint(), told.string()]).toEqual([2, 0, "Connection is readonly"]);
+    expect((await rows(name)).updates.n).toBe(0);
+    await demoted.close();
     await writer.close();
     await viewer.close();
   });
