@@ -10,7 +10,7 @@ type Run = {
 const runs = process.argv.slice(2).map((file) => JSON.parse(readFileSync(file, "utf8")) as Run);
 if (runs.length === 0) throw new Error("usage: node bench/median.ts run1.json run2.json run3.json");
 const fmt = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? "-" : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(3));
-const x = (v: number | undefined) => (v === undefined ? "-" : `${v.toFixed(2)}×`);
+const x = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? "-" : `${v.toFixed(2)}×`);
 const known = (v: number | undefined): v is number => v !== undefined && !Number.isNaN(v);
 console.log(`| measure | stat | raw | dokit | ref | dokit/raw (median) | dokit/raw per run | target |`);
 console.log(`|---|---|---|---|---|---|---|---|`);

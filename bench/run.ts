@@ -4,12 +4,15 @@
 // machine drift and the rooms' effect on each other cancel. Then the bundle sizes. Writes bench/results/latest.json.
 //
 //   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate]
-//                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,mcp,events,bundle]
+//                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,bundle]
+//                     [--heartbeat-connections=4000] [--heartbeat-window=70] [--heartbeat-interval=30] [--deadlink-runs=12]
 //                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import { bundleReport } from "./bundle.ts";
+import { deadLink, heartbeatIdle } from "./heartbeat.ts";
+import { arg } from "./lib/cli.ts";
 import { type Client, closeAll, COMPRESSION, connect, connectMany, evictRoom, EXTENSION, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
 import { closedLoop, pinWorkerd, sleep, workerdPids } from "./lib/load.ts";
 import { openHeapReader } from "./lib/heap.ts";
@@ -47,6 +50,13 @@ if (DOKIT_ROOM && ONLY?.some((name) => !LOWER_BOUND_MEASURES.includes(name))) {
   throw new Error(`--dokit-room runs only ${LOWER_BOUND_MEASURES.join(", ")}`);
 }
 const enabled = (name: string) => !ONLY || ONLY.includes(name);
+/** The heartbeat measures' settings (bench/heartbeat.ts; the sweep's timeout is worker/heartbeat.ts's SWEEP_TIMEOUT_MS). */
+const HEARTBEAT = {
+  connections: Number(arg("heartbeat-connections", QUICK ? "1000" : "4000")),
+  windowS: Number(arg("heartbeat-window", QUICK ? "25" : "70")),
+  intervalS: Number(arg("heartbeat-interval", QUICK ? "10" : "30")),
+};
+const DEAD_LINK = { runs: Number(arg("deadlink-runs", QUICK ? "3" : "12")), intervalMs: 2_000, timeoutMs: 1_000, sweepPingMs: 1_000, sweepTimeoutMs: 3_000 };
 
 const IMPLS = ["raw", "dokit", "ref"] as const;
 type Impl = (typeof IMPLS)[number];
@@ -507,6 +517,8 @@ async function main(): Promise<void> {
       log("events (dokit/observability)");
       observability = await (await import("./observability.ts")).observabilityBench(base, RUN, scale);
     }
+    if (enabled("heartbeat")) (log("heartbeat"), figures.push(...(await heartbeatIdle(base, RUN, HEARTBEAT, log))));
+    if (enabled("deadlink")) (log("dead link"), figures.push(...(await deadLink(base, RUN, DEAD_LINK, log))));
   } finally {
     await worker.dispose();
   }

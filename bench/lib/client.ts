@@ -71,14 +71,14 @@ export function connect(url: string, frames = 2, timeoutMs = 30_000): Promise<Cl
   });
 }
 
-/** Opens `count` sockets to one room, `parallel` at a time. */
-export async function connectMany(url: (i: number) => string, count: number, parallel = 50): Promise<Client[]> {
+/** Opens `count` sockets to one room, `parallel` at a time, each open once it received `frames` frames (as {@link connect}). */
+export async function connectMany(url: (i: number) => string, count: number, parallel = 50, frames = 2): Promise<Client[]> {
   const clients: Client[] = new Array(count);
   let next = 0;
   async function lane(): Promise<void> {
     while (next < count) {
       const i = next++;
-      clients[i] = await connect(url(i));
+      clients[i] = await connect(url(i), frames);
     }
   }
   await Promise.all(Array.from({ length: Math.min(parallel, count) }, lane));

@@ -16,7 +16,7 @@ export interface Figure {
   measure: string;
   /** Which statistic, e.g. "p50". */
   stat: string;
-  unit: "ms" | "bytes" | "msg/s" | "µs" | "KB";
+  unit: "ms" | "bytes" | "msg/s" | "µs" | "KB" | "count";
   /** Whether a larger value is better (throughput): the target is then a floor for dokit / raw. */
   higherIsBetter?: boolean;
   /** Implementation name → value. Absent when an implementation does not take part. */
@@ -34,6 +34,8 @@ export interface Figure {
   paired?: { "dokit/raw"?: number; "dokit/ref"?: number };
   /** Which implementation the "ref" column holds when it is not the agents reference. */
   baselineNote?: string;
+  /** What else a reader needs next to the values (a bound met, a check's outcome), printed after them. */
+  note?: string;
 }
 
 /** @returns the median over rounds of a[i] / b[i] (the samples of two implementations, taken round by round) */
@@ -50,7 +52,7 @@ export function ratio(a: number | undefined, b: number | undefined): number | un
 
 function fmt(value: number | undefined, unit: string): string {
   if (value === undefined || Number.isNaN(value)) return "-";
-  if (unit === "bytes" || unit === "msg/s") return `${Math.round(value)}`;
+  if (unit === "bytes" || unit === "msg/s" || unit === "count") return `${Math.round(value)}`;
   return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(3);
 }
 
@@ -71,7 +73,7 @@ export function table(figures: readonly Figure[]): string {
       fmtRatio(dr),
       fmtRatio(f.paired?.["dokit/ref"] ?? ratio(f.values.dokit, f.values.ref)),
       f.target === undefined ? "" : `${f.higherIsBetter ? ">=" : "<="} ${f.target.toFixed(2)}x`,
-      (miss ? "MISSED " : "") + (f.baselineNote ?? ""),
+      (miss ? "MISSED " : "") + [f.baselineNote, f.note].filter(Boolean).join("; "),
     ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));

@@ -7,8 +7,12 @@
 //                                       (instance torn down, WebSockets kept open)
 //   /gc                                 test-only: a full garbage collection, when workerd runs with
 //                                       --expose-gc (the memory measure, bench/lib/heap.ts)
+//   /room/{hb-raw|hb-dokit|hb-swept}/{name}  the heartbeat rooms (heartbeat.ts, bench/heartbeat.ts)
+//   /heartbeat-stats                    the heartbeat rooms' constructions so far, read in the Worker
+//                                       without reaching any object (JSON)
 
 import { objectNamed } from "./address";
+import { heartbeatConstructions } from "./heartbeat";
 
 export { RawRoom } from "./raw";
 export { DokitRoom } from "./dokit";
@@ -16,6 +20,7 @@ export { RefRoom } from "./ref";
 export { ObservedRoom } from "./observed";
 // The wake's lower bounds, for `node bench/run.ts --dokit-room=lean|floor` (bench/README.md).
 export { FloorRoom, LeanRoom } from "../worker-wake/lean";
+export { DokitHeartbeatRoom, DokitSweptRoom, RawHeartbeatRoom } from "./heartbeat";
 
 interface Env {
   RAW: DurableObjectNamespace;
@@ -24,6 +29,9 @@ interface Env {
   OBSERVED: DurableObjectNamespace;
   LEAN: DurableObjectNamespace;
   FLOOR: DurableObjectNamespace;
+  HB_RAW: DurableObjectNamespace;
+  HB_DOKIT: DurableObjectNamespace;
+  HB_SWEPT: DurableObjectNamespace;
 }
 
 // `workerd:unsafe` (compat flag unsafe_module) is loaded at run time: wrangler's
@@ -37,7 +45,7 @@ export async function evict(stub: DurableObjectStub): Promise<void> {
   await (await unsafe()).evict(stub, { webSockets: "hibernate" });
 }
 
-const BINDINGS = { raw: "RAW", dokit: "DOKIT", ref: "REF", observed: "OBSERVED", lean: "LEAN", floor: "FLOOR" } as const;
+const BINDINGS = { raw: "RAW", dokit: "DOKIT", ref: "REF", observed: "OBSERVED", lean: "LEAN", floor: "FLOOR", "hb-raw": "HB_RAW", "hb-dokit": "HB_DOKIT", "hb-swept": "HB_SWEPT" } as const;
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
@@ -48,6 +56,7 @@ export default {
       gc();
       return new Response("collected");
     }
+    if (action === "heartbeat-stats") return Response.json(heartbeatConstructions());
     const binding = BINDINGS[kind as keyof typeof BINDINGS];
     if (!binding || !name) return new Response("no route", { status: 404 });
     // The reference needs `ctx.id.name` (it throws without it), so its room keeps the named id

@@ -118,6 +118,41 @@ describe("board", () => {
   });
 });
 
+describe("board presence", () => {
+  it("shows who is here and the others' pointers, and says who is typing", async () => {
+    const board = `e2e-presence-${Date.now()}`;
+    const ann = await open(`/board/?board=${board}&name=Ann`);
+    const bob = await open(`/board/?board=${board}&name=Bob`);
+    const viewer = await open(`/board/?board=${board}&name=Vic&mode=view`);
+    // Everyone is listed on every page, view-only pages too.
+    for (const page of [ann, bob, viewer]) {
+      await expect.poll(async () => (await page.locator("ul[aria-label=here] li").allTextContents()).sort()).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^Ann/), expect.stringMatching(/^Bob/), expect.stringMatching(/^Vic/)]),
+      );
+    }
+    expect(await ann.locator("ul[aria-label=here] li", { hasText: "(you)" }).textContent()).toBe("Ann (you)");
+    // Ann's pointer over the board shows on Bob's page where she points (the middle of the columns).
+    const box = await ann.locator(".columns").boundingBox();
+    if (!box) throw new Error("no board area");
+    for (let step = 0; step <= 10; step++) await ann.mouse.move(box.x + (box.width * step) / 20, box.y + (box.height * step) / 20);
+    const position = async () => {
+      const style = (await bob.locator(".columns .cursor", { hasText: "Ann" }).getAttribute("style")) ?? "";
+      return [/left: ([\d.]+)%/, /top: ([\d.]+)%/].map((pattern) => Math.round(Number(pattern.exec(style)?.[1])));
+    };
+    // The latest position wins: Bob ends where Ann stopped, within a pixel's rounding.
+    await expect.poll(position).toEqual([50, 50]);
+    expect(await bob.locator(".columns .cursor").count()).toBe(1);
+    // Typing a card in one tab says so in the others.
+    await ann.locator("input[name=text]").pressSequentially("Plan the demo");
+    await expect.poll(() => viewer.locator(".typing").textContent()).toBe("Ann is typing…");
+    await expect.poll(() => bob.locator(".typing").textContent()).toBe("Ann is typing…");
+    await bob.screenshot({ path: `${shots}board-presence.png` });
+    // A page that leaves is gone from the others' list.
+    await viewer.close();
+    await expect.poll(async () => (await ann.locator("ul[aria-label=here] li").allTextContents()).length, { timeout: 10_000 }).toBe(2);
+  });
+});
+
 describe("sensor hub", () => {
   it("shows a simulated sensor's readings live", async () => {
     const page = await open("/sensor-hub/");

@@ -1,28 +1,55 @@
-// The board page: React with useAgent from dokit/react. `?board=` picks the
-// board, `?mode=view` opens it view-only.
-import { type FormEvent, useEffect, useState } from "react";
+// The board page: React with useAgent and usePresence from dokit/react. `?board=`
+// picks the board, `?mode=view` opens it view-only, `?name=` sets the name others see.
+import { type FormEvent, type PointerEvent, useEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 import type { AgentStub } from "dokit/client";
-import { useAgent } from "dokit/react";
-import { type BoardApi, type BoardState, type Card, COLUMNS, type Column } from "../src/api";
+import { useAgent, usePresence } from "dokit/react";
+import { type BoardApi, type BoardState, type Card, COLUMNS, type Column, type TypingMessage, type Viewer } from "../src/api";
 
 const params = new URLSearchParams(location.search);
 const boardName = params.get("board") ?? "demo";
 const LABELS: Record<Column, string> = { todo: "To do", doing: "Doing", done: "Done" };
+const NAMES = ["Ada", "Grace", "Linus", "Barbara", "Ken", "Radia", "Edsger", "Frances"];
+const me: Viewer = {
+  name: params.get("name") ?? NAMES[Math.floor(Math.random() * NAMES.length)]!,
+  color: `#${Math.floor(Math.random() * 0xffffff).toString(16).padStart(6, "0")}`,
+};
 
 function App() {
   const [viewOnly, setViewOnly] = useState(params.get("mode") === "view");
   const [error, setError] = useState("");
-  const agent = useAgent<BoardApi, BoardState>({
+  const [typing, setTyping] = useState<Record<string, { name: string; until: number }>>({});
+  const agent = useAgent<BoardApi, BoardState, Viewer>({
     agent: "Board",
     name: boardName,
     query: { mode: params.get("mode") },
     onMessage: (event) => {
-      if (typeof event.data === "string" && event.data.includes('"promoted"')) setViewOnly(false);
+      if (typeof event.data !== "string") return;
+      if (event.data.includes('"promoted"')) setViewOnly(false);
+      if (event.data.startsWith('{"type":"typing"')) {
+        const { id, name } = JSON.parse(event.data) as TypingMessage;
+        setTyping((now) => ({ ...now, [id]: { name, until: Date.now() + 2000 } }));
+      }
     },
   });
   const board = agent.stub as AgentStub<BoardApi>;
   const cards = agent.state?.cards ?? [];
+  // Who is here: this page publishes its name, colour and pointer; the others' arrive at most once a tick.
+  const here = usePresence(agent.client);
+  const presence = agent.client.presence;
+  useEffect(() => presence.set(me), [presence]);
+  const area = useRef<HTMLDivElement>(null);
+  const point = (event: PointerEvent<HTMLDivElement>) => {
+    const box = area.current?.getBoundingClientRect();
+    if (!box) return;
+    const clamp = (value: number) => Math.min(1, Math.max(0, value));
+    presence.set({ ...me, cursor: { x: clamp((event.clientX - box.left) / box.width), y: clamp((event.clientY - box.top) / box.height) } });
+  };
+  // A typing note shows for two seconds after the last one.
+  useEffect(() => {
+    const timer = setInterval(() => setTyping((now) => Object.fromEntries(Object.entries(now).filter(([, note]) => note.until > Date.now()))), 500);
+    return () => clearInterval(timer);
+  }, []);
 
   useEffect(() => {
     if (agent.identified) document.body.dataset.ready = "true";
@@ -62,7 +89,22 @@ function App() {
         <span className={viewOnly ? "badge view" : "badge"}>{viewOnly ? "view-only" : "editing"}</span>
         <span>{agent.identified ? "connected" : "connecting…"}</span>
       </header>
-      <div className="columns">
+      <ul className="here" aria-label="here">
+        {here.list.map(({ id, value }) => (
+          <li key={id} style={{ borderColor: value.color }}>
+            {value.name}
+            {id === here.self ? " (you)" : ""}
+          </li>
+        ))}
+      </ul>
+      <div className="columns" ref={area} onPointerMove={point} onPointerLeave={() => presence.set(me)}>
+        {here.others.map(({ id, value }) =>
+          value.cursor ? (
+            <div key={id} className="cursor" style={{ left: `${value.cursor.x * 100}%`, top: `${value.cursor.y * 100}%`, background: value.color }}>
+              {value.name}
+            </div>
+          ) : null,
+        )}
         {COLUMNS.map((column) => (
           <section className="column" key={column} aria-label={LABELS[column]}>
             <h2>{LABELS[column]}</h2>
@@ -75,7 +117,14 @@ function App() {
         ))}
       </div>
       <form onSubmit={add}>
-        <input name="text" placeholder="A new card" aria-label="card text" required autoComplete="off" />
+        <input
+          name="text"
+          placeholder="A new card"
+          aria-label="card text"
+          required
+          autoComplete="off"
+          onInput={() => !viewOnly && board.typing().catch(() => {})}
+        />
         <select name="column" aria-label="column" defaultValue="todo">
           {COLUMNS.map((column) => (
             <option key={column} value={column}>{LABELS[column]}</option>
@@ -83,6 +132,11 @@ function App() {
         </select>
         <button>Add card</button>
       </form>
+      <p className="typing" aria-live="polite">
+        {Object.values(typing)
+          .map((note) => `${note.name} is typing…`)
+          .join(" ")}
+      </p>
       <p role="alert">{error}</p>
       {viewOnly && (
         <form onSubmit={promote}>

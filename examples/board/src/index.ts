@@ -24,6 +24,11 @@ const PAGE = `<!doctype html>
   .card button { border: 0; background: none; cursor: pointer; color: #666; padding: 0 .2rem; }
   form { display: flex; gap: .5rem; flex-wrap: wrap; } input, select, button { font: inherit; padding: .3rem .5rem; }
   input[name=text] { flex: 1; } [role=alert] { color: #b3261e; min-height: 1.4em; }
+  .columns { position: relative; }
+  .here { display: flex; gap: .4rem; list-style: none; padding: 0; margin: .8rem 0 0; flex-wrap: wrap; }
+  .here li { border: 2px solid; border-radius: 999px; padding: 0 .6rem; font-size: .85rem; }
+  .cursor { position: absolute; pointer-events: none; transform: translate(2px, 2px); color: #fff; font-size: .75rem; padding: 0 .35rem; border-radius: 4px; white-space: nowrap; }
+  .typing { color: #666; min-height: 1.4em; margin: .3rem 0 0; font-size: .9rem; }
 </style>
 <div id="root"></div>
 <script type="module" src="page.js"></script>

@@ -97,6 +97,10 @@ describe("client heartbeat", () => {
     await eventually(() => expect(events).toContain("message echo:while down"), { timeout: 3000 });
     expect(events.slice(0, 3)).toEqual(["open", "close 1006 Heartbeat timed out", "open"]);
     expect(proxy.connections()).toBe(2);
+    // Sent once: a message sent after it is echoed after it, and the queued one is not echoed again.
+    agent.send("after");
+    await eventually(() => expect(events).toContain("message echo:after"));
+    expect(events.filter((event) => event.startsWith("message "))).toEqual(["message echo:while down", "message echo:after"]);
   });
 
   it("bounds the queue while down: the oldest message is dropped and reported, the rest are sent", async () => {

@@ -13,8 +13,10 @@ import { WebSockets as DokitWebSockets } from "../src/websockets";
 import { ScenarioCallables } from "./worker.callables";
 import { evictRoute } from "./evict.route";
 import { authedRoute } from "./security-mcp.route";
+import { roomsRoute } from "./rooms.route";
 import { userRefusalRoute } from "./refusal.objects";
 import { idRoomEvictRoute } from "./security-websockets.objects";
+import { presenceClientEvictRoute } from "./presence-client.objects";
 import { yjsEvictRoute } from "./yjs.objects";
 
 export { Counter, ScenarioCallables } from "./worker.callables";
@@ -30,6 +32,8 @@ export { McpIdleDefault, McpIdleNever, McpIdleShort } from "./mcp-idle.objects";
 export { HeartbeatRoom, HeartbeatSweptRoom } from "./heartbeat.objects";
 export { CoalesceCursors } from "./coalesce.objects";
 export { RateLimitedRoom } from "./rate-limit.objects";
+export { PresenceClientRoom, PresenceClientSlowTick } from "./presence-client.objects";
+export { RoomsLoopSequencer, RoomsLoopShard } from "./rooms.objects";
 export { YjsNotes, YjsParty } from "./yjs.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
@@ -96,8 +100,10 @@ export default {
       (await evictRoute(request, env.DokitAgent)) ??
       (await authedRoute(request, env)) ??
       (await idRoomEvictRoute(request, env)) ??
+      (await presenceClientEvictRoute(request, env)) ??
       (await yjsEvictRoute(request, env)) ??
       (await userRefusalRoute(request, env)) ??
+      (await roomsRoute(request, env)) ??
       (await routeAgentRequest(request, env)) ??
       // y-partyserver's provider builds /parties/<party>/<room> (yjs.test.ts).
       (await routeAgentRequest(request, env, { prefix: "parties" })) ??

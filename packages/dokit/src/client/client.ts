@@ -1,19 +1,19 @@
 // AgentClient: one logical connection to one object, over a succession of
-// sockets (links). Reconnection, per-socket call books and the state a client
-// sends live here; URL building, links, pending calls and what the server's
-// frames do are in their own files.
+// sockets (links). Per-socket call books, the queue of what waits for a socket
+// and the state a client sends live here; the connection loop, URL building,
+// links, pending calls, presence and what the server's frames do are in their
+// own files.
 import { type MCPServersState, STATE } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
-import { MIN_UPTIME_MS, reconnectDelay } from "./backoff";
 import { asBinaryType, byteSize } from "./binary";
 import type { AgentClientMessage, BinaryType } from "./binary";
 import { asError, DEFAULT_CALL_TIMEOUT_MS, invokeNative, PendingCall, splitCallOptions } from "./calls";
-import { AgentConnectionError, isFinalCloseCode } from "./errors";
-import { Heartbeat, heartbeatSettings } from "./heartbeat";
+import { ConnectionLoop } from "./connection";
+import type { AgentConnectionError } from "./errors";
 import { enqueue, type Outgoing } from "./outbox";
-import { ClientEventTarget, closeEvent } from "./event-target";
-import { openJsonLink } from "./link";
-import type { Link, OpenLink } from "./link";
+import { ClientEventTarget } from "./event-target";
+import type { Link } from "./link";
+import { ClientPresence } from "./presence";
 import { type Identity, serverFrames } from "./server-frames";
 import { createStub } from "./stub";
 import type {
@@ -24,8 +24,7 @@ import type {
   CallOptions,
   StreamOptions,
 } from "./types";
-import { socketUrl, withProperties } from "./url";
-
+import { withProperties } from "./url";
 
 /** @returns a fresh promise with its resolver */
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -39,8 +38,9 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
  * Events: `open`, `message` (every frame, after the client has handled it), `close`, `error`.
  * WebSocket-shaped like the official client: `readyState`, `url`, `binaryType`,
  * `bufferedAmount`, `on<event>` properties, `send`, `close`, `reconnect`.
+ * `Presence` is the type of the values in `client.presence`.
  */
-export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget {
+export class AgentClient<T = unknown, State = unknown, Presence = unknown> extends ClientEventTarget {
   /** The kebab-case agent name (updated from the server's identity). */
   agent: string;
   /** The object's name (updated from the server's identity). */
@@ -59,24 +59,25 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
   readonly stub: AgentClientStub<T>;
   /** How binary frames arrive in `message` events: `"blob"` (default, as on a WebSocket) or `"arraybuffer"`. */
   binaryType: BinaryType = "blob";
+  /** Who else is connected, each with a value (`dokit/presence` on the server); sends nothing until used. */
+  readonly presence: ClientPresence<Presence> = new ClientPresence<Presence>({
+    sendNow: (frame) => this.#loop.open && (this.#loop.link?.send(frame), true),
+    refused: (error) => (this.options.onPresenceError ?? ((e) => console.warn(`dokit: presence value refused: ${e}`)))(error),
+  });
 
   #options: AgentClientOptions<State>;
   #id: string;
-  /** The URL of the latest connection attempt. */
-  #url = "";
-  /** Set while the next socket's URL is being built. */
-  #preparing = false;
-  #link: Link | null = null;
-  #open = false;
-  /** Set by `close()` and by a final close; cleared by `reconnect()`. */
-  #closed = false;
-  #attempt = 0;
-  #openedAt = 0;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  /** The open socket's heartbeat, when the option is on. */
-  #heartbeat: Heartbeat | undefined;
-  /** Bumped whenever a pending connection attempt must be abandoned. */
-  #generation = 0;
+  readonly #loop: ConnectionLoop = new ConnectionLoop({
+    // SAFETY: the loop reads only options that do not depend on the state type.
+    options: () => this.#options as AgentClientOptions<never>,
+    id: () => this.#id,
+    dispatchEvent: (event) => this.dispatchEvent(event),
+    opened: (link) => this.#opened(link),
+    frame: (data) => this.#onFrame(data),
+    dropped: (link) => this.#drop(link),
+    stopped: (error) => this.#stopped(error),
+    changed: () => this.#notify(),
+  });
   readonly #calls = new Map<string, PendingCall>();
   #outbox: Outgoing[] = [];
   #ready = deferred();
@@ -97,7 +98,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
     this.call = ((method: string, args?: unknown[], callOptions?: CallOptions | StreamOptions) =>
       this.#call(method, args ?? [], splitCallOptions(callOptions))) as AgentCall<T>;
     this.stub = createStub<AgentClientStub<T>>((method, args) => this.#call(method, args, undefined));
-    if (!options.startClosed) this.#connect();
+    if (!options.startClosed) this.#loop.connect();
   }
 
   /** Resolves when the current socket is identified (after the state frame when one follows); renewed per socket. */
@@ -122,21 +123,19 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
    * reconnect (as PartySocket reports it).
    */
   get readyState(): number {
-    if (this.#closed) return ClientEventTarget.CLOSED;
-    if (this.#link) return this.#link.socket.readyState;
-    return this.#preparing ? ClientEventTarget.CONNECTING : ClientEventTarget.CLOSED;
+    return this.#loop.readyState;
   }
 
   /** The URL of the current (or last) socket, with `_pk` and the query; `""` before the first attempt. */
   get url(): string {
-    return this.#url;
+    return this.#loop.url;
   }
 
   /** Bytes given to `send()` and not yet on the wire: queued while not open, plus the socket's own buffer. */
   get bufferedAmount(): number {
     let queued = 0;
     for (const item of this.#outbox) if (!(item instanceof PendingCall)) queued += byteSize(item);
-    return queued + (this.#link?.socket.bufferedAmount ?? 0);
+    return queued + (this.#loop.link?.socket.bufferedAmount ?? 0);
   }
 
   /**
@@ -147,7 +146,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
    */
   setState(state: State): void {
     this.state = state;
-    if (this.identified && this.#link) this.#link.send(JSON.stringify({ type: STATE, state }));
+    if (this.identified && this.#loop.link) this.#loop.link.send(JSON.stringify({ type: STATE, state }));
     else this.#unsentState = { value: state };
     this.options.onStateUpdate?.(state, "client");
     this.#notify();
@@ -159,8 +158,8 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
    * @returns whether it went out on an open socket (`false`: queued for the next one)
    */
   send(data: AgentClientMessage): boolean {
-    if (this.#open && this.#link) {
-      this.#link.send(data);
+    if (this.#loop.open && this.#loop.link) {
+      this.#loop.link.send(data);
       return true;
     }
     enqueue(this.#outbox, data, this.options);
@@ -174,17 +173,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
    * @param reason - close reason
    */
   close(code = 1000, reason?: string): void {
-    this.#closed = true;
-    this.#preparing = false;
-    this.#generation++;
-    clearTimeout(this.#timer);
-    this.#rejectAll();
-    const link = this.#link;
-    if (link) {
-      this.#drop(link);
-      link.close(code, reason);
-      this.dispatchEvent(closeEvent(code, reason ?? "", true));
-    }
+    this.#loop.close(code, reason);
     this.#notify();
   }
 
@@ -195,17 +184,8 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
    * @param reason - close reason for that socket (default `"Reconnecting"`)
    */
   reconnect(code = 1000, reason = "Reconnecting"): void {
-    this.#closed = false;
     this.connectionError = null;
-    this.#attempt = 0;
-    clearTimeout(this.#timer);
-    const link = this.#link;
-    if (link) {
-      this.#drop(link);
-      link.close(code, reason);
-      this.dispatchEvent(closeEvent(code, reason, true));
-    }
-    this.#connect();
+    this.#loop.reconnect(code, reason);
     this.#notify();
   }
 
@@ -235,7 +215,7 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
   // ── Calls ──────────────────────────────────────────────────────────
 
   #call(method: string, args: unknown[], options: CallOptions | undefined): Promise<never> {
-    if (this.#closed) {
+    if (this.#loop.closed) {
       options?.stream?.onError?.("Connection closed");
       return Promise.reject(new Error("Connection closed"));
     }
@@ -255,8 +235,8 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
 
   /** Sends a call on the open socket, or queues it for the next one. */
   #dispatch(call: PendingCall): void {
-    const link = this.#link;
-    if (!link || !this.#open) {
+    const link = this.#loop.link;
+    if (!link || !this.#loop.open) {
       enqueue(this.#outbox, call, this.options);
       return;
     }
@@ -274,90 +254,24 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
     this.#outbox = this.#outbox.filter((item) => !(item instanceof PendingCall));
   }
 
-  // ── Connection loop ────────────────────────────────────────────────
+  // ── Sockets (the loop is in connection.ts) ─────────────────────────
 
-  #connect(): void {
-    const generation = ++this.#generation;
-    this.#preparing = true;
-    void (async () => {
-      let url: string;
-      let open: OpenLink;
-      try {
-        url = await socketUrl(this.options, this.id);
-        open = this.options.transport === "capnweb" ? (await import("./capnweb-link")).openCapnWebLink : openJsonLink;
-      } catch (error) {
-        // A failing `query()` (say, a token fetch) is retried with backoff like a failed socket.
-        if (generation !== this.#generation) return;
-        this.#preparing = false;
-        console.error("dokit: could not prepare the connection", error);
-        this.dispatchEvent(new Event("error"));
-        return this.#retry(new AgentConnectionError(1006, String(error), false));
-      }
-      if (generation !== this.#generation || this.#closed) return;
-      let link: Link;
-      try {
-        link = open(url, {
-          onOpen: () => this.#onOpen(link),
-          onFrame: (data) => this.#onFrame(link, data),
-          onClose: (code, reason, wasClean) => this.#onClose(link, code, reason, wasClean),
-          onError: () => link === this.#link && this.dispatchEvent(new Event("error")),
-        });
-      } catch (error) {
-        // The WebSocket constructor throws only for a malformed URL: retrying cannot help.
-        this.#preparing = false;
-        return this.#end(new AgentConnectionError(1006, String(error), false));
-      }
-      this.#preparing = false;
-      this.#url = url;
-      this.#link = link;
-      this.#timer = setTimeout(() => {
-        if (this.#link !== link || this.#open) return;
-        this.#onClose(link, 1006, "Connection timed out", false);
-        link.close();
-      }, this.options.connectionTimeout ?? 4000);
-    })();
-  }
-
-  #onOpen(link: Link): void {
-    if (link !== this.#link) return;
-    clearTimeout(this.#timer);
-    this.#open = true;
-    this.#openedAt = Date.now();
+  /** A socket opened: what waited for it goes out in order, then presence. */
+  #opened(link: Link): void {
     this.connectionError = null;
-    this.#startHeartbeat(link);
     const outbox = this.#outbox;
     this.#outbox = [];
     for (const item of outbox) {
       if (item instanceof PendingCall) this.#dispatch(item);
       else link.send(item);
     }
+    this.presence.opened();
     this.dispatchEvent(new Event("open"));
-    this.#notify();
-  }
-
-  #onClose(link: Link, code: number, reason: string, wasClean: boolean): void {
-    if (link !== this.#link) return;
-    const uptime = this.#open ? Date.now() - this.#openedAt : 0;
-    this.#drop(link);
-    if (!this.#closed) {
-      const error = new AgentConnectionError(code, reason, wasClean);
-      if (isFinalCloseCode(code)) this.#end(error);
-      else {
-        if (uptime >= MIN_UPTIME_MS) this.#attempt = 0;
-        this.#retry(error);
-      }
-    }
-    this.dispatchEvent(closeEvent(code, reason, wasClean));
     this.#notify();
   }
 
   /** Forgets a socket: its calls reject with `Connection closed`, `ready` is renewed. */
   #drop(link: Link): void {
-    this.#link = null;
-    this.#open = false;
-    clearTimeout(this.#timer);
-    this.#heartbeat?.stop();
-    this.#heartbeat = undefined;
     this.identified = false;
     this.#frames.reset();
     this.#ready = deferred();
@@ -366,46 +280,16 @@ export class AgentClient<T = unknown, State = unknown> extends ClientEventTarget
     }
   }
 
-  /** Schedules the next attempt, or ends the connection when retries are spent. */
-  #retry(error: AgentConnectionError): void {
-    this.#attempt++;
-    if (this.#attempt > (this.options.maxRetries ?? Number.POSITIVE_INFINITY)) return this.#end(error);
-    this.#timer = setTimeout(() => this.#connect(), reconnectDelay(this.options, this.#attempt));
-  }
-
-  /** A final close: everything pending rejects, later calls reject at once. */
-  #end(error: AgentConnectionError): void {
-    this.#closed = true;
+  /** The connection stopped for good: everything pending rejects, later calls reject at once. */
+  #stopped(error: AgentConnectionError | null): void {
     this.#rejectAll();
+    this.presence.stopped();
+    if (!error) return;
     this.connectionError = error;
     this.options.onConnectionError?.(error);
   }
 
-  // ── Frames ─────────────────────────────────────────────────────────
-
-  /** Pings on the open socket; a ping left unanswered closes it (1006 `Heartbeat timed out`) and the client reconnects. */
-  #startHeartbeat(link: Link): void {
-    const settings = link.invoke ? undefined : heartbeatSettings(this.options);
-    if (!settings) return;
-    this.#heartbeat = new Heartbeat(
-      settings,
-      () => link.send(settings.ping),
-      () => {
-        if (link !== this.#link) return;
-        this.#onClose(link, 1006, "Heartbeat timed out", false);
-        link.close();
-      },
-    );
-  }
-
-  #onFrame(link: Link, data: unknown): void {
-    if (link !== this.#link) return;
-    const heartbeat = this.#heartbeat;
-    if (heartbeat) {
-      heartbeat.alive();
-      // The server's answer to a ping is no message.
-      if (data === heartbeat.pong) return;
-    }
+  #onFrame(data: unknown): void {
     if (typeof data === "string") this.#frames.read(data);
     this.dispatchEvent(new MessageEvent("message", { data: asBinaryType(data, this.binaryType) }));
   }

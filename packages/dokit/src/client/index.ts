@@ -1,4 +1,8 @@
 export { AgentClient } from "./client";
+export { ClientPresence } from "./presence";
+export type { PresenceChange, PresenceEntry } from "./presence";
+export { RoomMember } from "./room";
+export type { RoomMemberOptions, RoomMessage } from "./room";
 export { DEFAULT_CALL_TIMEOUT_MS } from "./calls";
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from "./heartbeat";
 export { DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_QUEUED_MESSAGES } from "./outbox";

@@ -3,8 +3,11 @@
 // belongs, a `toString` of null) must never throw inside the socket's message
 // listener, where it would escape as an uncaught exception (in Node, one that
 // ends the process). Anything unreadable comes back as a reason, not a throw.
-import type { MCPServersState } from "../protocol/frames";
-import { IDENTITY, MCP_SERVERS, RPC, STATE, STATE_ERROR } from "../protocol/frames";
+import type { MCPServersState, PresenceEntry } from "../protocol/frames";
+import { DOKIT_ERROR, IDENTITY, MCP_SERVERS, PRESENCE, RPC, STATE, STATE_ERROR } from "../protocol/frames";
+
+/** One present connection on the wire: `[id, value]`. */
+export type PresencePair = PresenceEntry;
 
 /** A protocol frame the client acts on, with every field it reads checked. */
 export type ServerFrame =
@@ -13,7 +16,10 @@ export type ServerFrame =
   | { type: typeof STATE_ERROR; error: string }
   | { type: typeof MCP_SERVERS; mcp: MCPServersState }
   | { type: typeof RPC; id: string; success: true; done: boolean; result: unknown }
-  | { type: typeof RPC; id: string; success: false; error: string };
+  | { type: typeof RPC; id: string; success: false; error: string }
+  | { type: typeof PRESENCE; you: string; all: PresencePair[] }
+  | { type: typeof PRESENCE; you?: undefined; set: PresencePair[]; left: string[] }
+  | { type: typeof DOKIT_ERROR; code: string; error: string };
 
 /** A protocol frame (by its `type`) that has a field of the wrong type: what is wrong, and the rpc id when it has one. */
 export type Unreadable = { type: string; problem: string; id?: string };
@@ -67,8 +73,47 @@ export function readFrame(text: string): ServerFrame | Unreadable | undefined {
       if (done !== undefined && typeof done !== "boolean") return unreadable("done is not a boolean");
       return { type: RPC, id, success, done: done !== false, result: frame.result };
     }
+    // {"type":"dokit_presence","you","all":[[id,value],…]} or {"type":"dokit_presence","set"?:[[id,value],…],"left"?:[id,…]}
+    case PRESENCE: {
+      const { you, all, set, left } = frame;
+      if (you !== undefined || all !== undefined) {
+        if (typeof you !== "string") return bad("you is not a string");
+        const problem = pairsProblem("all", all);
+        // SAFETY: pairsProblem checked that `all` is an array of [string, non-null] pairs.
+        return problem ? bad(problem) : { type: PRESENCE, you, all: all as PresencePair[] };
+      }
+      const problem = (set === undefined ? undefined : pairsProblem("set", set)) ?? leftProblem(left);
+      if (problem) return bad(problem);
+      // SAFETY: checked above: `set` is absent or an array of pairs, `left` absent or an array of strings.
+      return { type: PRESENCE, set: (set ?? []) as PresencePair[], left: (left ?? []) as string[] };
+    }
+    // {"type":"dokit_error","code","error",…}
+    case DOKIT_ERROR: {
+      const { code, error } = frame;
+      if (typeof code !== "string") return bad("code is not a string");
+      if (typeof error !== "string") return bad("error is not a string");
+      return { type: DOKIT_ERROR, code, error };
+    }
   }
   return undefined;
+}
+
+/** @returns what is wrong with a presence list, or `undefined` when it is an array of `[string id, non-null value]` pairs */
+function pairsProblem(key: string, pairs: unknown): string | undefined {
+  if (!Array.isArray(pairs)) return `${key} is not an array`;
+  for (const [index, pair] of pairs.entries()) {
+    if (!Array.isArray(pair) || pair.length !== 2) return `${key}[${index}] is not an [id, value] pair`;
+    if (typeof pair[0] !== "string") return `${key}[${index}] has an id that is not a string`;
+    if (pair[1] === null || pair[1] === undefined) return `${key}[${index}] has no value`;
+  }
+  return undefined;
+}
+
+/** @returns what is wrong with a presence frame's `left`, or `undefined` when it is absent or an array of strings */
+function leftProblem(left: unknown): string | undefined {
+  if (left === undefined) return undefined;
+  if (!Array.isArray(left)) return "left is not an array";
+  return left.every((id) => typeof id === "string") ? undefined : "left has an id that is not a string";
 }
 
 /** @returns what is wrong with an `mcp` value, or `undefined` when it has the shape of MCPServersState */

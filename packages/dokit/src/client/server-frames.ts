@@ -1,11 +1,13 @@
 // What the server's protocol frames do to a client: identity, state (and its
-// rollback after a refusal), the MCP servers frame and rpc answers. Each frame
+// rollback after a refusal), the MCP servers frame, rpc answers, presence and
+// dokit's error frames that concern the client. Each frame
 // is read field by field first (read-frame.ts); a malformed one is reported,
 // never thrown.
-import { IDENTITY, MCP_SERVERS, type MCPServersState, RPC, STATE, STATE_ERROR } from "../protocol/frames";
+import { DOKIT_ERROR, IDENTITY, MCP_SERVERS, type MCPServersState, PRESENCE, PRESENCE_REJECTED, RPC, STATE, STATE_ERROR } from "../protocol/frames";
 import type { PendingCall } from "./calls";
+import type { PresenceFrames } from "./presence";
 import { AgentFrameError } from "./errors";
-import { readFrame } from "./read-frame";
+import { readFrame, type ServerFrame, type Unreadable } from "./read-frame";
 import type { AgentClientOptions } from "./types";
 
 /** The identity a server sends first. */
@@ -15,6 +17,7 @@ export type Identity = { name: string; agent: string };
 export interface FrameTarget<State> {
   state: State | undefined;
   mcp: MCPServersState | undefined;
+  readonly presence: PresenceFrames;
   readonly options: AgentClientOptions<State>;
 }
 
@@ -45,14 +48,7 @@ export function serverFrames<State>(
     const frame = readFrame(text);
     if (frame === undefined) return;
     const options = client.options;
-    if ("problem" in frame) {
-      const error = new AgentFrameError(frame.type, frame.problem);
-      // A malformed answer still settles its call, so it does not wait for a timeout (a stream has none).
-      if (frame.id !== undefined) calls.get(frame.id)?.fail(new Error(`Malformed rpc frame from the server: ${frame.problem}`));
-      if (options.onFrameError) options.onFrameError(error);
-      else console.warn(error.message);
-      return;
-    }
+    if ("problem" in frame) return reportUnreadable(frame, calls, options);
     switch (frame.type) {
       // {"type":"cf_agent_identity","name","agent","stateFollows"?:true}
       case IDENTITY: {
@@ -82,15 +78,11 @@ export function serverFrames<State>(
         }
         return;
       }
-      // {"type":"rpc","id","success","done"?,"result"?,"error"?}
-      case RPC: {
-        const call = calls.get(frame.id);
-        if (!call) return; // timed out, or rejected when its socket closed
-        if (!frame.success) call.fail(new Error(frame.error));
-        else if (!frame.done) call.chunk(frame.result);
-        else call.succeed(frame.result);
-        return;
-      }
+      case RPC:
+        return answer(frame, calls);
+      case PRESENCE:
+      case DOKIT_ERROR:
+        return toPresence(frame, client.presence);
     }
   }
 
@@ -108,4 +100,34 @@ export function serverFrames<State>(
   }
 
   return { read, reset: () => void (pending = undefined) };
+}
+
+/** A frame the client cannot read: reported (`onFrameError`, else a warning); a malformed answer still settles its call. */
+function reportUnreadable(frame: Unreadable, calls: ReadonlyMap<string, PendingCall>, options: AgentClientOptions<never>): void {
+  const error = new AgentFrameError(frame.type, frame.problem);
+  // Settled now, so it does not wait for a timeout (a stream has none).
+  if (frame.id !== undefined) calls.get(frame.id)?.fail(new Error(`Malformed rpc frame from the server: ${frame.problem}`));
+  if (options.onFrameError) options.onFrameError(error);
+  else console.warn(error.message);
+}
+
+/** `{"type":"rpc","id","success","done"?,"result"?,"error"?}`: settles (or feeds) its pending call. */
+function answer(frame: Extract<ServerFrame, { type: typeof RPC }>, calls: ReadonlyMap<string, PendingCall>): void {
+  const call = calls.get(frame.id);
+  if (!call) return; // timed out, or rejected when its socket closed
+  if (!frame.success) call.fail(new Error(frame.error));
+  else if (!frame.done) call.chunk(frame.result);
+  else call.succeed(frame.result);
+}
+
+/**
+ * `{"type":"dokit_presence","you","all"}` (a snapshot), `{"type":"dokit_presence","set"?,"left"?}` (a tick's
+ * changes), or `{"type":"dokit_error","code","error"}`: a refused presence value (other codes are the app's to
+ * read as messages).
+ */
+function toPresence(frame: Extract<ServerFrame, { type: typeof PRESENCE | typeof DOKIT_ERROR }>, presence: PresenceFrames): void {
+  if (frame.type === DOKIT_ERROR) {
+    if (frame.code === PRESENCE_REJECTED) presence.rejected(frame.error);
+  } else if (frame.you !== undefined) presence.snapshot(frame.you, frame.all);
+  else presence.changes(frame.set, frame.left);
 }

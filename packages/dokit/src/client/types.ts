@@ -67,6 +67,12 @@ export interface AgentClientOptions<State = unknown> {
    * type); the frame is ignored (a call it answers fails). Default: a console warning.
    */
   onFrameError?: (error: AgentFrameError) => void;
+  /**
+   * Runs when the server refuses a `presence.set()` value (`dokit_error` `PRESENCE_REJECTED`: too large,
+   * refused by its validator, not JSON); receives the server's short reason. The server keeps the
+   * previous value, and so does the client for its next reconnect. Default: a console warning.
+   */
+  onPresenceError?: (error: string) => void;
   /** Runs when the connection closes for good without `close()` being called. */
   onConnectionError?: (error: Error & { code: number; reason: string; wasClean: boolean }) => void;
   /** Do not connect until `reconnect()` is called. */

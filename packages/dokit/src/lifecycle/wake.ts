@@ -10,7 +10,7 @@ import type { Lifecycle } from "./lifecycle";
  * Marks a capability that works before it is attached: `true`, or for the capability that takes
  * the sockets, the socket owner it will claim (the lifecycle hands it socket events meanwhile).
  * Such a capability claims no start hook and no observer, and among frame types only the state
- * frame and rpc (WebSockets looks up no other type in a table that is not wired: websockets.ts).
+ * frame and rpc (WebSockets looks up no other type in a table that is not wired: websockets/dispatch.ts).
  */
 export const WORKS_UNATTACHED = Symbol("dokit.worksUnattached");
 /** Set by the lifecycle on a capability that waits to be attached: its {@link Waiting} handle. */

@@ -1,19 +1,11 @@
-import {
-  Client,
-  type ClientCapabilities,
-  type Prompt,
-  ProtocolError,
-  type Resource,
-  StreamableHTTPClientTransport,
-  type Tool,
-  UnauthorizedError,
-} from "@modelcontextprotocol/client";
+import { type Client, type Prompt, ProtocolError, type Resource, StreamableHTTPClientTransport, type Tool, UnauthorizedError } from "@modelcontextprotocol/client";
 import { errorMessage } from "../lifecycle/errors";
 import type { MCPConnectionState } from "../protocol/frames";
-import { ConnectionError, guardedFetch, showableText, withTimeout } from "./fetch-guard";
+import { guardedFetch, showableText, withTimeout } from "./fetch-guard";
 import type { McpClientsOptions, TransportOptions } from "./options";
 import { StoredOAuthProvider } from "./provider";
 import type { Registry } from "./registry";
+import { type CatalogueKind, catalogueTooLarge, listCatalogue, newClient } from "./sdk-client";
 
 /** The settings every connection shares (McpClients' options with defaults applied). */
 export interface ConnectionSettings {
@@ -214,7 +206,7 @@ export class ServerConnection {
   async #connect(): Promise<void> {
     const abort = await this.#restart();
     const transport = this.#newTransport(abort);
-    const client = this.#newClient(this.#listen);
+    const client = newClient(this.#settings.options, this.id, this.#listen, (kind, items) => this.#refreshed(kind, items));
     const timeout = this.#settings.connectTimeoutMs;
     try {
       await withTimeout(client.connect(transport, { timeout }), timeout, "connecting", abort);
@@ -272,7 +264,11 @@ export class ServerConnection {
   async #discoverOrFail(client: Client, timeout: number, abort: AbortController): Promise<void> {
     this.#set("discovering");
     try {
-      await withTimeout(this.#discover(client), timeout, "listing the catalogue", abort);
+      const listing = listCatalogue(client, this.#settings.requestTimeoutMs, this.#settings.maxCatalogueSize);
+      const catalogue = await withTimeout(listing, timeout, "listing the catalogue", abort);
+      this.tools = catalogue.tools;
+      this.prompts = catalogue.prompts;
+      this.resources = catalogue.resources;
     } catch (error) {
       abort.abort();
       await client.close().catch(() => undefined);
@@ -321,58 +317,14 @@ export class ServerConnection {
     });
   }
 
-  #newClient(listen: boolean): Client {
-    const { options } = this.#settings;
-    const capabilities: ClientCapabilities = {};
-    if (options.onElicitation) capabilities.elicitation = { form: {} };
-    if (options.onSampling) capabilities.sampling = {};
-    const refresh = (kind: "tools" | "prompts" | "resources") => ({
-      onChanged: (error: Error | null, items: unknown[] | null) => {
-        if (error || !items || this.state !== "ready") return;
-        const tooMany = this.#tooMany(kind, items);
-        if (tooMany) return this.#fail(tooMany);
-        // SAFETY: the SDK validated the refreshed list against the schema of `kind`.
-        (this as unknown as Record<typeof kind, unknown[]>)[kind] = items;
-        this.#settings.changed();
-      },
-    });
-    const client = new Client(
-      { name: options.name, version: options.version },
-      {
-        capabilities,
-        versionNegotiation: { mode: "auto" },
-        listMaxPages: 16,
-        // Change notifications need an open stream (GET, or the 2026-era subscription): only when listening.
-        ...(listen && { listChanged: { tools: refresh("tools"), prompts: refresh("prompts"), resources: refresh("resources") } }),
-      },
-    );
-    const { onElicitation, onSampling } = options;
-    if (onElicitation) client.setRequestHandler("elicitation/create", (request) => onElicitation(this.id, request.params));
-    if (onSampling) client.setRequestHandler("sampling/createMessage", (request) => onSampling(this.id, request.params));
-    return client;
-  }
-
-  /** Lists what the server offers (each kind only when the server declares it). */
-  async #discover(client: Client): Promise<void> {
-    const caps = client.getServerCapabilities() ?? {};
-    const timeout = this.#settings.requestTimeoutMs;
-    const [tools, prompts, resources] = await Promise.all([
-      caps.tools ? client.listTools(undefined, { timeout }).then((r) => r.tools) : [],
-      caps.prompts ? client.listPrompts(undefined, { timeout }).then((r) => r.prompts) : [],
-      caps.resources ? client.listResources(undefined, { timeout }).then((r) => r.resources) : [],
-    ]);
-    const tooMany = this.#tooMany("tools", tools) ?? this.#tooMany("prompts", prompts) ?? this.#tooMany("resources", resources);
-    if (tooMany) throw tooMany;
-    this.tools = tools;
-    this.prompts = prompts;
-    this.resources = resources;
-  }
-
-  /** @returns an error when the server offers more `kind` than allowed */
-  #tooMany(kind: string, items: unknown[]): Error | undefined {
-    const max = this.#settings.maxCatalogueSize;
-    if (!Array.isArray(items)) return new ConnectionError(`the server's ${kind} list is not a list`);
-    return items.length > max ? new ConnectionError(`the server offers ${items.length} ${kind}, more than the ${max} allowed (maxCatalogueSize)`) : undefined;
+  /** A list-changed notification's new list: kept while `ready`, unless it is over the limit (then the server fails). */
+  #refreshed(kind: CatalogueKind, items: unknown[]): void {
+    if (this.state !== "ready") return;
+    const tooMany = catalogueTooLarge(kind, items, this.#settings.maxCatalogueSize);
+    if (tooMany) return this.#fail(tooMany);
+    // SAFETY: the SDK validated the refreshed list against the schema of `kind`.
+    (this as unknown as Record<CatalogueKind, unknown[]>)[kind] = items;
+    this.#settings.changed();
   }
 
   /**

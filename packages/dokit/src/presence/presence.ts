@@ -197,9 +197,11 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
   /** A connection leaves presence (it closed, or cleared its value). */
   #leave(connection: Connection): void {
     const held = this.#held.get(connection.id);
+    // A newer connection with this id (it replaced this one) has a change waiting: that change stands.
+    if (held && held.connection !== connection) return;
     if (flagsOf(connection).presence === undefined) {
       // Never sent out: nobody heard of it, so nobody is told it left.
-      if (held?.connection === connection) this.#held.delete(connection.id);
+      if (held) this.#held.delete(connection.id);
       return;
     }
     this.#hold(connection, undefined, undefined);

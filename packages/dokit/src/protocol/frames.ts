@@ -47,7 +47,8 @@ export type McpServersFrame = { type: "cf_agent_mcp_servers"; mcp: MCPServersSta
  */
 export type DokitErrorFrame =
   | { type: "dokit_error"; code: "RATE_LIMITED"; error: "Too many messages"; retryAfterMs: number }
-  | { type: "dokit_error"; code: "PRESENCE_REJECTED"; error: string };
+  | { type: "dokit_error"; code: "PRESENCE_REJECTED"; error: string }
+  | RoomErrorFrame;
 /** A client's presence: its value (`null` leaves), and whether it receives presence (default: it does, once it sent any). */
 export type PresenceClientFrame = { type: "dokit_presence"; value?: unknown; watch?: boolean };
 /** One connection's presence, `[id, value]` (pairs, so an id is never an object key). */
@@ -73,9 +74,12 @@ export const MCP_SERVERS = "cf_agent_mcp_servers";
 export const RPC = "rpc";
 /**
  * dokit's own error frame (not the Agents protocol's): `{"type":"dokit_error","code":<stable code>,"error":<text>,…}`.
- * Sent for `RATE_LIMITED` (a dropped message, with `retryAfterMs`) and `PRESENCE_REJECTED` (a refused presence value).
+ * Sent for `RATE_LIMITED` (a dropped message, with `retryAfterMs`), `PRESENCE_REJECTED` (a refused presence value),
+ * and the rooms' `ROOM_REJECTED` / `ROOM_PUBLISH_FAILED` (with the publish's `id`).
  */
 export const DOKIT_ERROR = "dokit_error";
+/** The `dokit_error` code of a refused presence value. */
+export const PRESENCE_REJECTED = "PRESENCE_REJECTED";
 
 /** Presence, both ways (dokit's, not the Agents protocol's; docs/protocol.md). */
 export const PRESENCE = "dokit_presence";
@@ -157,3 +161,41 @@ export const HEARTBEAT_PONG = "dokit:pong";
  * (registered for libraries), so clients reconnect.
  */
 export const CLOSE_HEARTBEAT_TIMEOUT = 3008;
+/**
+ * A shard of a room drained (`RoomShard.drain()`). In 3000–3999, so every client reconnects by
+ * itself, through the room's router, to a shard that stays; a rooms client resumes with `since`.
+ */
+export const CLOSE_ROOM_DRAINED = 3009;
+export const ROOM_DRAINED_REASON = "dokit: room shard drained; reconnect";
+
+// ------------------------------------------------------------------ rooms
+// dokit's own frames (not the Agents protocol's) for one logical room spread over many objects
+// (dokit/rooms, docs/rooms.md). Every room message carries the room-wide sequence number `seq`.
+
+/** A client publishes to the room: `{"type":"dokit_room_publish","id":<its message id>,"data":<json>}`. */
+export const ROOM_PUBLISH = "dokit_room_publish";
+/** The room took a client's message: `{"type":"dokit_room_ack","id":<message id>,"seq":<n>}`. */
+export const ROOM_ACK = "dokit_room_ack";
+/** One room message: `{"type":"dokit_room","seq":<n>,"from"?:<publisher connection id>,"data":<json>}`. */
+export const ROOM = "dokit_room";
+/** Messages `from`..`to` (seqs, inclusive) are no longer in the room's log: the client will never receive them. */
+export const ROOM_GAP = "dokit_room_gap";
+/** Sent when a connection joins: `{"type":"dokit_room_welcome","room","shard","seq","count"}`. */
+export const ROOM_WELCOME = "dokit_room_welcome";
+/** Query parameter: the last seq a reconnecting client received (it gets everything after it). */
+export const ROOM_SINCE_PARAM = "since";
+/** Query parameter: the shard index a reconnecting client was on (the router keeps it there). */
+export const ROOM_SHARD_PARAM = "shard";
+
+/** A client's publish. */
+export type RoomPublishFrame = { type: "dokit_room_publish"; id: string; data: unknown };
+/** The answer to a publish: the message's place in the room's order. */
+export type RoomAckFrame = { type: "dokit_room_ack"; id: string; seq: number };
+/** A room message (`from` is absent for messages published by server code). */
+export type RoomMessageFrame = { type: "dokit_room"; seq: number; from?: string; data: unknown };
+/** Messages the client missed and will never receive (older than the room's log). */
+export type RoomGapFrame = { type: "dokit_room_gap"; from: number; to: number };
+/** A joined connection: its room, its shard index (`?shard=` on a reconnect), the seq it starts after, the room-wide count. */
+export type RoomWelcomeFrame = { type: "dokit_room_welcome"; room: string; shard: number; seq: number; count: number };
+/** A refused publish or resume (`ROOM_REJECTED`), or a publish the room could not take (`ROOM_PUBLISH_FAILED`). */
+export type RoomErrorFrame = { type: "dokit_error"; code: "ROOM_REJECTED" | "ROOM_PUBLISH_FAILED"; error: string; id?: string };

@@ -21,7 +21,7 @@ export interface UseAgentOptions<State = unknown> extends AgentClientOptions<Sta
 }
 
 /** What {@link useAgent} returns: the client's members, with `state` and `ready` reactive. */
-export interface UseAgentResult<T, State> {
+export interface UseAgentResult<T, State, Presence = unknown> {
   /** The kebab-case agent name. */
   readonly agent: string;
   /** The object's name. */
@@ -51,7 +51,7 @@ export interface UseAgentResult<T, State> {
   /** Connects again now. */
   readonly reconnect: () => void;
   /** The underlying client. */
-  readonly client: AgentClient<T, State>;
+  readonly client: AgentClient<T, State, Presence>;
 }
 
 /** @returns the options that decide which object the client talks to; a change makes a new client */
@@ -68,7 +68,9 @@ function connectionKey(options: UseAgentOptions<never>): string {
  * @param options - the client's options, plus `onOpen`/`onMessage`/`onClose`/`onError`
  * @returns the client's members with reactive `state` and `ready`
  */
-export function useAgent<T = unknown, State = unknown>(options: UseAgentOptions<State>): UseAgentResult<T, State> {
+export function useAgent<T = unknown, State = unknown, Presence = unknown>(
+  options: UseAgentOptions<State>,
+): UseAgentResult<T, State, Presence> {
   const latest = useRef(options);
   latest.current = options;
   const key = connectionKey(options);
@@ -77,7 +79,7 @@ export function useAgent<T = unknown, State = unknown>(options: UseAgentOptions<
   // Keyed on `key` alone: it captures every option that addresses the object; callbacks go through `latest`.
   const client = useMemo(
     () =>
-      new AgentClient<T, State>({
+      new AgentClient<T, State, Presence>({
         ...options,
         startClosed: true,
         query: typeof options.query === "function" ? () => (latest.current.query as () => never)() : options.query,
@@ -86,6 +88,8 @@ export function useAgent<T = unknown, State = unknown>(options: UseAgentOptions<
         onIdentity: (name, agent) => latest.current.onIdentity?.(name, agent),
         onMcpUpdate: (mcp) => latest.current.onMcpUpdate?.(mcp),
         onFrameError: (error) => (latest.current.onFrameError ? latest.current.onFrameError(error) : console.warn(error.message)),
+        onPresenceError: (error) =>
+          latest.current.onPresenceError ? latest.current.onPresenceError(error) : console.warn(`dokit: presence value refused: ${error}`),
         onConnectionError: (error) => latest.current.onConnectionError?.(error),
       }),
     [key],

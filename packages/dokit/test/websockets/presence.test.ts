@@ -122,6 +122,25 @@ describe("presence", () => {
     await b.close();
   });
 
+  it("keeps the value of a connection that replaced an older one with its id, whatever the order of the old close", async () => {
+    const name = fresh("pr-replace");
+    const watcher = await open(name, { _pk: "w" });
+    presence(watcher, { watch: true });
+    await watcher.nextJSON();
+    const old = await open(name, { _pk: "same" });
+    presence(old, { value: { name: "Old" }, watch: false });
+    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [["same", { name: "Old" }]] }]);
+    // The new socket replaces the old one (4009) and publishes in the same tick as the old one's close.
+    const replacement = await open(name, { _pk: "same" });
+    presence(replacement, { value: { name: "New" }, watch: false });
+    expect((await old.closed).code).toBe(4009);
+    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [["same", { name: "New" }]] }]);
+    watcher.send("list");
+    expect(JSON.parse(String(await watcher.next()))).toEqual([{ id: "same", value: { name: "New" } }]);
+    await replacement.close();
+    await watcher.close();
+  });
+
   it("tells nobody of a connection that joined and left within one tick", async () => {
     const name = fresh("pr-blink");
     const watcher = await open(name, { _pk: "w" });

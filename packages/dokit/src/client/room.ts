@@ -1,0 +1,150 @@
+// A member of a room spread over many objects (dokit/rooms on the server): an AgentClient whose
+// every connection asks for the messages after the last one it received (`since`) on the shard it
+// was on (`shard`), and that resends, in order, the publishes not yet acknowledged.
+import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_GAP, ROOM_WELCOME } from "../protocol/frames";
+import { AgentClient } from "./client";
+import type { AgentClientOptions, QueryParams } from "./types";
+
+/** A room message as a member receives it. */
+export interface RoomMessage<T = unknown> {
+  /** Its place in the room's order. */
+  seq: number;
+  /** The publishing connection's id; absent for messages published by server code. */
+  from?: string;
+  data: T;
+}
+
+/** Options of {@link RoomMember}: where the room's router is, and what to do with what arrives. */
+export interface RoomMemberOptions<T = unknown> extends Omit<AgentClientOptions, "agent" | "basePath" | "query"> {
+  /** The path the Worker routes the room's connections on (`routeRoomRequest`), without a leading slash. */
+  basePath: string;
+  /** More query parameters, or a function evaluated before every connection attempt. */
+  query?: QueryParams | (() => QueryParams | Promise<QueryParams>);
+  /** The last seq received before (from a previous page), to resume after it. */
+  since?: number;
+  /** Runs for each message, in seq order, once. */
+  onRoomMessage?: (message: RoomMessage<T>) => void;
+  /** Runs when messages `from`..`to` can no longer be had (older than the room's log). */
+  onGap?: (gap: { from: number; to: number }) => void;
+  /** Runs when a connection joined: its shard and the room-wide count. */
+  onJoin?: (welcome: { room: string; shard: number; seq: number; count: number }) => void;
+  /** Runs when the room refuses a publish (`ROOM_REJECTED`, `ROOM_PUBLISH_FAILED`); a failed one is sent again on the next connection. */
+  onPublishError?: (error: { code: string; error: string; id?: string }) => void;
+}
+
+type Waiting = { data: unknown; resolve(seq: number): void; reject(error: Error): void };
+
+/**
+ * Joins a room through its router. Every message arrives once, in seq order, across reconnects;
+ * publishes are acknowledged with their seq, and resent until they are (the room deduplicates).
+ * A drained shard's close (3009) is followed like any other: the client reconnects, resumes.
+ */
+export class RoomMember<T = unknown> {
+  /** The connection underneath (its `close()`, `reconnect()`, events). */
+  readonly client: AgentClient;
+  /** The last seq received (or told of by a gap), `undefined` before the first join. */
+  seq: number | undefined;
+  /** The shard the last connection joined. */
+  shard: number | undefined;
+  /** The room-wide connection count at the last join. */
+  count = 0;
+  readonly #options: RoomMemberOptions<T>;
+  /** Publishes not yet acknowledged, by id, in the order published. */
+  readonly #waiting = new Map<string, Waiting>();
+  #joined = false;
+  #next = 0;
+
+  constructor(options: RoomMemberOptions<T>) {
+    this.#options = options;
+    this.seq = options.since;
+    const user = options.query;
+    const query = async (): Promise<QueryParams> => {
+      const extra = typeof user === "function" ? await user() : (user ?? {});
+      const own: QueryParams = {};
+      if (this.seq !== undefined) own.since = String(this.seq);
+      if (this.shard !== undefined) own.shard = String(this.shard);
+      return { ...extra, ...own };
+    };
+    this.client = new AgentClient({ ...options, agent: "room", query });
+    this.client.addEventListener("message", (event) => typeof event.data === "string" && this.#read(event.data));
+    this.client.addEventListener("close", () => void (this.#joined = false));
+  }
+
+  /**
+   * Publishes to the whole room.
+   * @returns the message's seq, once the room has ordered it (resent on each reconnect until then)
+   */
+  publish(data: T): Promise<number> {
+    const id = `${this.client.id}:${this.#next++}`;
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(id, { data, resolve, reject });
+      if (this.#joined) this.#send(id, data);
+    });
+  }
+
+  /** Leaves the room: closes the connection; unacknowledged publishes reject. */
+  close(): void {
+    this.client.close();
+    for (const [id, waiting] of this.#waiting) {
+      this.#waiting.delete(id);
+      waiting.reject(new Error("dokit: the room member closed before the room took the message"));
+    }
+  }
+
+  #send(id: string, data: unknown): void {
+    this.client.send(JSON.stringify({ type: "dokit_room_publish", id, data }));
+  }
+
+  #read(text: string): void {
+    if (!text.startsWith('{"type":"dokit_')) return;
+    let frame: Record<string, unknown>;
+    try {
+      frame = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    const options = this.#options;
+    switch (frame.type) {
+      // {"type":"dokit_room","seq","from"?,"data"}: once, in order (a seq already had is dropped)
+      case ROOM: {
+        const seq = frame.seq as number;
+        if (this.seq !== undefined && seq <= this.seq) return;
+        this.seq = seq;
+        const message: RoomMessage<T> = { seq, data: frame.data as T };
+        if (typeof frame.from === "string") message.from = frame.from;
+        return options.onRoomMessage?.(message);
+      }
+      // {"type":"dokit_room_gap","from","to"}
+      case ROOM_GAP:
+        this.seq = Math.max(this.seq ?? 0, frame.to as number);
+        return options.onGap?.({ from: frame.from as number, to: frame.to as number });
+      // {"type":"dokit_room_welcome","room","shard","seq","count"}: resend what is not acknowledged, in order
+      case ROOM_WELCOME: {
+        this.shard = frame.shard as number;
+        this.count = frame.count as number;
+        this.seq ??= frame.seq as number;
+        this.#joined = true;
+        for (const [id, { data }] of this.#waiting) this.#send(id, data);
+        return options.onJoin?.({ room: frame.room as string, shard: this.shard, seq: frame.seq as number, count: this.count });
+      }
+      // {"type":"dokit_room_ack","id","seq"}
+      case ROOM_ACK: {
+        const waiting = this.#waiting.get(frame.id as string);
+        this.#waiting.delete(frame.id as string);
+        return waiting?.resolve(frame.seq as number);
+      }
+      // {"type":"dokit_error","code":"ROOM_…","error","id"?}
+      case DOKIT_ERROR: {
+        if (typeof frame.code !== "string" || !frame.code.startsWith("ROOM_")) return;
+        const id = typeof frame.id === "string" ? frame.id : undefined;
+        // A refused publish is settled; one the room failed to take stays, and is sent again on the next connection.
+        if (frame.code === "ROOM_REJECTED" && id !== undefined) {
+          const waiting = this.#waiting.get(id);
+          this.#waiting.delete(id);
+          waiting?.reject(new Error(`dokit: the room refused the message: ${String(frame.error)}`));
+        }
+        return options.onPublishError?.({ code: frame.code, error: String(frame.error), ...(id !== undefined && { id }) });
+      }
+    }
+  }
+}

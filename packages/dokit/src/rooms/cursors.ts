@@ -1,0 +1,87 @@
+/**
+ * Where each connection of a shard stands when it is not simply live. A connection is live (no
+ * entry) when it receives every message the shard delivers. It is held while it joins or catches up
+ * (`pending`: live messages skip it, its catch-up sends them), and after a catch-up that went past
+ * the shard's own deliveries it has a floor (`at`: messages up to it were sent, so they are skipped).
+ * Catch-ups and floors are stored (one small value), so a shard woken after an eviction resumes them.
+ */
+export interface Cursor {
+  /** The last seq sent to the connection. */
+  at: number;
+  /** Whether live messages skip it (it joins or catches up). */
+  pending: boolean;
+}
+
+const KEY = "__dokit_room_cursors";
+
+export class Cursors {
+  readonly #storage: DurableObjectStorage;
+  readonly #map = new Map<string, Cursor>();
+  /** Ids whose entry is stored (the rest are joins, which a reset ends anyway). */
+  readonly #stored = new Set<string>();
+
+  constructor(storage: DurableObjectStorage) {
+    this.#storage = storage;
+  }
+
+  /** Reads the stored catch-ups and floors. @returns them, by connection id */
+  async load(): Promise<Map<string, Cursor>> {
+    const stored = (await this.#storage.get<Record<string, Cursor>>(KEY)) ?? {};
+    const found = new Map<string, Cursor>();
+    for (const [id, cursor] of Object.entries(stored)) {
+      // A connection that joined meanwhile is this instance's own.
+      if (this.#map.has(id)) continue;
+      this.#map.set(id, cursor);
+      this.#stored.add(id);
+      found.set(id, cursor);
+    }
+    return found;
+  }
+
+  /** @returns whether the live message `seq` goes to connection `id` */
+  wants(id: string, seq: number): boolean {
+    if (this.#map.size === 0) return true;
+    const cursor = this.#map.get(id);
+    return !cursor || (!cursor.pending && seq > cursor.at);
+  }
+
+  /** Holds a connection out of live messages while it joins (`store`: false) or catches up after `at`. */
+  hold(id: string, at: number, store: boolean): void {
+    this.#map.set(id, { at, pending: true });
+    if (store) this.#store(id);
+  }
+
+  /** The connection is live after `at`: with a floor when the shard's deliveries are behind it, else no entry. */
+  release(id: string, at: number, delivered: number): void {
+    if (at > delivered) {
+      this.#map.set(id, { at, pending: false });
+      this.#store(id);
+    } else this.drop(id);
+  }
+
+  /** Forgets a connection (it closed, or it is simply live). */
+  drop(id: string): void {
+    if (!this.#map.delete(id)) return;
+    if (this.#stored.delete(id)) this.#save();
+  }
+
+  /** The shard delivered up to `delivered`: floors at or below it are no longer needed. */
+  passed(delivered: number): void {
+    for (const [id, cursor] of this.#map) if (!cursor.pending && cursor.at <= delivered) this.drop(id);
+  }
+
+  #store(id: string): void {
+    this.#stored.add(id);
+    this.#save();
+  }
+
+  #save(): void {
+    const stored: Record<string, Cursor> = {};
+    for (const id of this.#stored) {
+      const cursor = this.#map.get(id);
+      if (cursor) stored[id] = cursor;
+    }
+    // Not awaited: the output gate holds what the shard sends until the write is durable.
+    void (this.#stored.size ? this.#storage.put(KEY, stored) : this.#storage.delete(KEY));
+  }
+}

@@ -1,0 +1,112 @@
+import { DELIVER_PATH, KEY_HEADER, namespaceOf } from "./names";
+import type { RoomLog } from "./log";
+import type { Member, Members } from "./members";
+import type { Delivered, Delivery } from "./types";
+
+/**
+ * How the sequencer's new messages reach the room's shards. The flat fan-out below calls every
+ * shard itself (S calls per batch); a relay tree can take its place behind this interface.
+ */
+export interface Fanout {
+  /** Starts delivering to every shard that is behind (returns at once). */
+  kick(): void;
+  /** Delivers to every shard that is behind and waits. @returns whether every shard is caught up */
+  settle(): Promise<boolean>;
+  /** Sends the room-wide count to every shard (a delivery with no messages), at once. */
+  announce(): void;
+}
+
+/** What the flat fan-out reads and updates. */
+export interface FanoutDeps {
+  env: object;
+  log: RoomLog;
+  members: Members;
+  /** The room's key, sent with every delivery. */
+  key(): string;
+  /** The most messages one delivery carries. */
+  limit: number;
+}
+
+/**
+ * Delivers to each registered shard the messages after its cursor, at least once: one delivery in
+ * flight per shard (a shard receives its messages in order), the cursor moved only by what the shard
+ * confirms. A delivery that fails is left for the sequencer's alarm to retry; a shard that answers
+ * 410 (it has no clients left, or does not know the room's key) is unregistered.
+ */
+export class FlatFanout implements Fanout {
+  readonly #deps: FanoutDeps;
+  /** The delivery loop running per shard. */
+  readonly #running = new Map<string, Promise<void>>();
+  /** Shards that got new messages while their loop was awaiting a delivery. */
+  readonly #again = new Set<string>();
+
+  constructor(deps: FanoutDeps) {
+    this.#deps = deps;
+  }
+
+  kick(): void {
+    for (const member of this.#deps.members.behind(this.#deps.log.head)) this.#start(member.name);
+  }
+
+  async settle(): Promise<boolean> {
+    this.kick();
+    while (this.#running.size) await Promise.all(this.#running.values());
+    return this.#deps.members.behind(this.#deps.log.head).length === 0;
+  }
+
+  announce(): void {
+    const { members } = this.#deps;
+    for (const member of members.all()) {
+      // A shard with a delivery under way gets the count with it.
+      if (this.#running.has(member.name)) this.#again.add(member.name);
+      else this.#start(member.name, true);
+    }
+  }
+
+  #start(name: string, announce = false): void {
+    if (this.#running.has(name)) return void this.#again.add(name);
+    const loop = this.#loop(name, announce).finally(() => {
+      this.#running.delete(name);
+      if (this.#again.delete(name)) this.#start(name);
+    });
+    this.#running.set(name, loop);
+  }
+
+  /** Delivers to one shard until it is caught up (`announce`: at least once, for the count). */
+  async #loop(name: string, announce: boolean): Promise<void> {
+    const { members, log } = this.#deps;
+    for (let first = announce; ; first = false) {
+      this.#again.delete(name);
+      const member = members.get(name);
+      if (!member || (member.cursor >= log.head && !first)) return;
+      try {
+        const delivered = await this.#deliver(member);
+        if (delivered === undefined) return members.leave(name);
+        members.advance(name, delivered.delivered, delivered.connections);
+        // A shard that confirms no progress is retried by the alarm, not in a loop.
+        if (delivered.delivered <= member.cursor && !first) return;
+      } catch (error) {
+        const failures = members.failed(name);
+        console.warn(`dokit: delivery to room shard ${name} failed (${failures} in a row); the sequencer's alarm retries it`, error);
+        return;
+      }
+    }
+  }
+
+  /** @returns what the shard confirmed, or `undefined` when it answered 410 (no longer a member) */
+  async #deliver(member: Member): Promise<Delivered | undefined> {
+    const { env, log, members, limit } = this.#deps;
+    const delivery: Delivery = { messages: log.after(member.cursor, limit), head: log.head, count: members.count };
+    const namespace = namespaceOf(env, member.binding, "RoomSequencer");
+    const stub = namespace.get(namespace.idFromName(member.name));
+    const response = await stub.fetch(`https://room.dokit${DELIVER_PATH}`, {
+      method: "POST",
+      headers: { [KEY_HEADER]: this.#deps.key(), "content-type": "application/json" },
+      body: JSON.stringify(delivery),
+    });
+    if (response.status === 410) return void (await response.body?.cancel());
+    if (!response.ok) throw new Error(`the shard answered ${response.status} ${await response.text()}`);
+    // SAFETY: the shard's delivery route answers a Delivered.
+    return (await response.json()) as Delivered;
+  }
+}

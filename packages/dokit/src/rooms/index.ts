@@ -1,0 +1,18 @@
+export { RoomShard } from "./shard";
+export type { RoomShardOptions } from "./shard";
+export { RoomSequencer } from "./sequencer";
+export type { RoomSequencerOptions } from "./sequencer";
+export { publishToRoom, routeRoomRequest } from "./router";
+export type { PublishToRoomOptions, RoomRouteOptions } from "./router";
+export type { RoomPublishOptions } from "./outbox";
+export type { Fanout } from "./fanout";
+export type { RoomsErrorCode } from "./errors";
+export { parseShardName, shardName } from "./names";
+export type {
+  RoomAckFrame,
+  RoomErrorFrame,
+  RoomGapFrame,
+  RoomMessageFrame,
+  RoomPublishFrame,
+  RoomWelcomeFrame,
+} from "../protocol/frames";

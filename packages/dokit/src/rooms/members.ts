@@ -1,0 +1,92 @@
+import type { ShardReport } from "./types";
+
+/** One registered shard, as the sequencer keeps it. */
+export type Member = {
+  /** The shard's object name. */
+  name: string;
+  /** The binding its class is bound to (`env[binding]`). */
+  binding: string;
+  /** The last seq the shard confirmed it sent its clients. */
+  cursor: number;
+  /** Its open connections, as last reported. */
+  connections: number;
+  /** Deliveries that failed in a row (backs off the retries). */
+  failures: number;
+};
+
+/**
+ * The shards of a room that have clients, in the sequencer's SQLite storage: where each one's
+ * deliveries stand, and its connection count (their sum is the room-wide count).
+ */
+export class Members {
+  readonly #sql: SqlStorage;
+  #count: number | undefined;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+    sql.exec(`CREATE TABLE IF NOT EXISTS dokit_room_shards (
+      name TEXT PRIMARY KEY, binding TEXT NOT NULL, cursor INTEGER NOT NULL, connections INTEGER NOT NULL, failures INTEGER NOT NULL DEFAULT 0)`);
+  }
+
+  /** Registers a shard (again) with its deliveries standing at `cursor`. */
+  join(shard: ShardReport, cursor: number): void {
+    this.#sql.exec(
+      `INSERT INTO dokit_room_shards (name, binding, cursor, connections, failures) VALUES (?, ?, ?, ?, 0)
+       ON CONFLICT (name) DO UPDATE SET binding = excluded.binding, cursor = excluded.cursor, connections = excluded.connections, failures = 0`,
+      shard.name,
+      shard.binding,
+      cursor,
+      shard.connections,
+    );
+    this.#count = undefined;
+  }
+
+  leave(name: string): void {
+    this.#sql.exec("DELETE FROM dokit_room_shards WHERE name = ?", name);
+    this.#count = undefined;
+  }
+
+  /** Records a shard's connection count. @returns whether the shard is registered */
+  report(shard: ShardReport): boolean {
+    const changed = this.#sql.exec("UPDATE dokit_room_shards SET connections = ? WHERE name = ? RETURNING name", shard.connections, shard.name).toArray();
+    this.#count = undefined;
+    return changed.length > 0;
+  }
+
+  /** A delivery went through: the shard's cursor moves to what it confirmed (never back). */
+  advance(name: string, delivered: number, connections: number): void {
+    this.#sql.exec("UPDATE dokit_room_shards SET cursor = max(cursor, ?), connections = ?, failures = 0 WHERE name = ?", delivered, connections, name);
+    this.#count = undefined;
+  }
+
+  /** A delivery failed. @returns the failures in a row */
+  failed(name: string): number {
+    this.#sql.exec("UPDATE dokit_room_shards SET failures = failures + 1 WHERE name = ?", name);
+    return this.get(name)?.failures ?? 0;
+  }
+
+  /** @returns the shard registered under `name`, if any */
+  get(name: string): Member | undefined {
+    return this.#sql.exec<Member>("SELECT * FROM dokit_room_shards WHERE name = ?", name).toArray()[0];
+  }
+
+  /** @returns the shards whose deliveries stand before `head` */
+  behind(head: number): Member[] {
+    return this.#sql.exec<Member>("SELECT * FROM dokit_room_shards WHERE cursor < ?", head).toArray();
+  }
+
+  /** @returns every registered shard */
+  all(): Member[] {
+    return this.#sql.exec<Member>("SELECT * FROM dokit_room_shards").toArray();
+  }
+
+  /** @returns whether any shard is registered */
+  any(): boolean {
+    return this.#sql.exec("SELECT 1 FROM dokit_room_shards LIMIT 1").toArray().length > 0;
+  }
+
+  /** The room-wide connection count: the sum of the shards' last reports. */
+  get count(): number {
+    return (this.#count ??= this.#sql.exec<{ n: number | null }>("SELECT sum(connections) AS n FROM dokit_room_shards").one().n ?? 0);
+  }
+}

@@ -1,0 +1,104 @@
+import type { SequencerApi, ShardReport } from "./types";
+
+/** What a shard keeps in storage: how far it delivered, and whether (and with which key) it is a member. */
+export type ShardRecord = { delivered: number; registered: boolean; key?: string };
+
+/** What the membership needs of its shard. */
+export interface MembershipDeps {
+  storage: DurableObjectStorage;
+  sequencer(): SequencerApi;
+  /** The shard's report (name, binding, open connections). */
+  report(): ShardReport;
+  /** How soon a change in the connection count is reported, in ms. */
+  countMs: number;
+}
+
+const RECORD = "__dokit_room";
+
+/**
+ * A shard's standing in its room: its stored record (the last seq it sent its clients, its
+ * registration and the room's key), joins and leaves (one at a time: deliveries wait for them), and
+ * its connection count, reported to the sequencer at most once per `countMs`.
+ */
+export class Membership {
+  readonly #deps: MembershipDeps;
+  #record: ShardRecord = { delivered: 0, registered: false };
+  /** Joins and leaves, one at a time. */
+  #serial: Promise<unknown> = Promise.resolve();
+  /** The room-wide connection count, as last heard from the sequencer. */
+  roomCount = 0;
+  #reported = -1;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(deps: MembershipDeps) {
+    this.#deps = deps;
+  }
+
+  get record(): ShardRecord {
+    return this.#record;
+  }
+
+  async load(): Promise<void> {
+    this.#record = (await this.#deps.storage.get<ShardRecord>(RECORD)) ?? this.#record;
+  }
+
+  /** The shard sent its clients everything up to `seq` (stored, not awaited: the output gate holds the sends until it is durable). */
+  delivered(seq: number): void {
+    this.#record = { ...this.#record, delivered: seq };
+    void this.#save();
+  }
+
+  /** @returns once the join or leave under way (if any) is done */
+  settled(): Promise<unknown> {
+    return this.#serial;
+  }
+
+  /** Registers with the sequencer (`keep`: at the seq delivered so far, for clients that are here; else at the room's head). */
+  join(keep: boolean): Promise<void> {
+    return this.#serially(async () => {
+      if (this.#record.registered && !keep) return;
+      const report = this.#deps.report();
+      const joined = await this.#deps.sequencer().join(report, keep ? this.#record.delivered : null);
+      this.#record = { delivered: joined.at, registered: true, key: joined.key };
+      this.roomCount = joined.count;
+      this.#reported = report.connections;
+      await this.#save();
+    });
+  }
+
+  /** Unregisters when no connection is left (so the idle shard receives nothing and may hibernate). */
+  leave(): Promise<void> {
+    return this.#serially(async () => {
+      const report = this.#deps.report();
+      if (!this.#record.registered || report.connections > 0) return;
+      await this.#deps.sequencer().leave(report.name);
+      this.#record = { ...this.#record, registered: false };
+      await this.#save();
+    });
+  }
+
+  /** The connection count changed: reported after `countMs` (one report for the changes meanwhile). */
+  countChanged(): void {
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      const report = this.#deps.report();
+      if (!this.#record.registered || report.connections === this.#reported || report.connections === 0) return;
+      this.#reported = report.connections;
+      this.#deps
+        .sequencer()
+        .report(report)
+        .then((count) => (this.roomCount = count))
+        .catch((error: unknown) => console.warn("dokit: a room shard failed to report its connections", error));
+    }, this.#deps.countMs);
+  }
+
+  #serially(work: () => Promise<void>): Promise<void> {
+    const next = this.#serial.then(work);
+    this.#serial = next.catch(() => {});
+    return next;
+  }
+
+  #save(): Promise<void> {
+    return this.#deps.storage.put(RECORD, this.#record);
+  }
+}

@@ -1,0 +1,175 @@
+import type { Connection } from "../lifecycle/connection";
+import { utf8Length } from "../lifecycle/wire";
+import type { OutgoingMessage, Published } from "./types";
+
+/** Options of a publish (`RoomShard.publish`, `publishToRoom`). */
+export interface RoomPublishOptions {
+  /** Connection ids left out, room-wide. */
+  except?: string | readonly string[];
+  /** Only connections with this tag, room-wide. */
+  tag?: string;
+}
+
+/** @returns the filters of a publish, as a message carries them */
+export function filters(options: RoomPublishOptions): Pick<OutgoingMessage, "except" | "tag"> {
+  const except = options.except === undefined ? undefined : typeof options.except === "string" ? [options.except] : [...options.except];
+  return { ...(except?.length && { except }), ...(options.tag !== undefined && { tag: options.tag }) };
+}
+
+/** The longest message id a client may give. */
+const MAX_ID = 128;
+
+/**
+ * Reads a client's publish frame `{"type":"dokit_room_publish","id","data"}`.
+ * @returns its id and body as JSON text, or why it is refused (a string)
+ */
+export function readPublish(frame: Record<string, unknown>, maxBytes: number): { id: string; data: string } | string {
+  const id = frame.id;
+  if (typeof id !== "string" || id.length === 0 || id.length > MAX_ID) return `id must be a string of 1 to ${MAX_ID} characters`;
+  const data = Object.hasOwn(frame, "data") ? JSON.stringify(frame.data) : undefined;
+  if (data === undefined) return "data is missing";
+  // A string of n characters is at most 3n bytes in UTF-8: most bodies need no count.
+  if (data.length * 3 > maxBytes && utf8Length(data) > maxBytes) return `data over ${maxBytes} bytes`;
+  return { id, data };
+}
+
+/** A message waiting to be ordered: who to tell its seq (a client's connection, or a server caller). */
+export interface Pending {
+  message: OutgoingMessage;
+  /** Its storage key (set by the outbox). */
+  key?: string;
+  /** The publishing connection: it gets the ack, or the failure. */
+  connection?: Connection;
+  /** A server-side publish: settled with the seq, or the failure. */
+  settle?: { resolve(seq: number): void; reject(error: unknown): void };
+}
+
+/** What the outbox needs of its shard. */
+export interface OutboxDeps {
+  /** Sends one batch to the sequencer. */
+  send(messages: OutgoingMessage[]): Promise<Published>;
+  /** A batch was ordered: tell each publisher its seq. */
+  taken(batch: readonly Pending[], seqs: readonly number[]): void;
+  /** A batch failed after every retry: tell each publisher. */
+  failed(batch: readonly Pending[], error: unknown): void;
+  /** How long publishes are gathered before a batch goes, in ms. */
+  batchMs: number;
+  /** Where waiting messages are kept until the sequencer has taken them (`undefined`: in memory only). */
+  storage: DurableObjectStorage | undefined;
+}
+
+const PREFIX = "__dokit_room_out:";
+
+/** The most messages one batch carries, and (about) the most bytes of their bodies. */
+const MAX_BATCH = 256;
+const MAX_BATCH_BYTES = 512 * 1024;
+/** The waits before each retry of a batch the sequencer did not answer (4 tries in about 2.6 s). */
+const RETRY_MS = [100, 500, 2000];
+
+/**
+ * A shard's publishes on their way to the sequencer: gathered for `batchMs`, sent as one batch,
+ * ONE batch in flight at a time (so one publisher's messages are ordered as sent), retried with the
+ * same messages when a call fails (the sequencer deduplicates them by publisher and id).
+ * Waiting messages are held in memory: a client resends, in order, what was not acknowledged when it
+ * reconnects. With `storage`, each is also stored until the sequencer has taken it, so a shard reset
+ * with messages waiting sends them first, in order, when it next runs (`load`), at one storage
+ * write per message.
+ */
+export class Outbox {
+  readonly #deps: OutboxDeps;
+  readonly #queue: Pending[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #sending = false;
+  /** Messages in the batch being sent. */
+  #inFlight = 0;
+  /** The number of the next stored message (its key sorts after every stored one). */
+  #next = 0;
+
+  constructor(deps: OutboxDeps) {
+    this.#deps = deps;
+  }
+
+  /** @returns how many messages wait (not yet acknowledged) */
+  get waiting(): number {
+    return this.#queue.length + this.#inFlight;
+  }
+
+  /**
+   * Reads the messages a reset left waiting, ahead of any new one (call once, before the first add).
+   * @returns them, for the shard to find their publishers' connections
+   */
+  async load(): Promise<Pending[]> {
+    if (!this.#deps.storage) return [];
+    const stored = await this.#deps.storage.list<OutgoingMessage>({ prefix: PREFIX });
+    const found: Pending[] = [];
+    for (const [key, message] of stored) found.push({ key, message });
+    const last = found.at(-1)?.key;
+    this.#next = last === undefined ? 0 : Number(last.slice(PREFIX.length)) + 1;
+    this.#queue.unshift(...found);
+    this.#schedule();
+    return found;
+  }
+
+  /** Keeps a message (when stored, not awaited: the output gate holds its ack until the write is durable) and schedules its batch. */
+  add(pending: Pending): void {
+    if (this.#deps.storage) {
+      pending.key = PREFIX + String(this.#next++).padStart(15, "0");
+      void this.#deps.storage.put(pending.key, pending.message);
+    }
+    this.#queue.push(pending);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#timer || this.#sending || !this.#queue.length) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#flush();
+    }, this.#deps.batchMs);
+  }
+
+  async #flush(): Promise<void> {
+    this.#sending = true;
+    const batch = this.#take();
+    this.#inFlight = batch.length;
+    try {
+      const messages = batch.map((pending) => pending.message);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const published = await this.#deps.send(messages);
+          this.#forget(batch);
+          this.#deps.taken(batch, published.seqs);
+          break;
+        } catch (error) {
+          const wait = RETRY_MS[attempt];
+          if (wait === undefined) {
+            this.#forget(batch);
+            this.#deps.failed(batch, error);
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, wait));
+        }
+      }
+    } finally {
+      this.#sending = false;
+      this.#inFlight = 0;
+      this.#schedule();
+    }
+  }
+
+  #forget(batch: readonly Pending[]): void {
+    if (this.#deps.storage) void this.#deps.storage.delete(batch.flatMap((pending) => (pending.key === undefined ? [] : [pending.key])));
+  }
+
+  /** @returns the next batch, cut at MAX_BATCH messages or MAX_BATCH_BYTES (always at least one) */
+  #take(): Pending[] {
+    let bytes = 0;
+    let count = 0;
+    for (const pending of this.#queue) {
+      bytes += pending.message.data.length;
+      if (count > 0 && (count >= MAX_BATCH || bytes > MAX_BATCH_BYTES)) break;
+      count++;
+    }
+    return this.#queue.splice(0, count);
+  }
+}

@@ -1,0 +1,38 @@
+// The frames a shard sends its clients, built as text once per message (the body is JSON text already).
+
+import type { Connection } from "../lifecycle/connection";
+import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_GAP, ROOM_WELCOME } from "../protocol/frames";
+import type { RoomMessage } from "./types";
+
+/** @returns `{"type":"dokit_room","seq","from"?,"data"}` */
+export function messageFrame(message: RoomMessage): string {
+  const from = message.from === undefined ? "" : `,"from":${JSON.stringify(message.from)}`;
+  return `{"type":"${ROOM}","seq":${message.seq}${from},"data":${message.data}}`;
+}
+
+/** @returns `{"type":"dokit_room_gap","from","to"}` */
+export function gapFrame(gap: { from: number; to: number }): string {
+  return `{"type":"${ROOM_GAP}","from":${gap.from},"to":${gap.to}}`;
+}
+
+/** @returns `{"type":"dokit_room_ack","id","seq"}` */
+export function ackFrame(id: string, seq: number): string {
+  return `{"type":"${ROOM_ACK}","id":${JSON.stringify(id)},"seq":${seq}}`;
+}
+
+/** @returns `{"type":"dokit_room_welcome","room","shard","seq","count"}` */
+export function welcomeFrame(room: string, shard: number, seq: number, count: number): string {
+  return JSON.stringify({ type: ROOM_WELCOME, room, shard, seq, count });
+}
+
+/** @returns a `dokit_error` frame with a rooms code (and the publish's id, when there is one) */
+export function roomErrorFrame(code: "ROOM_REJECTED" | "ROOM_PUBLISH_FAILED", error: string, id?: unknown): string {
+  return JSON.stringify({ type: DOKIT_ERROR, code, error, ...(typeof id === "string" && { id }) });
+}
+
+/** @returns whether `message` is for `connection` (its room-wide `tag` and `except` filters) */
+export function reaches(message: RoomMessage, connection: Connection): boolean {
+  // The first entry of `tags` is the connection's id, which is no tag.
+  if (message.tag !== undefined && connection.tags.indexOf(message.tag, 1) < 1) return false;
+  return !message.except?.includes(connection.id);
+}

@@ -1,0 +1,170 @@
+import { DurableObject } from "cloudflare:workers";
+import { DokitError } from "../lifecycle/errors";
+import { utf8Length } from "../lifecycle/wire";
+import type { RoomsErrorCode } from "./errors";
+import { type Fanout, FlatFanout } from "./fanout";
+import { RoomLog } from "./log";
+import { Members } from "./members";
+import type { Joined, LogRange, OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
+
+/** Options of {@link RoomSequencer} (pass them from a subclass's constructor). */
+export interface RoomSequencerOptions {
+  /** The newest messages the replay log keeps: 1 to 1,000,000 (default 10,000). */
+  logMessages?: number;
+  /** How long the replay log keeps a message, in seconds: 1 to 604,800 (default 3,600). */
+  logSeconds?: number;
+  /** The first retry of a failed delivery, in ms (doubled per failure, at most 60 s): 10 to 60,000 (default 1,000). */
+  retryMs?: number;
+  /** The most messages one delivery or one `since` answer carries: 1 to 10,000 (default 500). */
+  batchLimit?: number;
+  /**
+   * How soon a change of the room-wide count goes to every shard, in ms: 10 to 60,000 (default 1,000).
+   * Changes in that time go out together, one call per shard.
+   */
+  countMs?: number;
+}
+
+const MAX_RETRY_MS = 60_000;
+/** The largest message body the log takes, in UTF-8 bytes: one row, well under SQLite's 2 MB. */
+const MAX_DATA_BYTES = 1_048_576;
+
+/**
+ * The room's sequencer: one object per room (named after the room) that gives every message of the
+ * room its place in one total order, keeps a bounded replay log, and delivers each message to every
+ * shard that has clients, at least once. Re-export it from your Worker and bind it as a SQLite class:
+ *
+ * ```jsonc
+ * { "name": "ROOM_SEQUENCER", "class_name": "RoomSequencer" }   // durable_objects.bindings
+ * ```
+ * Its methods are called by `RoomShard` and `publishToRoom`, not by application code.
+ */
+export class RoomSequencer extends DurableObject<object> implements SequencerApi {
+  readonly #log: RoomLog;
+  readonly #members: Members;
+  readonly #fanout: Fanout;
+  readonly #retryMs: number;
+  readonly #limit: number;
+  readonly #countMs: number;
+  #counting: ReturnType<typeof setTimeout> | undefined;
+  /** Set once this instance knows an alarm is pending (the alarm retries deliveries). */
+  #armed = false;
+
+  /**
+   * @param options - the log window, retries and batch limit
+   * @throws DokitError INVALID_ARGUMENT for an option out of range
+   */
+  constructor(ctx: DurableObjectState, env: object, options: RoomSequencerOptions = {}) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    this.#log = new RoomLog(sql, {
+      messages: inRange("logMessages", options.logMessages ?? 10_000, 1, 1_000_000),
+      ms: inRange("logSeconds", options.logSeconds ?? 3600, 1, 604_800) * 1000,
+    });
+    this.#members = new Members(sql);
+    this.#retryMs = inRange("retryMs", options.retryMs ?? 1000, 10, MAX_RETRY_MS);
+    this.#limit = inRange("batchLimit", options.batchLimit ?? 500, 1, 10_000);
+    this.#countMs = inRange("countMs", options.countMs ?? 1000, 10, 60_000);
+    this.#fanout = new FlatFanout({ env, log: this.#log, members: this.#members, key: () => this.#key(), limit: this.#limit });
+  }
+
+  /**
+   * Registers a shard that has clients. `delivered`: the last seq its clients were sent (a shard that
+   * had none passes `null` and starts at the head: its new clients join now).
+   */
+  async join(shard: ShardReport, delivered: number | null): Promise<Joined> {
+    const head = this.#log.head;
+    const at = delivered === null ? head : Math.min(Math.max(0, delivered), head);
+    const before = this.#members.count;
+    this.#members.join(shard, at);
+    this.#countChanged(before);
+    if (at < head) await this.#deliverSoon();
+    return { at, key: this.#key(), count: this.#members.count };
+  }
+
+  /** Unregisters a shard whose last client left: it receives nothing until it joins again. */
+  async leave(name: string): Promise<void> {
+    const before = this.#members.count;
+    this.#members.leave(name);
+    this.#countChanged(before);
+  }
+
+  /** Records a shard's connection count. @returns the room-wide count */
+  async report(shard: ShardReport): Promise<number> {
+    const before = this.#members.count;
+    this.#members.report(shard);
+    this.#countChanged(before);
+    return this.#members.count;
+  }
+
+  /**
+   * Orders a batch (one SQLite transaction: dedup, seqs, log, trim), then delivers it to every shard.
+   * @param shard - the publishing shard (its count is recorded), or `null` for the Worker and shards without clients
+   * @returns each message's seq, the room-wide count, and whether the shard is registered
+   * @throws DokitError INVALID_ARGUMENT for a body over 1 MiB as JSON (nothing of the batch is taken)
+   */
+  async publish(shard: ShardReport | null, messages: OutgoingMessage[]): Promise<Published> {
+    for (const message of messages) {
+      if (message.data.length * 3 > MAX_DATA_BYTES && utf8Length(message.data) > MAX_DATA_BYTES) {
+        throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `a room message is over ${MAX_DATA_BYTES} bytes as JSON (one row of the log holds it)`);
+      }
+    }
+    const now = Date.now();
+    const seqs = this.ctx.storage.transactionSync(() => this.#log.append(messages, now));
+    const before = this.#members.count;
+    const registered = shard ? this.#members.report(shard) : false;
+    this.#countChanged(before);
+    await this.#deliverSoon();
+    return { seqs, count: this.#members.count, registered };
+  }
+
+  /** @returns the log after `after`: the gap the window made, if any, then up to `limit` messages */
+  async since(after: number, limit?: number): Promise<LogRange> {
+    return this.#log.range(after, Math.min(limit ?? this.#limit, this.#limit));
+  }
+
+  /** Retries the deliveries that failed, or never ran (the object was reset meanwhile). */
+  override async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    this.#armed = false;
+    if (await this.#fanout.settle()) return;
+    const failures = Math.max(1, ...this.#members.behind(this.#log.head).map((member) => member.failures), info?.retryCount ?? 0);
+    await this.ctx.storage.setAlarm(Date.now() + Math.min(this.#retryMs * 2 ** (failures - 1), MAX_RETRY_MS));
+    this.#armed = true;
+  }
+
+  /**
+   * Arms the alarm before delivering, so a delivery that fails, or that a reset of this object cuts
+   * short, is retried; a fan-out that catches every shard up leaves no alarm (an idle room costs nothing).
+   */
+  async #deliverSoon(): Promise<void> {
+    if (!this.#members.any()) return;
+    if (!this.#armed) {
+      if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + this.#retryMs);
+      this.#armed = true;
+    }
+    this.#fanout.kick();
+  }
+
+  /** The room-wide count changed: every shard hears of it within `countMs` (one delivery each for the changes meanwhile). */
+  #countChanged(before: number): void {
+    if (this.#members.count === before || this.#counting) return;
+    this.#counting = setTimeout(() => {
+      this.#counting = undefined;
+      this.#fanout.announce();
+    }, this.#countMs);
+  }
+
+  /** @returns the room's key (made once): deliveries carry it, and shards accept no delivery without it */
+  #key(): string {
+    let key = this.#log.meta("key");
+    if (key === undefined) this.#log.setMeta("key", (key = crypto.randomUUID()));
+    return key;
+  }
+}
+
+/** @returns `value` when it is an integer from `min` to `max` @throws DokitError INVALID_ARGUMENT otherwise */
+function inRange(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `RoomSequencer: ${name} must be an integer from ${min} to ${max} (got ${String(value)})`);
+  }
+  return value;
+}

@@ -1,0 +1,114 @@
+import type { Connection } from "../lifecycle/connection";
+import { trySend } from "../lifecycle/wire";
+import type { WebSockets } from "../websockets/websockets";
+import type { Cursors } from "./cursors";
+import type { Membership } from "./membership";
+import { gapFrame, messageFrame, reaches } from "./room-frames";
+import { KEY_HEADER } from "./names";
+import type { Delivered, Delivery, RoomMessage, SequencerApi } from "./types";
+
+/** What the delivery side of a shard reads and updates. */
+export interface ShardDeliveryDeps {
+  webSockets: WebSockets;
+  cursors: Cursors;
+  membership: Membership;
+  sequencer(): SequencerApi;
+}
+
+const OPEN = 1;
+
+/**
+ * How room messages reach a shard's clients: the sequencer's deliveries (each message once, in seq
+ * order, what the shard missed pulled from the log first) and a resuming client's catch-up.
+ */
+export class ShardDelivery {
+  readonly #deps: ShardDeliveryDeps;
+  /** Deliveries, one at a time. */
+  #delivering: Promise<unknown> = Promise.resolve();
+
+  constructor(deps: ShardDeliveryDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Sends a resuming connection what it missed after `since`, from the sequencer's log, then makes it
+   * live. Live messages skip it meanwhile; it loops until it has passed what the shard delivered.
+   */
+  async catchUp(connection: Connection, since: number): Promise<void> {
+    const cursors = this.#deps.cursors;
+    let at = since;
+    cursors.hold(connection.id, at, true);
+    for (let failures = 0; connection.readyState === OPEN; ) {
+      let range;
+      try {
+        range = await this.#deps.sequencer().since(at);
+      } catch (error) {
+        console.warn(`dokit: a room shard failed to fetch missed messages for ${connection.id}; retrying`, error);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures++, 5000)));
+        continue;
+      }
+      if (connection.readyState !== OPEN) break;
+      if (range.gap) trySend(connection, gapFrame(range.gap));
+      for (const message of range.messages) if (reaches(message, connection)) trySend(connection, messageFrame(message));
+      at = range.last;
+      const delivered = this.#deps.membership.record.delivered;
+      if (!range.more && delivered <= at) return cursors.release(connection.id, at, delivered);
+      cursors.hold(connection.id, at, true);
+    }
+    cursors.drop(connection.id);
+  }
+
+  /**
+   * Answers a delivery from the sequencer: `POST /__dokit_room/deliver` with the room's key (anything
+   * else, or a shard that is no member, gets 410 and is unregistered by the sequencer).
+   */
+  async answer(request: Request, connections: () => number): Promise<Response> {
+    // A join or leave in flight decides whether this shard is a member.
+    await this.#deps.membership.settled();
+    const record = this.#deps.membership.record;
+    if (request.method !== "POST" || !record.registered || request.headers.get(KEY_HEADER) !== record.key) {
+      return new Response("not a member of the room", { status: 410 });
+    }
+    // SAFETY: only the sequencer knows the key, and it sends a Delivery.
+    const delivery = (await request.json()) as Delivery;
+    this.#deps.membership.roomCount = delivery.count;
+    const next = this.#delivering.then(() => this.take(delivery));
+    this.#delivering = next.catch(() => {});
+    await next;
+    const answer: Delivered = { delivered: this.#deps.membership.record.delivered, connections: connections() };
+    return Response.json(answer);
+  }
+
+  /** Sends a delivery's new messages, after pulling the ones before it that this shard missed. */
+  async take(delivery: Delivery): Promise<void> {
+    const first = delivery.messages[0]?.seq ?? delivery.head + 1;
+    const record = () => this.#deps.membership.record;
+    while (record().delivered < Math.min(first - 1, delivery.head)) {
+      const before = record().delivered;
+      const range = await this.#deps.sequencer().since(before);
+      this.#send(range.messages, range.last, range.gap);
+      if (record().delivered <= before) throw new Error("the sequencer's log did not move this shard on");
+    }
+    const fresh = delivery.messages.filter((message) => message.seq > record().delivered);
+    if (fresh.length) this.#send(fresh, (fresh.at(-1) as RoomMessage).seq);
+  }
+
+  /** Sends messages (and a gap) to every live connection they reach, and stores how far the shard is. */
+  #send(messages: readonly RoomMessage[], last: number, gap?: { from: number; to: number }): void {
+    if (last <= this.#deps.membership.record.delivered) return;
+    this.#deps.membership.delivered(last);
+    const cursors = this.#deps.cursors;
+    const connections = [...this.#deps.webSockets.getConnections()];
+    if (gap) {
+      const frame = gapFrame(gap);
+      for (const connection of connections) if (cursors.wants(connection.id, gap.to)) trySend(connection, frame);
+    }
+    for (const message of messages) {
+      const frame = messageFrame(message);
+      for (const connection of connections) {
+        if (cursors.wants(connection.id, message.seq) && reaches(message, connection)) trySend(connection, frame);
+      }
+    }
+    cursors.passed(last);
+  }
+}

@@ -1,0 +1,339 @@
+import type { Capability, Claims } from "../lifecycle/capability";
+import type { Connection } from "../lifecycle/connection";
+import { DokitError } from "../lifecycle/errors";
+import type { Lifecycle } from "../lifecycle/lifecycle";
+import { closeWith, trySend, utf8Length } from "../lifecycle/wire";
+import { CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
+import type { WebSockets } from "../websockets/websockets";
+import { Cursors } from "./cursors";
+import type { RoomsErrorCode } from "./errors";
+import { Membership } from "./membership";
+import { ShardDelivery } from "./shard-delivery";
+import { DELIVER_PATH, namespaceOf, parseShardName, stubOf } from "./names";
+import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./outbox";
+import { ackFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
+import type { OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
+
+/** Options of {@link RoomShard}. */
+export interface RoomShardOptions {
+  /** The object's WebSockets: its connections are the shard's clients (installed with the shard). */
+  webSockets: WebSockets;
+  /** The object's `env`, which holds both bindings. */
+  env: object;
+  /** The name of the binding this shard class is bound to (the router's `shards`): the sequencer delivers through it. */
+  shards: string;
+  /** The name of the binding of `RoomSequencer` (default `"ROOM_SEQUENCER"`). */
+  sequencer?: string;
+  /** How long publishes are gathered into one batch, in ms: 0 to 1,000 (default 10). */
+  batchMs?: number;
+  /** How soon a change in the shard's connection count is reported room-wide, in ms: 10 to 60,000 (default 1,000). */
+  countMs?: number;
+  /** The largest message body, as JSON, in UTF-8 bytes: 1 to 1,048,576 (default 65,536). */
+  maxMessageBytes?: number;
+  /**
+   * Stores each publish until the sequencer has taken it (one storage write per message), so a shard
+   * reset with a batch waiting sends it when it next runs, even for clients that do not resend.
+   * Default `false`: waiting publishes are held in memory, and clients resend what was not acknowledged.
+   */
+  storeWaiting?: boolean;
+  /** Whether a connection may publish (its tags, its state…). Default: every connection may. */
+  canPublish?: (connection: Connection) => boolean;
+}
+
+const OPEN = 1;
+/** How long `drain()` waits for publishes still on their way to the sequencer. */
+const DRAIN_WAIT_MS = 5000;
+
+/**
+ * Makes a Durable Object one shard of a logical room spread over many objects. Clients connect
+ * (through `routeRoomRequest`) to a shard named `<room>#<index>`; what any of them publishes, and what
+ * server code publishes, reaches every connection of the room on every shard, once, in one total
+ * order given by the room's `RoomSequencer`. docs/rooms.md has the design and its guarantees.
+ *
+ * ```ts
+ * readonly webSockets = new WebSockets();
+ * readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "CHAT_SHARD" });
+ * readonly lifecycle = Lifecycle.install(this).use(this.room);
+ * ```
+ */
+export class RoomShard implements Capability {
+  readonly capabilityName = "RoomShard";
+  readonly #options: RoomShardOptions;
+  readonly #batchMs: number;
+  readonly #countMs: number;
+  readonly #maxBytes: number;
+  #lifecycle: Lifecycle | undefined;
+  #cursors: Cursors | undefined;
+  #outbox: Outbox | undefined;
+  #membership: Membership | undefined;
+  #delivery: ShardDelivery | undefined;
+  #loading: Promise<void> | undefined;
+
+  /**
+   * @param options - the WebSockets, env, binding names, batching and bounds
+   * @throws DokitError INVALID_ARGUMENT for a bound out of range
+   */
+  constructor(options: RoomShardOptions) {
+    this.#options = options;
+    this.#batchMs = inRange("batchMs", options.batchMs ?? 10, 0, 1000);
+    this.#countMs = inRange("countMs", options.countMs ?? 1000, 10, 60_000);
+    this.#maxBytes = inRange("maxMessageBytes", options.maxMessageBytes ?? 65_536, 1, 1_048_576);
+  }
+
+  attach(claims: Claims): void {
+    const lifecycle = (this.#lifecycle = claims.lifecycle);
+    namespaceOf(this.#options.env, this.#options.shards, "RoomShard shards");
+    namespaceOf(this.#options.env, this.#sequencerBinding, "RoomShard sequencer");
+    this.#cursors = new Cursors(lifecycle.ctx.storage);
+    this.#membership = new Membership({
+      storage: lifecycle.ctx.storage,
+      sequencer: () => this.#sequencer(),
+      report: () => this.#report(),
+      countMs: this.#countMs,
+    });
+    this.#delivery = new ShardDelivery({ webSockets: this.#options.webSockets, cursors: this.#cursors, membership: this.#membership, sequencer: () => this.#sequencer() });
+    this.#outbox = new Outbox({
+      batchMs: this.#batchMs,
+      storage: this.#options.storeWaiting ? lifecycle.ctx.storage : undefined,
+      send: (messages) => this.#publishBatch(messages),
+      taken: (batch, seqs) => batch.forEach((pending, i) => this.#acknowledge(pending, seqs[i] as number)),
+      failed: (batch, error) => batch.forEach((pending) => this.#fail(pending, error)),
+    });
+    const sockets = this.#options.webSockets;
+    sockets.use({
+      onConnect: (connection, ctx) => this.#connected(connection, ctx.request),
+      onClose: (connection) => this.#closed(connection),
+    });
+    claims.use(sockets);
+    // {"type":"dokit_room_publish","id":<string>,"data":<json>} from any connection.
+    claims.frame(ROOM_PUBLISH, (connection, frame) => this.#publishFrame(connection, frame));
+    // POST /__dokit_room/deliver from the sequencer, with the room's key.
+    claims.route(DELIVER_PATH, (request) => this.#deliverRoute(request));
+  }
+
+  /** The room this shard belongs to (its object name without `#<index>`). */
+  get room(): string {
+    return parseShardName(this.#installed.name).room;
+  }
+
+  /** This shard's index in the room. */
+  get index(): number {
+    return parseShardName(this.#installed.name).index;
+  }
+
+  /** @returns the room-wide connection count, as last heard from the sequencer (see docs/rooms.md for how stale) */
+  count(): number {
+    return this.#member.roomCount;
+  }
+
+  /** @returns how many publishes wait for the sequencer (gathered into a batch, or in the batch being sent) */
+  waiting(): number {
+    return this.#outboxOf().waiting;
+  }
+
+  /** @returns what keeps the object in memory: publishes waiting for the sequencer, one line (else none) */
+  keepsAwake(): string[] {
+    const waiting = this.waiting();
+    return waiting ? [`rooms: ${waiting} publish(es) waiting for the room's sequencer`] : [];
+  }
+
+  /**
+   * Publishes to the whole room from server code, batched with the shard's other publishes.
+   * @returns the message's seq, once the sequencer has ordered it
+   * @throws DokitError INVALID_ARGUMENT for a value that is not JSON or over `maxMessageBytes`; rejects with ROOM_PUBLISH_FAILED when the sequencer cannot be reached
+   */
+  publish(data: unknown, options: RoomPublishOptions = {}): Promise<number> {
+    const json = JSON.stringify(data);
+    if (json === undefined) throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", "RoomShard.publish: the data is not JSON");
+    if (json.length * 3 > this.#maxBytes && utf8Length(json) > this.#maxBytes) {
+      throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `RoomShard.publish: the data is over maxMessageBytes (${this.#maxBytes} bytes as JSON)`);
+    }
+    const message: OutgoingMessage = { id: crypto.randomUUID(), data: json, ...filters(options) };
+    return new Promise((resolve, reject) => {
+      this.#load().then(() => this.#outboxOf().add({ message, settle: { resolve, reject } }), reject);
+    });
+  }
+
+  /**
+   * Drains this shard, to take it out of the room (lower the router's `shardCount` first, so the
+   * shard is no longer chosen): waits for its publishes to reach the sequencer, closes every
+   * connection with 3009 (clients reconnect through the router to a shard that stays, and resume
+   * with `since`), leaves the room, and resets the instance 100 ms later, so real clients see their
+   * close complete (a close issued outside a WebSocket event completes only then).
+   * @returns how many connections were closed
+   */
+  async drain(): Promise<number> {
+    await this.#load();
+    for (let waited = 0; this.waiting() > 0 && waited < DRAIN_WAIT_MS; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    let closed = 0;
+    for (const connection of [...this.#options.webSockets.getConnections()]) {
+      closeWith(connection, CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON);
+      closed++;
+    }
+    await this.#member.leave();
+    const ctx = this.#installed.ctx;
+    setTimeout(() => ctx.abort("dokit: room shard drained"), 100);
+    return closed;
+  }
+
+  // ---------------------------------------------------------------- clients
+
+  async #connected(connection: Connection, request: Request): Promise<void> {
+    const cursors = this.#cursorsOf();
+    // Out of live messages until it has its welcome (and its catch-up).
+    cursors.hold(connection.id, 0, false);
+    const raw = new URL(request.url).searchParams.get(ROOM_SINCE_PARAM);
+    const since = raw !== null && /^\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+    try {
+      await this.#load();
+      if (!this.#member.record.registered) await this.#member.join(false);
+    } catch (error) {
+      cursors.drop(connection.id);
+      throw error;
+    }
+    const delivered = this.#member.record.delivered;
+    trySend(connection, welcomeFrame(this.room, this.index, delivered, this.#member.roomCount));
+    if (raw !== null && since === undefined) trySend(connection, roomErrorFrame("ROOM_REJECTED", "since must be a seq: a whole number"));
+    // Behind the shard: caught up from the log. Else live (with a floor when ahead of the shard's deliveries).
+    if (since !== undefined && since < delivered) void this.#deliveryOf().catchUp(connection, since);
+    else cursors.release(connection.id, since ?? delivered, delivered);
+    this.#member.countChanged();
+  }
+
+  #closed(connection: Connection): void {
+    this.#cursorsOf().drop(connection.id);
+    this.#member.countChanged();
+    if (this.#connectionCount(connection) === 0) void this.#member.leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
+  }
+
+
+  async #publishFrame(connection: Connection, frame: Record<string, unknown>): Promise<void> {
+    let read = readPublish(frame, this.#maxBytes);
+    if (typeof read !== "string" && this.#options.canPublish && !this.#allowed(connection)) read = "This connection may not publish";
+    if (typeof read === "string") return void trySend(connection, roomErrorFrame("ROOM_REJECTED", read, frame.id));
+    // After the messages a reset left waiting (storeWaiting): one publisher's messages keep their order.
+    await this.#load();
+    this.#outboxOf().add({ message: { from: connection.id, id: read.id, data: read.data }, connection });
+  }
+
+  /** @returns whether `canPublish` lets the connection publish (one that throws says no, and is logged) */
+  #allowed(connection: Connection): boolean {
+    try {
+      return this.#options.canPublish?.(connection) === true;
+    } catch (error) {
+      console.error("dokit: RoomShard's canPublish threw; the publish is refused", error);
+      return false;
+    }
+  }
+
+  #acknowledge(pending: Pending, seq: number): void {
+    const connection = this.#publisherOf(pending);
+    if (connection) trySend(connection, ackFrame(pending.message.id, seq));
+    pending.settle?.resolve(seq);
+  }
+
+  #fail(pending: Pending, error: unknown): void {
+    console.error("dokit: a room shard could not publish to its room's sequencer", error);
+    const connection = this.#publisherOf(pending);
+    if (connection) {
+      trySend(connection, roomErrorFrame("ROOM_PUBLISH_FAILED", "The room did not take the message; send it again", pending.message.id));
+    }
+    pending.settle?.reject(new DokitError<RoomsErrorCode>("ROOM_PUBLISH_FAILED", "the room's sequencer did not take the message", { cause: error }));
+  }
+
+  /** @returns the open connection that published a message (found by id for one a reset left waiting), if any */
+  #publisherOf(pending: Pending): Connection | undefined {
+    if (pending.connection) return pending.connection.readyState === OPEN ? pending.connection : undefined;
+    return pending.message.from === undefined ? undefined : this.#options.webSockets.getConnection(pending.message.from);
+  }
+
+  // --------------------------------------------------------- the sequencer
+
+  async #publishBatch(messages: OutgoingMessage[]): Promise<Published> {
+    await this.#load();
+    const member = this.#member;
+    const registered = member.record.registered;
+    const published = await this.#sequencer().publish(registered ? this.#report() : null, messages);
+    member.roomCount = published.count;
+    // The sequencer no longer lists this shard (it was unreachable for a delivery): join again, keeping its place.
+    if (registered && !published.registered && member.record.registered) void member.join(true).catch(() => {});
+    return published;
+  }
+
+  // ------------------------------------------------------------ deliveries
+
+  async #deliverRoute(request: Request): Promise<Response> {
+    await this.#load();
+    return this.#deliveryOf().answer(request, () => this.#connectionCount());
+  }
+
+  // ------------------------------------------------------------------ inside
+
+  /** Reads the stored record once per instance, and resumes catch-ups a reset cut short. */
+  #load(): Promise<void> {
+    return (this.#loading ??= (async () => {
+      await this.#member.load();
+      await this.#outboxOf().load();
+      for (const [id, cursor] of await this.#cursorsOf().load()) {
+        const connection = this.#options.webSockets.getConnection(id);
+        if (!connection) this.#cursorsOf().drop(id);
+        else if (cursor.pending) void this.#deliveryOf().catchUp(connection, cursor.at);
+      }
+    })().catch((error: unknown) => {
+      this.#loading = undefined;
+      throw error;
+    }));
+  }
+
+  #report(): ShardReport {
+    return { name: this.#installed.name, binding: this.#options.shards, connections: this.#connectionCount() };
+  }
+
+  /** @returns the open connections (`closing`: one being closed, not counted) */
+  #connectionCount(closing?: Connection): number {
+    let count = 0;
+    for (const connection of this.#options.webSockets.getConnections()) if (connection !== closing) count++;
+    return count;
+  }
+
+  get #sequencerBinding(): string {
+    return this.#options.sequencer ?? "ROOM_SEQUENCER";
+  }
+
+  #sequencer(): SequencerApi {
+    return stubOf<SequencerApi>(namespaceOf(this.#options.env, this.#sequencerBinding, "RoomShard sequencer"), this.room);
+  }
+
+  get #installed(): Lifecycle {
+    if (!this.#lifecycle) throw new DokitError<RoomsErrorCode>("NOT_INSTALLED", "this RoomShard is not installed: Lifecycle.install(this).use(roomShard)");
+    return this.#lifecycle;
+  }
+
+  #cursorsOf(): Cursors {
+    if (!this.#cursors) void this.#installed;
+    return this.#cursors as Cursors;
+  }
+
+  get #member(): Membership {
+    if (!this.#membership) void this.#installed;
+    return this.#membership as Membership;
+  }
+
+  #deliveryOf(): ShardDelivery {
+    if (!this.#delivery) void this.#installed;
+    return this.#delivery as ShardDelivery;
+  }
+
+  #outboxOf(): Outbox {
+    if (!this.#outbox) void this.#installed;
+    return this.#outbox as Outbox;
+  }
+}
+
+/** @returns `value` when it is an integer from `min` to `max` @throws DokitError INVALID_ARGUMENT otherwise */
+function inRange(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `RoomShard: ${name} must be an integer from ${min} to ${max} (got ${String(value)})`);
+  }
+  return value;
+}

@@ -1,0 +1,95 @@
+// What travels between a room's objects (shards, the sequencer, the Worker). Message bodies stay
+// JSON text end to end: parsed once where they enter (a client's frame), never again.
+
+/** A message on its way to the sequencer. */
+export interface OutgoingMessage {
+  /** The publishing connection's id; absent for messages published by server code. */
+  from?: string;
+  /** The publisher's id for the message: (from, id) is deduplicated within the log window. */
+  id: string;
+  /** The body, as JSON text. */
+  data: string;
+  /** Connection ids left out, room-wide. */
+  except?: string[];
+  /** Only connections with this tag, room-wide. */
+  tag?: string;
+}
+
+/** A message in the room's order. */
+export interface RoomMessage {
+  /** Its room-wide sequence number (1, 2, 3, … with no holes). */
+  seq: number;
+  from?: string;
+  data: string;
+  except?: string[];
+  tag?: string;
+}
+
+/** What a shard tells the sequencer about itself with each call. */
+export interface ShardReport {
+  /** The shard's object name (`<room>#<index>`). */
+  name: string;
+  /** The name of the Durable Object binding the shard's class is bound to: the sequencer delivers through `env[binding]`. */
+  binding: string;
+  /** Its open connections. */
+  connections: number;
+}
+
+/** The sequencer's answer to a join. */
+export interface Joined {
+  /** The seq the shard is registered at: deliveries bring everything after it. */
+  at: number;
+  /** The key the sequencer's deliveries carry: the shard accepts no delivery without it. */
+  key: string;
+  /** The room-wide connection count. */
+  count: number;
+}
+
+/** The sequencer's answer to a publish. */
+export interface Published {
+  /** The seq of each message, in the order given (a duplicate gets its first seq). */
+  seqs: number[];
+  /** The room-wide connection count. */
+  count: number;
+  /** `false` when the publishing shard is not registered (it then joins again). */
+  registered: boolean;
+}
+
+/** A range of the log (the sequencer's answer to `since`). */
+export interface LogRange {
+  /** Seqs after the asked one that the log no longer holds, if any. */
+  gap?: { from: number; to: number };
+  /** The messages after the asked seq (and after the gap), in order. */
+  messages: RoomMessage[];
+  /** The last seq this answer covers: ask again after it when `more`. */
+  last: number;
+  /** Whether the log holds more after `last` (the answer was cut at its limit). */
+  more: boolean;
+}
+
+/** A delivery from the sequencer to a shard (the body of its request). */
+export interface Delivery {
+  /** New messages, in order (possibly none: `head` then says the shard is behind a trimmed log). */
+  messages: RoomMessage[];
+  /** The room's last seq when the delivery was made. */
+  head: number;
+  /** The room-wide connection count. */
+  count: number;
+}
+
+/** A shard's answer to a delivery. */
+export interface Delivered {
+  /** The last seq the shard has sent its clients. */
+  delivered: number;
+  /** Its open connections. */
+  connections: number;
+}
+
+/** The sequencer's methods a shard and the Worker call (over DO RPC). */
+export interface SequencerApi {
+  join(shard: ShardReport, delivered: number | null): Promise<Joined>;
+  leave(name: string): Promise<void>;
+  report(shard: ShardReport): Promise<number>;
+  publish(shard: ShardReport | null, messages: OutgoingMessage[]): Promise<Published>;
+  since(after: number, limit?: number): Promise<LogRange>;
+}

@@ -1,0 +1,191 @@
+// Accepting a hibernating WebSocket: the connection id, the per-connection decisions (tags,
+// readonly, protocol), one open connection per id, the runtime's heartbeat answer, the connect
+// sequence (connect frames, then `onConnect`) and the refusal of a connection that fails while
+// opening. The Cap'n Web transport reuses the id, the decisions and the connect sequence through
+// its handle (transport-host.ts).
+import type { Connection, ConnectionContext } from "../lifecycle/connection";
+import { refuseUpgrade } from "../lifecycle/refuse";
+import {
+  CLOSE_INVALID_ID,
+  CLOSE_OPEN_FAILED,
+  CLOSE_REPLACED,
+  CONNECTION_ID_PARAM,
+  HEARTBEAT_PING,
+  HEARTBEAT_PONG,
+  INVALID_ID_REASON,
+  OPEN_FAILED_REASON,
+  REPLACED_REASON,
+} from "../protocol/frames";
+import { type ConnectionFlags, storeFlags } from "./attachment";
+import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
+import { handlerSetsWith, runHandlers } from "./handlers";
+import { ANSWERING, CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
+import { closeConnection, isOpen } from "./open-connections";
+import type { HeartbeatOptions, WebSocketHandlers, WebSocketsOptions } from "./options";
+import { connectFrames } from "./protocol-frames";
+import { connectionTags, idTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
+import type { WebSockets } from "./websockets";
+
+/** Accepts a WebSocket upgrade (not a Cap'n Web one): 101 with the socket, or an upgrade refused with a close code. */
+export async function accept(sockets: WebSockets, request: Request, url: URL): Promise<Response> {
+  const id = connectionId(request, url);
+  if (id === undefined) return refuseUpgrade(CLOSE_INVALID_ID, INVALID_ID_REASON);
+
+  const { 0: client, 1: server } = new WebSocketPair();
+  const ctx: ConnectionContext = { request };
+  const observer = sockets[DISPATCH]?.observer;
+  // `at`: when it opened (a disconnect's duration, a connection's age), kept only where events are installed.
+  const at = observer && Date.now();
+  const flags = connectionFlags(id, request, at);
+  const onConnect = handlerSetsWith(sockets, "onConnect");
+  // Nothing in the connect sequence receives the connection: the socket stays as the runtime made it (isPlain).
+  const plain = isPlain(sockets, onConnect);
+  // SAFETY: a plain socket is only sent to and compared by identity until its first event makes it a Connection.
+  const connection = plain ? (storeFlags(server, flags), server as Connection) : initConnection(server, flags);
+  let accepted = false;
+  try {
+    const tags = plain ? flags.tags : await decide(sockets[OPTIONS], connection, ctx);
+    // No await between the replacement and the accept: one id, one open connection.
+    replace(sockets, id);
+    installedOn(sockets).ctx.acceptWebSocket(server, runtimeTags(tags));
+    accepted = true;
+    // Set in the same turn as the accept: no ping can arrive before it.
+    const heartbeat = sockets[OPTIONS].heartbeat;
+    if (heartbeat) await answerHeartbeat(sockets, heartbeat);
+    await greet(sockets, connection, ctx, plain, onConnect);
+  } catch (error) {
+    console.error(`dokit: connection ${id} failed while opening; refusing it with ${CLOSE_OPEN_FAILED}`, error);
+    observer?.error(installedOn(sockets), "connect", error, id, "connect:refused");
+    // SAFETY: its attachment is stored, so a plain socket becomes a Connection here.
+    return refuse(sockets, asConnection(server) as Connection, client, accepted);
+  }
+  observer?.emit("lifecycle", installedOn(sockets), "connect", { connectionId: id, began: at });
+  return new Response(null, { status: 101, webSocket: client });
+}
+
+/** @returns the connection id the client asked for (`_pk`) or a new one; `undefined` when the asked one is too long */
+export function connectionId(request: Request, url = new URL(request.url)): string | undefined {
+  const id = url.searchParams.get(CONNECTION_ID_PARAM) || crypto.randomUUID();
+  return id.length > MAX_ID_LENGTH ? undefined : id;
+}
+
+/**
+ * @returns a new connection's flags, at their defaults until decide() changes them. The page's
+ *   Origin is kept for other capabilities (McpClients), at most 256 characters (real ones are
+ *   short, a cut one matches no origin); `at` only where events are installed.
+ */
+export function connectionFlags(id: string, request: Request, at?: number): ConnectionFlags {
+  return { id, tags: [id], uri: request.url, readonly: false, protocol: true, at, origin: request.headers.get("origin")?.slice(0, 256) };
+}
+
+/**
+ * Makes the options' per-connection decisions (tags, readonly, protocol) and stores them in
+ * the attachment, which already holds the defaults (written again only when one differs).
+ * @returns the tags to accept the socket with
+ */
+export async function decide(options: WebSocketsOptions, connection: Connection, ctx: ConnectionContext): Promise<string[]> {
+  const tags = connectionTags(connection.id, options.getConnectionTags ? await options.getConnectionTags(connection, ctx) : []);
+  const readonly = (await options.readonly?.(connection, ctx)) === true;
+  // A connection of another wire (dokit/yjs) never speaks the protocol: it could not read a JSON frame.
+  const protocol = options.yjs?.serves(ctx.request) ? false : typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
+  if (tags.length > 1 || readonly || !protocol) updateFlags(connection, { tags, readonly, protocol });
+  return tags;
+}
+
+/**
+ * Whether a connection can open without becoming a Connection: nothing in its connect sequence
+ * receives it (no per-connection decision, no `onConnect`, no frame another capability adds,
+ * no events installed). A socket made a Connection (its prototype changed, its attachment kept
+ * on it) keeps its JavaScript object alive while the object is awake, about 0.2 KB of heap per
+ * connection (bench/README.md, "isolate heap per connection"); a plain socket becomes a
+ * Connection on its first event instead, as after a wake.
+ * @param onConnect - the handler sets that define `onConnect`
+ */
+function isPlain(sockets: WebSockets, onConnect: readonly WebSocketHandlers[]): boolean {
+  const options = sockets[OPTIONS];
+  const dispatch = tableOf(sockets);
+  return !(
+    onConnect.length ||
+    options.getConnectionTags ||
+    options.readonly ||
+    typeof options.protocol === "function" ||
+    dispatch.observer ||
+    dispatch.connectFrameSources[0]
+  );
+}
+
+/**
+ * Has the runtime answer the heartbeat ping with the pong itself, without waking the object,
+ * and arms the sweep, if any. The answer belongs to the object's socket manager, which
+ * outlives a hibernation while sockets are open (tested with evictDurableObject), so it is set
+ * when a socket is accepted, once per instance, never on the wake path.
+ */
+function answerHeartbeat(sockets: WebSockets, heartbeat: true | HeartbeatOptions): Promise<void> | undefined {
+  const options = heartbeat === true ? {} : heartbeat;
+  if (!sockets[ANSWERING]) {
+    installedOn(sockets).ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(options.ping ?? HEARTBEAT_PING, options.pong ?? HEARTBEAT_PONG));
+    sockets[ANSWERING] = true;
+  }
+  return options.sweep?.accepted();
+}
+
+/**
+ * Closes the open connection with this id, if any (4009 `Connection replaced`): a client that
+ * reconnects with its id (`_pk`) before the object noticed its old socket drop replaces it.
+ * One lookup in the platform's tag index, made once per upgrade.
+ */
+function replace(sockets: WebSockets, id: string): void {
+  replaceSocket(sockets, id);
+  sockets[LIVE]?.get(id)?.close(CLOSE_REPLACED, REPLACED_REASON);
+}
+
+/** Closes the open hibernating connection with this id, if any (see replace). */
+export function replaceSocket(sockets: WebSockets, id: string): void {
+  for (const ws of installedOn(sockets).ctx.getWebSockets(idTag(id))) {
+    // SAFETY: isOpen accepted only dokit sockets, which asConnection makes Connections.
+    if (isOpen(sockets, ws)) closeConnection(sockets, asConnection(ws) as Connection, CLOSE_REPLACED, REPLACED_REASON);
+  }
+}
+
+/**
+ * Sends the connect frames (out of broadcasts meanwhile), then runs the handler sets' `onConnect`.
+ * A plain socket (see isPlain) speaks the protocol (its flags are not read) and has no `onConnect` to run.
+ */
+export function greet(
+  sockets: WebSockets,
+  connection: Connection,
+  ctx: ConnectionContext,
+  plain: boolean,
+  onConnect: readonly WebSocketHandlers[],
+): Promise<void> | undefined {
+  sockets[CONNECTING] = connection;
+  try {
+    if (sockets[OPTIONS].protocol !== false && (plain || flagsOf(connection).protocol)) connectFrames(sockets, connection);
+  } finally {
+    sockets[CONNECTING] = undefined;
+  }
+  return runHandlers(sockets, connection, onConnect, (handlers) => handlers.onConnect?.(connection, ctx), ctx.request);
+}
+
+/**
+ * Answers an upgrade whose connect sequence failed: the client gets a socket
+ * that is already closed with 4500.
+ *
+ * workerd completes a server-initiated close of a hibernatable socket only
+ * when it is issued inside a WebSocket event (`webSocketMessage`, …): closed
+ * from `fetch`, a timer or an alarm, the client receives the close frame and
+ * answers it, but its TCP connection is never shut, so the client hangs in
+ * CLOSING. A non-hibernating socket closed in `fetch` completes at once. So
+ * the failed socket never reaches the client: it is closed and drained here
+ * (its client end is accepted in-process, so the object lists it no more),
+ * and the upgrade is answered with a fresh non-hibernating socket closed
+ * with 4500, which every client reports promptly.
+ */
+function refuse(sockets: WebSockets, connection: Connection, client: WebSocket, accepted: boolean): Response {
+  (sockets[REFUSED] ??= new WeakSet()).add(connection);
+  if (accepted) {
+    client.accept();
+    closeConnection(sockets, connection, CLOSE_OPEN_FAILED, OPEN_FAILED_REASON);
+  }
+  return refuseUpgrade(CLOSE_OPEN_FAILED, OPEN_FAILED_REASON);
+}

@@ -1,0 +1,66 @@
+// Scenario object for the presence client over real sockets (presence-client.test.ts).
+import { DurableObject } from "cloudflare:workers";
+import { capnweb } from "../src/capnweb";
+import { Lifecycle } from "../src/lifecycle";
+import { Presence } from "../src/presence";
+import { State } from "../src/state";
+import { type Connection, WebSockets } from "../src/websockets";
+import { evictRoute } from "./evict.route";
+
+declare global {
+  interface Env {
+    PresenceClientRoom: DurableObjectNamespace<PresenceClientRoom>;
+    PresenceClientSlowTick: DurableObjectNamespace<PresenceClientSlowTick>;
+  }
+}
+
+/** What the tests publish. */
+export type Cursor = { name: string; x?: number };
+
+/** Presence with a 128-byte bound and a required string `name`. */
+function cursors(tickMs: number): Presence<Cursor> {
+  return new Presence<Cursor>({
+    maxBytes: 128,
+    tickMs,
+    validate: (value) => {
+      if (typeof value?.name !== "string") throw new Error("a name is required");
+    },
+  });
+}
+
+/**
+ * Text messages: `kick` closes the sender with 1012 (so its client reconnects), `list` answers
+ * `list:<presence.list() as JSON>`; anything else comes back as `echo:<message>`.
+ */
+function handlers(presence: Presence<Cursor>) {
+  return {
+    onMessage: (connection: Connection, message: string | ArrayBuffer) => {
+      if (message === "kick") return connection.close(1012, "kicked");
+      if (message === "list") return connection.send(`list:${JSON.stringify(presence.list())}`);
+      connection.send(`echo:${String(message)}`);
+    },
+  };
+}
+
+/** Presence (`cursors`, a 16 ms tick) beside a synced State, on JSON and Cap'n Web sockets; messages as in `handlers`. */
+export class PresenceClientRoom extends DurableObject<Env> {
+  readonly board = new State<{ count: number }>({ initialState: { count: 0 } });
+  readonly presence = cursors(16);
+  readonly webSockets: WebSockets = new WebSockets({ state: this.board, presence: this.presence, handlers: handlers(this.presence), capnweb });
+  readonly lifecycle = Lifecycle.install(this).use(this.board).use(this.webSockets);
+}
+
+/** Presence with a 1 s tick, so a test can act inside one tick; messages as in `handlers`. */
+export class PresenceClientSlowTick extends DurableObject<Env> {
+  readonly presence = cursors(1000);
+  readonly webSockets: WebSockets = new WebSockets({ presence: this.presence, handlers: handlers(this.presence) });
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
+}
+
+/** Test-only: `POST /evict-presence-client/<name>` evicts that PresenceClientRoom (evict.route.ts). */
+export function presenceClientEvictRoute(request: Request, env: Env): Promise<Response | undefined> | undefined {
+  const url = new URL(request.url);
+  if (!url.pathname.startsWith("/evict-presence-client/")) return undefined;
+  url.pathname = url.pathname.replace("/evict-presence-client/", "/evict/");
+  return evictRoute(new Request(url, request), env.PresenceClientRoom);
+}

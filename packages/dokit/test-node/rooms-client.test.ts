@@ -1,0 +1,60 @@
+// The dokit client's RoomMember over loopback: real sockets through the Worker's room router; a
+// drained shard's members reconnect by themselves, resume with their last seq, resend what was not
+// acknowledged, and receive every message once, in order.
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { RoomMember, type RoomMessage } from "../src/client";
+import { fresh, sleep } from "./helpers";
+
+const base = new URL(inject("workerUrl"));
+const members: { close(): void }[] = [];
+afterEach(() => {
+  for (const member of members.splice(0)) member.close();
+});
+
+async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !check(); await sleep(10)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("RoomMember (dokit/client) over loopback", () => {
+  it("publishes with acks, follows a drain to the shard that stays, resumes and resends, missing nothing", async () => {
+    const room = fresh("loop-member");
+    let shards = 2;
+    const received: Record<string, RoomMessage<number>[]> = { a: [], b: [] };
+    const join = (id: string, shard: string) => {
+      const member = new RoomMember<number>({
+        host: base.host,
+        basePath: `rooms/${room}`,
+        id,
+        query: () => ({ shards: String(shards), shard }),
+        minReconnectionDelay: 50,
+        maxReconnectionDelay: 200,
+        onRoomMessage: (message) => received[id]?.push(message),
+      });
+      members.push(member);
+      return member;
+    };
+    const a = join("a", "0");
+    const b = join("b", "1");
+    await until(() => a.shard === 0 && b.shard === 1, "both joined");
+    const seqs = await Promise.all([1, 2, 3].map((n) => a.publish(n)));
+    expect(seqs).toEqual([1, 2, 3]);
+    await until(() => received.b?.length === 3, "1..3 on b");
+
+    // The room shrinks to one shard; shard 1 is drained. b reconnects by itself (3009 is not final).
+    shards = 1;
+    const closed = new Promise<number>((resolve) => b.client.addEventListener("close", (event) => resolve(event.code), { once: true }));
+    expect(await (await fetch(new URL(`/rooms/${room}/drain?shard=1`, base), { method: "POST" })).json()).toBe(1);
+    expect(await closed).toBe(3009);
+    // Published while b is away: a's messages, and b's own (sent when it is back).
+    const more = [a.publish(4), b.publish(100), a.publish(5)];
+    expect(new Set(await Promise.all(more)).size).toBe(3);
+    await until(() => b.shard === 0 && received.b?.length === 6 && received.a?.length === 6, "b back on shard 0 with 4, 5 and its own");
+    await sleep(200);
+    for (const id of ["a", "b"]) {
+      const list = received[id] ?? [];
+      expect(list.map((message) => message.seq), id).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(list.filter((message) => message.from === "b").map((message) => message.data)).toEqual([100]);
+      expect(list.filter((message) => message.from === "a").map((message) => message.data)).toEqual([1, 2, 3, 4, 5]);
+    }
+  });
+});

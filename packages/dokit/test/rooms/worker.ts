@@ -1,0 +1,26 @@
+import { publishToRoom, routeRoomRequest } from "../../src/rooms";
+
+export { RoomChat, RoomChatSlowBatch, RoomChatSlowMemory, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
+
+/**
+ * `/room/<room>?shards=<n>`: a connection routed to one of the room's n shards (`?small=1`: the
+ * small-log room classes, `?slow=1`: the shard that batches for a second and stores its batch, `?slow=memory`: the one that does not). `POST /publish/<room>` with a JSON body: published from the Worker.
+ */
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const url = new URL(request.url);
+    const [, kind, room] = url.pathname.split("/");
+    const small = url.searchParams.get("small") === "1";
+    if (kind === "room" && room) {
+      const shardCount = Number(url.searchParams.get("shards") ?? 1);
+      const slow = url.searchParams.get("slow");
+      const shards = small ? "ROOM_CHAT_SMALL" : slow === "1" ? "ROOM_CHAT_SLOW" : slow === "memory" ? "ROOM_CHAT_SLOW_MEMORY" : "ROOM_CHAT";
+      return routeRoomRequest(request, env, { shards, room, shardCount });
+    }
+    if (kind === "publish" && room) {
+      const seq = await publishToRoom(env, room, await request.json(), small ? { sequencer: "SMALL_SEQUENCER" } : {});
+      return Response.json({ seq });
+    }
+    return new Response("no route", { status: 404 });
+  },
+} satisfies ExportedHandler<Env>;
