@@ -90,6 +90,7 @@ export class YjsDocument implements Capability, WireServer {
     this.#changeMaxWaitMs = inRange("changeMaxWaitMs", options.changeMaxWaitMs ?? 10_000, 0, 600_000);
   }
 
+  /** Checks at start that a WebSockets serves the document, and forgets it on destroy. */
   attach(claims: Claims): void {
     this.#lifecycle = claims.lifecycle;
     // Served by WebSockets: without it, Yjs connections would get the JSON protocol's frames.
@@ -104,6 +105,7 @@ export class YjsDocument implements Capability, WireServer {
     return normalizeRoute(subPath(request)) === this.path;
   }
 
+  /** Serves Yjs connections through these WebSockets (its `yjs` option calls this once, when attached). */
   serve(sockets: WebSockets): void {
     this.#sockets = sockets;
     sockets.use({
