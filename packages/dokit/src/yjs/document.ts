@@ -10,7 +10,8 @@ import { closeWith, normalizeRoute, trySend } from "../lifecycle/wire";
 import { flagsOf, updateFlags } from "../websockets/connection";
 import type { WireServer } from "../websockets/options";
 import type { WebSockets } from "../websockets/websockets";
-import { type AwarenessEntry, leaving, mergeAwareness, readAwareness, writeAwareness } from "./awareness";
+import { writeAwareness } from "./awareness";
+import { AwarenessRelay } from "./awareness-relay";
 import type { YjsErrorCode } from "./errors";
 import type { YjsDocumentOptions } from "./options";
 import { splitUpdate } from "./chunks";
@@ -33,8 +34,6 @@ import {
 /** The close code for a message that is not the Yjs wire (RFC 6455: inconsistent data). */
 const CLOSE_INVALID = 1007;
 const INVALID_REASON = "Invalid Yjs message";
-/** The state kept for a client whose awareness is over the budget: present, its state not kept (never valid JSON). */
-const KEPT_OUT = "";
 /** What a readonly connection is told when it sends an update. */
 export const READONLY_REASON = "Connection is readonly";
 
@@ -59,7 +58,7 @@ export class YjsDocument implements Capability, WireServer {
   readonly #options: YjsDocumentOptions;
   readonly #compactUpdates: number;
   readonly #compactBytes: number;
-  readonly #maxAwarenessBytes: number;
+  readonly #awareness: AwarenessRelay;
   readonly #changeDelayMs: number;
   readonly #changeMaxWaitMs: number;
   #lifecycle: Lifecycle | undefined;
@@ -69,8 +68,6 @@ export class YjsDocument implements Capability, WireServer {
   /** The connection whose update is being applied: the document's update event for it stores nothing (it is stored). */
   #applying: Connection | undefined;
   #changeTimer: ReturnType<typeof setTimeout> | undefined;
-  /** The highest awareness clock seen per client (see #knownClocks). */
-  #clocks: Map<number, number> | undefined;
   /** When a pending `onChange` must run at the latest (ms since epoch). */
   #changeDue = 0;
 
@@ -85,7 +82,11 @@ export class YjsDocument implements Capability, WireServer {
     this.path = normalizeRoute(path);
     this.#compactUpdates = inRange("compactAfter.updates", options.compactAfter?.updates ?? 1000, 1, 1_000_000);
     this.#compactBytes = inRange("compactAfter.bytes", options.compactAfter?.bytes ?? 1024 * 1024, 1, 1 << 30);
-    this.#maxAwarenessBytes = inRange("maxAwarenessBytes", options.maxAwarenessBytes ?? 4096, 0, 8192);
+    this.#awareness = new AwarenessRelay(
+      inRange("maxAwarenessBytes", options.maxAwarenessBytes ?? 4096, 0, 8192),
+      () => this.getConnections(),
+      (message, except) => this.#toClients([message], except),
+    );
     this.#changeDelayMs = inRange("changeDelayMs", options.changeDelayMs ?? 1000, 0, 60_000);
     this.#changeMaxWaitMs = inRange("changeMaxWaitMs", options.changeMaxWaitMs ?? 10_000, 0, 600_000);
   }
@@ -111,7 +112,7 @@ export class YjsDocument implements Capability, WireServer {
     sockets.use({
       onConnect: (connection, ctx) => this.#connect(connection, ctx),
       onMessage: (connection, message) => this.#message(connection, message),
-      onClose: (connection) => this.#left(connection),
+      onClose: (connection) => this.#awareness.left(connection),
     });
   }
 
@@ -247,7 +248,7 @@ export class YjsDocument implements Capability, WireServer {
     const readonly = this.#options.readonly ? (await this.#options.readonly(connection, ctx)) === true : false;
     updateFlags(connection, readonly ? { yjs: {}, readonly: true } : { yjs: {} });
     trySend(connection, syncMessage(SYNC_STEP_1, encodeStateVector(this.doc)));
-    const present = this.#awarenessOfAll(connection);
+    const present = this.#awareness.all(connection);
     if (present.length) trySend(connection, awarenessMessage(writeAwareness(present)));
   }
 
@@ -278,10 +279,10 @@ export class YjsDocument implements Capability, WireServer {
       }
       // [1, awarenessUpdate]
       case MESSAGE_AWARENESS:
-        return this.#awareness(connection, reader.bytes(), bytes);
+        return this.#awareness.receive(connection, reader.bytes(), bytes);
       // [3]: everyone's awareness
       case MESSAGE_QUERY_AWARENESS:
-        return void trySend(connection, awarenessMessage(writeAwareness(this.#awarenessOfAll(undefined))));
+        return void trySend(connection, awarenessMessage(writeAwareness(this.#awareness.all(undefined))));
       // [2, …]: auth is the server's to send; a client's is ignored, as are types this version does not know.
       case MESSAGE_AUTH:
       default:
@@ -313,67 +314,6 @@ export class YjsDocument implements Capability, WireServer {
     }
     this.#toClients(updateMessages(update), connection);
     this.#changed();
-  }
-
-  /** A client's awareness: relayed as it came, and its latest entries kept in its attachment. */
-  #awareness(connection: Connection, update: Uint8Array, message: Uint8Array): void {
-    // News: a clock higher than any seen for its client. y-protocols clients pass on everything they
-    // hear (y-websocket's provider sends back each state it receives, at the same clock): a message
-    // with no news is not relayed, or every change would come back from every client.
-    const known = this.#knownClocks();
-    const news = readAwareness(update).filter(([client, clock]) => {
-      if (clock <= (known.get(client) ?? -1)) return false;
-      known.set(client, clock);
-      return true;
-    });
-    if (!news.length) return;
-    this.#toClients([message], connection);
-    // Kept: the news of the clients this connection speaks for (not a client's removal of another it timed out).
-    const previous = flagsOf(connection).yjs?.awareness ?? [];
-    const own = news.filter(([client, , state]) => state !== "null" || previous.some((entry) => entry[0] === client));
-    if (!own.length) return;
-    const kept = mergeAwareness(previous, own);
-    // Over the budget: the ids and clocks are kept (so the client's leaving is announced), not the states.
-    const stored = JSON.stringify(kept).length <= this.#maxAwarenessBytes ? kept : kept.map(([client, clock, state]): AwarenessEntry => [client, clock, state === "null" ? state : KEPT_OUT]);
-    try {
-      updateFlags(connection, { yjs: { awareness: stored } });
-    } catch {
-      // The attachment is full (the user's connection state and the entries together): the entries are not kept.
-    }
-  }
-
-  /** @returns the highest awareness clock seen per client (built from the connections' attachments after a wake) */
-  #knownClocks(): Map<number, number> {
-    if (this.#clocks) return this.#clocks;
-    const clocks = new Map<number, number>();
-    for (const connection of this.getConnections()) {
-      for (const [client, clock] of flagsOf(connection).yjs?.awareness ?? []) clocks.set(client, Math.max(clock, clocks.get(client) ?? -1));
-    }
-    return (this.#clocks = clocks);
-  }
-
-  /** A connection closed (also one that closed while the object slept): its clients' awareness goes. */
-  #left(connection: Connection): void {
-    const entries = flagsOf(connection).yjs?.awareness;
-    if (!entries) return;
-    // A client another open connection speaks for has reconnected (its old socket closes late): it stays.
-    const elsewhere = new Set<number>();
-    for (const other of this.getConnections()) {
-      if (other === connection) continue;
-      for (const [client, , state] of flagsOf(other).yjs?.awareness ?? []) if (state !== "null") elsewhere.add(client);
-    }
-    const gone = leaving(entries).filter(([client]) => !elsewhere.has(client));
-    if (gone.length) this.#toClients([awarenessMessage(writeAwareness(gone))], connection);
-  }
-
-  /** @returns the awareness entries of every Yjs connection but `except` (states only, none that left) */
-  #awarenessOfAll(except: Connection | undefined): AwarenessEntry[] {
-    const all: AwarenessEntry[] = [];
-    for (const connection of this.getConnections()) {
-      if (connection === except) continue;
-      for (const entry of flagsOf(connection).yjs?.awareness ?? []) if (entry[2] !== "null" && entry[2] !== KEPT_OUT) all.push(entry);
-    }
-    return all;
   }
 
   /** Sends messages, in order, to every Yjs connection but `except`. */
