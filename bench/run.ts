@@ -1,10 +1,10 @@
 // `pnpm bench`: starts the bench worker on loopback and measures the raw
 // hibernation-API room, the dokit room and the reference (npm agents) room in
 // ONE run, interleaved round by round (every order of the three in turn, lib/order.ts) so
-// machine drift and the rooms' effect on each other cancel. Then the bundle sizes. Writes bench/results/latest.json.
+// machine drift and the rooms' effect on each other cancel. Then the bundle sizes and the jobs measure. Writes bench/results/latest.json.
 //
-//   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate]
-//                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,presence,bundle]
+//   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate] [--no-pin] [--mcp]
+//                     [--only=echo,rpc,saturation,open,scale,memory,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,presence,bundle,jobs]
 //                     [--heartbeat-connections=4000] [--heartbeat-window=70] [--heartbeat-interval=30] [--deadlink-runs=12]
 //                     [--presence-watchers=1000] [--presence-connections=200] [--presence-rate=60] [--presence-seconds=10]  (bench/presence.ts)
 //                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)
