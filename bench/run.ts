@@ -1,13 +1,14 @@
 // `pnpm bench`: starts the bench worker on loopback and measures the raw
 // hibernation-API room, the dokit room and the reference (npm agents) room in
 // ONE run, interleaved round by round (every order of the three in turn, lib/order.ts) so
-// machine drift and the rooms' effect on each other cancel. Then the bundle sizes. Writes bench/results/latest.json.
+// machine drift and the rooms' effect on each other cancel. Then the bundle sizes and the jobs measure. Writes bench/results/latest.json.
 //
-//   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate]
-//                     [--only=echo,rpc,saturation,open,scale,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,rooms,bundle]
+//   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate] [--no-pin] [--mcp]
+//                     [--only=echo,rpc,saturation,open,scale,memory,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,presence,rooms,bundle,jobs]
 //                     [--rooms-clients=2000] [--rooms-shards=8] [--rooms-publishers=16] [--rooms-messages=20] [--rooms-faults=0.05]
-//                     [--rooms-strike-ms=500] [--rooms-fanout=tree|flat] [--rooms-no-cost]
+//                     [--rooms-strike-ms=500] [--rooms-fanout=tree|flat] [--rooms-no-cost]  (bench/rooms.ts)
 //                     [--heartbeat-connections=4000] [--heartbeat-window=70] [--heartbeat-interval=30] [--deadlink-runs=12]
+//                     [--presence-watchers=1000] [--presence-connections=200] [--presence-rate=60] [--presence-seconds=10]  (bench/presence.ts)
 //                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -15,6 +16,7 @@ import os from "node:os";
 import { bundleReport } from "./bundle.ts";
 import { deadLink, heartbeatIdle } from "./heartbeat.ts";
 import { arg } from "./lib/cli.ts";
+import { presenceBench, presenceSettings } from "./presence.ts";
 import { type Client, closeAll, COMPRESSION, connect, connectMany, evictRoom, EXTENSION, fanOut, roomUrl, roundTrip } from "./lib/client.ts";
 import { closedLoop, pinWorkerd, sleep, workerdPids } from "./lib/load.ts";
 import { openHeapReader } from "./lib/heap.ts";
@@ -484,6 +486,7 @@ async function main(): Promise<void> {
 
   // Clients connect to the user worker directly (see lib/worker.ts); --via-proxy uses wrangler's proxy worker.
   let observability: Awaited<ReturnType<typeof import("./observability.ts").observabilityBench>> | undefined;
+  let presence: Awaited<ReturnType<typeof presenceBench>> | undefined;
   // The rooms' worker never imports getCurrentAgent(), as a Worker of such rooms would not: its
   // bundle leaves it out, and dokit enters no context per event (docs/lifecycle.md). The MCP pair
   // runs in a second worker (worker/worker-mcp.ts: the same rooms plus McpHandler, which reads it),
@@ -515,6 +518,7 @@ async function main(): Promise<void> {
     if (enabled("connect")) (log("connect 200"), await connectBurst(base, 200, scale(24)));
     if (enabled("wake")) (log("wake"), await wake(base, scale(48)));
     if (enabled("startup")) (log("startup"), await startup(base, scale(30)));
+    if (enabled("presence")) (log("presence"), (presence = await presenceBench(base, RUN, presenceSettings(QUICK, NO_PIN), log)), figures.push(...presence.figures));
     if (enabled("events")) {
       log("events (dokit/observability)");
       observability = await (await import("./observability.ts")).observabilityBench(base, RUN, scale);
@@ -548,6 +552,7 @@ async function main(): Promise<void> {
   console.log(
     "\nraw and dokit are addressed by ids without a name; the reference needs its name, so its objects pay wrangler's local object wrapper on each construction (a SQLite write, 1-2 ms): its wake and startup figures, and dokit/ref there, are not comparable (bench/README.md, \"How it runs\").",
   );
+  if (presence) console.log(`\n${presence.text}`);
   if (observability) {
     console.log("\nObservability (dokit/observability: the dokit room without it, installed with no subscriber, and with one subscriber; bench/observability.ts)\n");
     console.log(observability.text);

@@ -359,4 +359,18 @@ describe("examples run in workerd", () => {
     expect(await socket.nextJSON()).toMatchObject({ type: "cf_agent_mcp_servers", mcp: { servers: {}, tools: [] } });
     socket.socket.close();
   }, 120_000);
+
+  it("docs/yjs.md: the Yjs path answers with sync step 1 in binary, the object's own URL with the JSON protocol", async () => {
+    const url = await serve("yjs");
+    const editor = new WebSocket(ws(url, "/agents/notes/team/yjs"));
+    editor.binaryType = "arraybuffer";
+    const first = await new Promise<unknown>((resolve, reject) => (editor.addEventListener("message", (event) => resolve(event.data)), editor.addEventListener("error", reject)));
+    expect(first).toBeInstanceOf(ArrayBuffer);
+    expect([...new Uint8Array(first as ArrayBuffer).subarray(0, 2)]).toEqual([0, 0]); // [sync, step 1]
+    editor.close();
+    const json = await open(ws(url, "/agents/notes/team"));
+    expect(await json.nextJSON()).toMatchObject({ type: "cf_agent_identity", agent: "notes", name: "team" });
+    expect(await json.nextJSON()).toEqual({ type: "cf_agent_state", state: { title: "Untitled" } });
+    json.socket.close();
+  }, 120_000);
 });

@@ -16,7 +16,7 @@ export interface Figure {
   measure: string;
   /** Which statistic, e.g. "p50". */
   stat: string;
-  unit: "ms" | "bytes" | "msg/s" | "µs" | "KB" | "count" | "calls/msg";
+  unit: "ms" | "bytes" | "msg/s" | "µs" | "KB" | "count" | "frames/tick" | "calls/msg";
   /** Whether a larger value is better (throughput): the target is then a floor for dokit / raw. */
   higherIsBetter?: boolean;
   /** Implementation name → value. Absent when an implementation does not take part. */

@@ -5,6 +5,7 @@
 //                                       /room/lean/…, /room/floor/…: the wake's lower bounds, worker-wake/lean.ts)
 //   /evict/{raw|dokit|ref}/{name}       test-only: evicts the object the way hibernation does
 //                                       (instance torn down, WebSockets kept open)
+//   /room/{presence-raw|presence-dokit}/{name}  the presence rooms (presence.ts, bench/presence.ts)
 //   /gc                                 test-only: a full garbage collection, when workerd runs with
 //                                       --expose-gc (the memory measure, bench/lib/heap.ts)
 //   /room/{hb-raw|hb-dokit|hb-swept}/{name}  the heartbeat rooms (heartbeat.ts, bench/heartbeat.ts)
@@ -13,6 +14,7 @@
 
 import { objectNamed } from "./address";
 import { heartbeatConstructions } from "./heartbeat";
+import { PRESENCE_BINDINGS } from "./presence";
 
 export { RawRoom } from "./raw";
 export { DokitRoom } from "./dokit";
@@ -21,6 +23,7 @@ export { ObservedRoom } from "./observed";
 // The wake's lower bounds, for `node bench/run.ts --dokit-room=lean|floor` (bench/README.md).
 export { FloorRoom, LeanRoom } from "../worker-wake/lean";
 export { DokitHeartbeatRoom, DokitSweptRoom, RawHeartbeatRoom } from "./heartbeat";
+export { DokitPresenceRoom, RawPresenceRoom } from "./presence";
 
 interface Env {
   RAW: DurableObjectNamespace;
@@ -32,6 +35,8 @@ interface Env {
   HB_RAW: DurableObjectNamespace;
   HB_DOKIT: DurableObjectNamespace;
   HB_SWEPT: DurableObjectNamespace;
+  PRESENCE_RAW: DurableObjectNamespace;
+  PRESENCE_DOKIT: DurableObjectNamespace;
 }
 
 // `workerd:unsafe` (compat flag unsafe_module) is loaded at run time: wrangler's
@@ -57,7 +62,7 @@ export default {
       return new Response("collected");
     }
     if (action === "heartbeat-stats") return Response.json(heartbeatConstructions());
-    const binding = BINDINGS[kind as keyof typeof BINDINGS];
+    const binding = BINDINGS[kind as keyof typeof BINDINGS] ?? PRESENCE_BINDINGS[kind];
     if (!binding || !name) return new Response("no route", { status: 404 });
     // The reference needs `ctx.id.name` (it throws without it), so its room keeps the named id
     // and pays the local wrapper's write on each construction (bench/README.md, "How it runs").

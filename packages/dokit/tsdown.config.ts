@@ -16,5 +16,5 @@ export default defineConfig({
   checks: { bundlerTimings: false },
   // One build for every subpath: the shared core becomes one chunk, so
   // `instanceof DokitError` holds across subpaths.
-  deps: { neverBundle: [/^cloudflare:/, /^node:/, "capnweb", /^@modelcontextprotocol\//, "react", "partysocket"] },
+  deps: { neverBundle: [/^cloudflare:/, /^node:/, "capnweb", /^@modelcontextprotocol\//, "react", "partysocket", "yjs"] },
 });

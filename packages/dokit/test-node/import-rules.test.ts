@@ -14,12 +14,14 @@ const ENGINES: Record<string, string[]> = {
   rpc: ["websockets", "callables", "capnweb", "client"],
   jobs: ["schedule", "queue"],
   schema: ["state", "callables", "presence"],
+  rows: ["state", "mcp", "yjs"],
 };
 /** The allowed exceptions: importer → imported, and why. */
 const ALLOWED: Record<string, { folder: string; why: string }[]> = {
   react: [{ folder: "client", why: "useAgent is built on AgentClient" }],
   testing: [{ folder: "websockets", why: "connectionAttachment reads the attachment codec WebSockets owns" }],
   presence: [{ folder: "websockets", why: "a presence value lives in the connection's attachment, which WebSockets owns" }],
+  yjs: [{ folder: "websockets", why: "a Yjs connection's mark and awareness live in its attachment, which WebSockets owns" }],
 };
 
 interface Import {
@@ -77,6 +79,21 @@ describe("import rules", () => {
     }
     expect(violations).toEqual([]);
     expect(sourceFiles(join(src, "mcp-client")).some((file) => readFileSync(file, "utf8").includes('"@modelcontextprotocol/client"'))).toBe(true);
+  });
+
+  it("only src/yjs imports yjs or y-protocols (optional peers)", () => {
+    const violations: string[] = [];
+    for (const folder of folders) {
+      if (folder === "yjs") continue;
+      for (const file of sourceFiles(join(src, folder))) {
+        const text = readFileSync(file, "utf8");
+        for (const peer of ["yjs", "y-protocols", "lib0"]) {
+          if (new RegExp(`from "${peer}(/[^"]*)?"|import\\("${peer}(/[^"]*)?"\\)`).test(text)) violations.push(`${relative(src, file)} imports ${peer}`);
+        }
+      }
+    }
+    expect(violations).toEqual([]);
+    expect(sourceFiles(join(src, "yjs")).some((file) => readFileSync(file, "utf8").includes('from "yjs"'))).toBe(true);
   });
 
   it.each(folders)("src/%s imports only what the room rule allows", (folder) => {

@@ -17,6 +17,7 @@ import { roomsRoute } from "./rooms.route";
 import { userRefusalRoute } from "./refusal.objects";
 import { idRoomEvictRoute } from "./security-websockets.objects";
 import { presenceClientEvictRoute } from "./presence-client.objects";
+import { yjsEvictRoute } from "./yjs.objects";
 
 export { Counter, ScenarioCallables } from "./worker.callables";
 export { FaultyHost, NoSqlHost, PlainRoom } from "./connect.objects";
@@ -33,6 +34,7 @@ export { CoalesceCursors } from "./coalesce.objects";
 export { RateLimitedRoom } from "./rate-limit.objects";
 export { PresenceClientRoom, PresenceClientSlowTick } from "./presence-client.objects";
 export { RoomsLoopSequencer, RoomsLoopShard } from "./rooms.objects";
+export { YjsNotes, YjsParty } from "./yjs.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -99,9 +101,12 @@ export default {
       (await authedRoute(request, env)) ??
       (await idRoomEvictRoute(request, env)) ??
       (await presenceClientEvictRoute(request, env)) ??
+      (await yjsEvictRoute(request, env)) ??
       (await userRefusalRoute(request, env)) ??
       (await roomsRoute(request, env)) ??
       (await routeAgentRequest(request, env)) ??
+      // y-partyserver's provider builds /parties/<party>/<room> (yjs.test.ts).
+      (await routeAgentRequest(request, env, { prefix: "parties" })) ??
       new Response("no route", { status: 404 })
     );
   },

@@ -140,7 +140,7 @@ export class Inspector implements Capability {
    */
   async snapshot(): Promise<InspectorSnapshot> {
     const lifecycle = this.#installedOn;
-    const { webSockets, state, presence, mcp, mcpClients, scheduler, queue } = this.#options;
+    const { webSockets, state, presence, mcp, mcpClients, scheduler, queue, heartbeatSweep } = this.#options;
     const snapshot: InspectorSnapshot = {
       agent: lifecycle.host.constructor.name,
       className: lifecycle.className,
@@ -155,7 +155,9 @@ export class Inspector implements Capability {
     if (presence) snapshot.presence = await section(() => presence.list());
     if (mcp) snapshot.mcpSessions = await section(() => mcp.sessions());
     const awake = [webSockets, presence, mcpClients].filter((part) => part?.keepsAwake);
-    if (awake.length) snapshot.keepsAwake = await section(() => awake.flatMap((part) => part?.keepsAwake?.() ?? []));
+    if (awake.length || heartbeatSweep) {
+      snapshot.keepsAwake = await section(async () => [...awake.flatMap((part) => part?.keepsAwake?.() ?? []), ...((await heartbeatSweep?.wakes()) ?? [])]);
+    }
     if (mcpClients) snapshot.mcpServers = await section(() => mcpClients.servers());
     if (scheduler) snapshot.schedules = await section(() => scheduler.list());
     if (queue) snapshot.queue = await section(() => queue.list());

@@ -73,6 +73,8 @@ export interface InspectorOptions {
   webSockets?: InspectedWebSockets;
   /** The synced value to show (a `State`). */
   state?: InspectedState;
+  /** A heartbeat sweep (`HeartbeatSweep` from `dokit/websockets`), to show when its alarm wakes the object. */
+  heartbeatSweep?: { wakes(): Promise<string[]> | string[] };
   /** Presence, to list who is here. */
   presence?: InspectedPresence;
   /** The MCP server capability, to list its sessions. */
@@ -135,7 +137,7 @@ export interface InspectorSnapshot {
   presence?: unknown;
   mcpSessions?: unknown;
   mcpServers?: unknown;
-  /** What dokit knows keeps the object in memory now (open MCP notification streams, a pending coalescing or presence tick); empty when nothing. */
+  /** What dokit knows keeps the object in memory now (open MCP notification streams, a pending coalescing or presence tick) or wakes it (a heartbeat sweep); empty when nothing. */
   keepsAwake?: string[] | SectionError;
   schedules?: unknown;
   queue?: unknown;

@@ -58,6 +58,8 @@ export interface AlarmWork {
   schedule(at: number): Promise<void>;
   /** Cancels the pending run, if any. */
   cancel(): Promise<void>;
+  /** @returns when the pending run is due (ms since epoch), or `undefined` when none is */
+  due(): Promise<number | undefined>;
 }
 
 const perLifecycle = new WeakMap<Lifecycle, Alarms>();
@@ -71,7 +73,7 @@ const perLifecycle = new WeakMap<Lifecycle, Alarms>();
 export function claimAlarm(claims: Claims, key: string, hook: AlarmHook): AlarmWork {
   const alarms = perLifecycle.get(claims.lifecycle) ?? installAlarms(claims);
   claimKey("alarm key", alarms.hooks, key, claims.owner, hook);
-  return { schedule: (at) => alarms.schedule(key, at), cancel: () => alarms.cancel(key) };
+  return { schedule: (at) => alarms.schedule(key, at), cancel: () => alarms.cancel(key), due: async () => (await alarms.load()).work[key] };
 }
 
 /** The first claim on a lifecycle creates its Alarms and takes the alarm entry point for it. */
@@ -155,6 +157,11 @@ class Alarms {
     if (schedule.host !== undefined && !this.#hostChanged) after.host ??= schedule.host;
     await this.#noteHostAlarm(after);
     await this.#arm(after);
+  }
+
+  /** @returns the stored schedule: each key's next run, and the host's own alarm */
+  load(): Promise<Schedule> {
+    return this.#load();
   }
 
   async #load(): Promise<Schedule> {

@@ -1,4 +1,5 @@
 import type { EventStore, JSONRPCMessage } from "@modelcontextprotocol/server";
+import { joinBytes, ROW_BYTES, splitBytes } from "../rows/bytes";
 import { EVENT_PARTS_TABLE, EVENTS_TABLE, type Tables } from "./tables";
 
 // Resumability for 2025-era sessions: the SDK transport's EventStore, kept in
@@ -11,13 +12,10 @@ import { EVENT_PARTS_TABLE, EVENTS_TABLE, type Tables } from "./tables";
 //
 // SQLite in a Durable Object refuses a string, BLOB or row over 2 MB
 // (SQLITE_TOOBIG), and a tool result may be larger. An event whose JSON is
-// over PART_BYTES is kept as UTF-8 pieces of PART_BYTES in EVENT_PARTS_TABLE
+// over ROW_BYTES is kept as UTF-8 pieces of ROW_BYTES (rows/bytes.ts) in EVENT_PARTS_TABLE
 // (its event row holds `''`, which no JSON message is), written in one
 // synchronous transaction with its event row and read back whole, so the
 // client on a live stream and the client that resumes both get all of it.
-
-/** The largest piece of an event stored in one row, in bytes (well under SQLite's 2 MB). */
-const PART_BYTES = 1024 * 1024;
 
 /** @returns the stream an event id names, and its sequence number */
 function parseEventId(eventId: string): { stream: string; seq: number } | undefined {
@@ -57,10 +55,10 @@ export class SqlEventStore implements EventStore {
     if (this.muted) return `${streamId}:0`;
     const json = JSON.stringify(message);
     // A UTF-16 code unit is at most 3 UTF-8 bytes: short JSON fits one row without encoding it.
-    const bytes = json.length * 3 <= PART_BYTES ? undefined : new TextEncoder().encode(json);
+    const bytes = json.length * 3 <= ROW_BYTES ? undefined : new TextEncoder().encode(json);
     const sql = this.#tables.created();
     const id = this.#tables.storage.transactionSync(() => {
-      const inline = bytes === undefined || bytes.byteLength <= PART_BYTES;
+      const inline = bytes === undefined || bytes.byteLength <= ROW_BYTES;
       const row = sql
         .exec<{ id: number }>(
           `INSERT INTO ${EVENTS_TABLE} (session, stream, message) VALUES (?, ?, ?) RETURNING id`,
@@ -70,15 +68,9 @@ export class SqlEventStore implements EventStore {
         )
         .one();
       if (!inline) {
-        for (let n = 0, at = 0; at < bytes.byteLength; n++, at += PART_BYTES) {
-          sql.exec(
-            `INSERT INTO ${EVENT_PARTS_TABLE} (event, n, session, stream, part) VALUES (?, ?, ?, ?, ?)`,
-            row.id,
-            n,
-            this.#session,
-            streamId,
-            bytes.subarray(at, at + PART_BYTES),
-          );
+        const parts = splitBytes(bytes);
+        for (let n = 0; n < parts.length; n++) {
+          sql.exec(`INSERT INTO ${EVENT_PARTS_TABLE} (event, n, session, stream, part) VALUES (?, ?, ?, ?, ?)`, row.id, n, this.#session, streamId, parts[n]);
         }
       }
       this.#trim(sql, streamId);
@@ -107,15 +99,9 @@ export class SqlEventStore implements EventStore {
     const parts = sql
       .exec<{ part: ArrayBuffer }>(`SELECT part FROM ${EVENT_PARTS_TABLE} WHERE event = ? ORDER BY n`, row.id)
       .toArray()
-      .map((piece) => new Uint8Array(piece.part));
+      .map((piece) => piece.part);
     if (parts.length === 0) return undefined;
-    const whole = new Uint8Array(parts.reduce((size, piece) => size + piece.byteLength, 0));
-    let at = 0;
-    for (const piece of parts) {
-      whole.set(piece, at);
-      at += piece.byteLength;
-    }
-    return new TextDecoder().decode(whole);
+    return new TextDecoder().decode(joinBytes(parts));
   }
 
   /** @returns the stream of an event this session stored, or `undefined` for an unknown id */

@@ -1,5 +1,5 @@
 import { DokitError, errorMessage } from "../lifecycle/errors";
-import { splitRows } from "./rows";
+import { splitRows } from "../rows/text";
 import type { StateErrorCode } from "./errors";
 
 /**
@@ -7,7 +7,7 @@ import type { StateErrorCode } from "./errors";
  * message limit (a larger frame closes the socket with 1009), less 1 KiB for the
  * `{"type":"cf_agent_state","state":…}` frame around the value, so the state
  * frame sent on connect and on every change always fits one message. A value
- * over 1 MiB is stored across several rows (rows.ts).
+ * over 1 MiB is stored across several rows (rows/text.ts).
  */
 export const MAX_STATE_BYTES = 32 * 1024 * 1024 - 1024;
 

@@ -7,7 +7,7 @@ import { lifecycleOf, type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake"
 import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/frames";
 import { trySend } from "../lifecycle/wire";
 import { publishState } from "./events";
-import { splitRows } from "./rows";
+import { splitRows } from "../rows/text";
 import { serializeState } from "./serialize";
 import { StateStore, type StoredRow } from "./storage";
 import type { CheckedStateOptions, SchemaStateOptions, StateOptions } from "./options";

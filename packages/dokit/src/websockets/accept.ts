@@ -86,7 +86,8 @@ export function connectionFlags(id: string, request: Request, at?: number): Conn
 export async function decide(options: WebSocketsOptions, connection: Connection, ctx: ConnectionContext): Promise<string[]> {
   const tags = connectionTags(connection.id, options.getConnectionTags ? await options.getConnectionTags(connection, ctx) : []);
   const readonly = (await options.readonly?.(connection, ctx)) === true;
-  const protocol = typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
+  // A connection of another wire (dokit/yjs) never speaks the protocol: it could not read a JSON frame.
+  const protocol = options.yjs?.serves(ctx.request) ? false : typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
   if (tags.length > 1 || readonly || !protocol) updateFlags(connection, { tags, readonly, protocol });
   return tags;
 }

@@ -27,6 +27,8 @@ export interface ConnectionFlags {
   presence?: unknown;
   /** Whether the connection receives presence frames (dokit/presence); absent until its first presence frame. */
   watching?: boolean;
+  /** Set on a connection that speaks the Yjs wire (dokit/yjs): its latest awareness entries, when they fit. */
+  yjs?: { awareness?: [number, number, string][] };
 }
 
 /** The whole attachment of a dokit socket. */

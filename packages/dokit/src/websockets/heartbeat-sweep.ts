@@ -82,6 +82,15 @@ export class HeartbeatSweep implements Capability, HeartbeatSweeper {
     return closed;
   }
 
+  /**
+   * What the sweep does to the object's sleep, for the Inspector: while a run is pending, the shared
+   * alarm wakes the object for it, one line (else none).
+   */
+  async wakes(): Promise<string[]> {
+    const at = await this.#work?.due();
+    return at === undefined ? [] : [`heartbeat sweep: the alarm wakes the object at ${new Date(at).toISOString()}, then every ${this.timeoutMs} ms while sockets are open`];
+  }
+
   /** @returns the next multiple of `timeoutMs` after now */
   #nextRun(): number {
     return (Math.floor(Date.now() / this.timeoutMs) + 1) * this.timeoutMs;

@@ -12,6 +12,7 @@ export type {
   HeartbeatSweeper,
   InboundLimit,
   PresenceTracker,
+  WireServer,
   ConnectionDecision,
   Identity,
   SyncedState,

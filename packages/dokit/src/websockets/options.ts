@@ -119,6 +119,23 @@ export interface WebSocketsOptions {
    * may publish a small value the others receive, coalesced per tick. Default off.
    */
   presence?: PresenceTracker;
+  /**
+   * A Yjs document served on its own path: `new YjsDocument()` from `dokit/yjs` (installed with the
+   * WebSockets). Its connections speak the y-protocols binary wire and get no protocol frames. Default off.
+   */
+  yjs?: WireServer;
+}
+
+/**
+ * What WebSockets needs of a capability that serves its own wire on the connections it picks (a
+ * `YjsDocument` from `dokit/yjs` fits): those connections get no protocol frames, and the capability
+ * serves them through handlers it adds with `use()`.
+ */
+export interface WireServer extends Capability {
+  /** @returns whether an upgrade is for this wire (its connection's protocol decision is then `false`) */
+  serves(request: Request): boolean;
+  /** Serves through these connections; called once, when WebSockets is attached. */
+  serve(sockets: WebSockets): void;
 }
 
 /** What WebSockets needs of presence (a `Presence` from `dokit/presence` fits). */

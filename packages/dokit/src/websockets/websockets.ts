@@ -82,10 +82,12 @@ export class WebSockets implements Capability {
     // SAFETY: `true` has no `sweep`.
     const sweep = (options.heartbeat as HeartbeatOptions | undefined)?.sweep;
     if (sweep) claims.use(sweep);
-    const presence = options.presence;
-    if (presence) {
-      claims.use(presence);
-      presence.serve(this);
+    // Presence and a wire server (dokit/yjs) are installed with the WebSockets and served through it.
+    for (const served of [options.presence, options.yjs]) {
+      if (served) {
+        claims.use(served);
+        served.serve(this);
+      }
     }
     claims.catchAllUpgrade((request) => this.#upgrade(request));
     // SAFETY: set to the socket owner in the constructor.

@@ -34,24 +34,34 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // RateLimit themselves are separate exports. The presence option's close hook adds 25 B, keepsAwake() (a
     // coalescing tick waiting, for the inspector and expectHibernates) 49 B (9,294 B measured). WebSockets split into one
     // file per part (its fields keyed by module symbols, the parts top-level functions) adds 163 B (9,457 B measured).
-    ceiling: 9463,
-    target: 9463,
+    // The yjs option (a wire server installed with the WebSockets, its connections' protocol decision) adds 18 B (9,475 B measured).
+    ceiling: 9481,
+    target: 9481,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "a socket-only object must not pay for State, Callables' schemas, Cap'n Web, MCP or zod",
   },
   "lifecycle + websockets, callables short form": {
     // The bundle above plus the user's class: the short form is served by the JSON-rpc engine, not the Callables capability (9,317 B measured);
-    // WebSockets split into one file per part adds 169 B (9,486 B measured).
-    ceiling: 9494,
+    // WebSockets split into one file per part adds 169 B (9,486 B measured); the yjs option 18 B (9,504 B measured).
+    ceiling: 9512,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the short form of installing Callables does not pull argument-schema code",
   },
   "lifecycle + websockets + presence": {
     // The socket-only object plus Presence: its frame, tick, value checks (a function or a Standard Schema) and snapshot (10,564 B measured);
-    // WebSockets split into one file per part adds 162 B (10,726 B measured).
-    ceiling: 10752,
+    // WebSockets split into one file per part adds 162 B (10,726 B measured); the yjs option 30 B (10,756 B measured).
+    ceiling: 10782,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "presence pays for itself only, not for State, Callables or a schema library",
+  },
+  "lifecycle + websockets + yjs": {
+    // The socket-only object plus dokit/yjs (yjs itself external: the application's peer): the wire codec,
+    // awareness entries, the row-split store, large updates cut to fit messages, loading past an altered row and
+    // measuring storage without loading, awareness news relayed once and kept per connection for its own clients,
+    // and YjsDocument with its awareness relay in a class of its own (13,287 B measured on the WebSockets split into one file per part).
+    ceiling: 13310,
+    forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables", "yjs"],
+    why: "a Yjs document pays for its wire and store, not for State, Callables or Cap'n Web",
   },
   "lifecycle + callables": {
     // The lifecycle and the Callables capability with its argument schemas; Cap'n Web is opt-in (dokit/capnweb) (5,802 B measured).
@@ -68,22 +78,23 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
   "lifecycle + websockets + state + callables": {
     // The full real-time stack (12,450 B measured). Its 12 KB target is passed: the heartbeat, broadcast's coalesce
     // key and the rateLimit check, the presence hook and keepsAwake(); coalesceBroadcasts, RateLimit and Presence are opt-in by import.
-    // WebSockets split into one file per part adds 179 B (12,629 B measured).
-    ceiling: 12639,
-    target: 12639,
+    // WebSockets split into one file per part adds 179 B (12,629 B measured); the yjs option 16 B (12,645 B measured).
+    ceiling: 12655,
+    target: 12655,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "the full real-time stack without Cap'n Web",
   },
   "lifecycle + schedule": {
     // croner is about 10 KB of it (one class, no tree-shaking), for IANA time zones with defined DST rules (docs/schedule.md);
-    // the rest is the job engine, which refuses what cannot be stored or armed before writing it (20,250 B measured).
-    ceiling: 20280,
+    // the rest is the job engine, which refuses what cannot be stored or armed before writing it; the shared alarm's
+    // due() (when a key's run is pending, which the Inspector shows for a heartbeat sweep) adds 23 B (20,285 B measured).
+    ceiling: 20310,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitQueue"],
     why: "timed work pays for its cron library, and for nothing else",
   },
   "lifecycle + queue": {
-    // The job table and runner shared with the Scheduler, reading due jobs 32 at a time, and the reference-table adoption; no cron (9,109 B measured).
-    ceiling: 9140,
+    // The job table and runner shared with the Scheduler, reading due jobs 32 at a time, and the reference-table adoption; no cron; the shared alarm's due() (9,146 B measured).
+    ceiling: 9170,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitScheduler", "croner"],
     why: "background work does not pull the Scheduler or its cron library",
   },
@@ -188,6 +199,21 @@ describe("bundle guard", () => {
       it(`${name} carries none of it`, async () => {
         const { code } = await build(name);
         for (const marker of CLIENT) expect(code.includes(FORBIDDEN[marker]), `${name} contains ${marker} (${JSON.stringify(FORBIDDEN[marker])})`).toBe(false);
+      });
+    }
+  });
+
+  // yjs and dokit/yjs stay in the bundles that import dokit/yjs.
+  describe("no other subpath pulls in yjs or dokit/yjs", () => {
+    const YJS = "lifecycle + websockets + yjs";
+    it("the yjs case carries dokit/yjs (the marker is real)", async () => {
+      const { code } = await build(YJS);
+      expect(code).toContain(FORBIDDEN.dokitYjs);
+    });
+    for (const name of [...Object.keys(GUARDS), MCP_CASE].filter((other) => other !== YJS)) {
+      it(`${name} carries none of it`, async () => {
+        const { code } = await build(name);
+        for (const marker of ["yjs", "dokitYjs"] as const) expect(code.includes(FORBIDDEN[marker]), `${name} contains ${marker}`).toBe(false);
       });
     }
   });

@@ -65,6 +65,21 @@ export class Room extends DurableObject {
 ${WORKER}`,
   },
   {
+    name: "lifecycle + websockets + yjs",
+    needs: ["lifecycle", "websockets", "yjs"],
+    // yjs itself is the application's (an optional peer, about 25 KB gzip): the case weighs what dokit adds.
+    external: ["yjs"],
+    source: `${DO}import { Lifecycle } from "dokit/lifecycle";
+import { WebSockets } from "dokit/websockets";
+import { YjsDocument } from "dokit/yjs";
+export class Room extends DurableObject {
+  doc = new YjsDocument();
+  webSockets = new WebSockets({ yjs: this.doc });
+  lifecycle = Lifecycle.install(this).use(this.webSockets);
+}
+${WORKER}`,
+  },
+  {
     name: "lifecycle + callables",
     needs: ["lifecycle", "callables"],
     source: `${DO}import { RpcTarget } from "cloudflare:workers";

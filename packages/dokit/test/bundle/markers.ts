@@ -31,6 +31,10 @@ export const FORBIDDEN = {
    * imports node:async_hooks: a bundle that never imports getCurrentAgent() leaves it out.
    */
   dokitContext: "node:async_hooks",
+  /** yjs's own warning text (the CRDT library behind dokit/yjs, an optional peer). */
+  yjs: "Yjs was already imported",
+  /** dokit/yjs's update table name (src/yjs/store.ts). */
+  dokitYjs: "dokit_yjs_updates",
   /** croner's own error text (the cron library behind dokit/schedule). */
   croner: "CronPattern: invalid configuration format",
 } as const;

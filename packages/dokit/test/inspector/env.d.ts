@@ -1,4 +1,4 @@
-import type { DelegatingRoom, DisabledRoom, HostRoutedRoom, InspectedRoom, McpRoom, PresenceRoom, RefusingRoom } from "./objects";
+import type { DelegatingRoom, DisabledRoom, HostRoutedRoom, InspectedRoom, McpRoom, PresenceRoom, RefusingRoom, SweptRoom } from "./objects";
 
 declare global {
   interface Env {
@@ -9,6 +9,7 @@ declare global {
     DELEGATING_ROOM: DurableObjectNamespace<DelegatingRoom>;
     MCP_ROOM: DurableObjectNamespace<McpRoom>;
     PRESENCE_ROOM: DurableObjectNamespace<PresenceRoom>;
+    SWEPT_ROOM: DurableObjectNamespace<SweptRoom>;
   }
   namespace Cloudflare {
     interface Env extends globalThis.Env {}

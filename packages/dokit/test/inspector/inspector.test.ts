@@ -202,6 +202,23 @@ describe("Inspector: presence and what keeps the object awake", () => {
   });
 });
 
+describe("Inspector: a heartbeat sweep", () => {
+  it("shows when the sweep's alarm wakes the object, once a socket armed it", async () => {
+    const base = `${LOCAL}/agents/swept-room/${fresh("sweep")}`;
+    const snapshot = async () => ((await (await get(`${base}/__dokit/snapshot`)).json()) as InspectorSnapshot).keepsAwake;
+    expect(await snapshot()).toEqual([]);
+    const socket = await openSocket(worker, base);
+    await socket.nextJSON();
+    const [line] = (await snapshot()) as string[];
+    const at = /^heartbeat sweep: the alarm wakes the object at (\S+), then every 60000 ms while sockets are open$/.exec(line ?? "")?.[1];
+    // The next multiple of a minute after now.
+    expect(Date.parse(at ?? "") % 60_000).toBe(0);
+    expect(Date.parse(at ?? "") - Date.now()).toBeGreaterThan(0);
+    expect(Date.parse(at ?? "") - Date.now()).toBeLessThanOrEqual(60_000);
+    await socket.close();
+  });
+});
+
 describe("Inspector: the feed", () => {
   it("is not a user connection: never listed, never broadcast to", async () => {
     const name = fresh("feed");

@@ -9,7 +9,7 @@ import { Queue } from "../../src/queue";
 import { Scheduler } from "../../src/schedule";
 import { State } from "../../src/state";
 import { Presence } from "../../src/presence";
-import { coalesceBroadcasts, WebSockets } from "../../src/websockets";
+import { coalesceBroadcasts, HeartbeatSweep, WebSockets } from "../../src/websockets";
 
 export type Count = { count: number };
 const param = (request: Request, key: string) => new URL(request.url).searchParams.get(key);
@@ -130,5 +130,13 @@ export class PresenceRoom extends DurableObject<Env> {
     handlers: { onMessage: (_connection, message) => this.webSockets.broadcast(String(message), { coalesce: "latest" }) },
   });
   readonly inspector = new Inspector({ enabled: true, webSockets: this.webSockets, presence: this.presence });
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets).use(this.inspector);
+}
+
+/** A heartbeat sweep of one minute, shown by the Inspector once a socket arms it. */
+export class SweptRoom extends DurableObject<Env> {
+  readonly sweep = new HeartbeatSweep({ timeoutMs: 60_000 });
+  readonly webSockets: WebSockets = new WebSockets({ heartbeat: { sweep: this.sweep } });
+  readonly inspector = new Inspector({ enabled: true, webSockets: this.webSockets, heartbeatSweep: this.sweep });
   readonly lifecycle = Lifecycle.install(this).use(this.webSockets).use(this.inspector);
 }

@@ -1,6 +1,6 @@
 import { routeAgentRequest } from "../../src/routing";
 
-export { DelegatingRoom, DisabledRoom, HostRoutedRoom, InspectedRoom, McpRoom, PresenceRoom, RefusingRoom } from "./objects";
+export { DelegatingRoom, DisabledRoom, HostRoutedRoom, InspectedRoom, McpRoom, PresenceRoom, RefusingRoom, SweptRoom } from "./objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {

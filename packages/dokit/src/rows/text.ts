@@ -1,10 +1,7 @@
-/**
- * The most UTF-8 bytes State puts in one SQLite row. A Durable Object's SQLite
- * refuses a string, BLOB or row over 2 MB (`SQLITE_TOOBIG`; local workerd
- * allows more, production does not); a value whose JSON is larger is split
- * into parts of at most this size, each in its own row.
- */
-const ROW_BYTES = 1024 * 1024;
+import { ROW_BYTES } from "./bytes";
+
+// Text split across SQLite rows (State's JSON values): parts of at most ROW_BYTES
+// UTF-8 bytes each, the same bound as bytes.ts.
 
 /** A JSON text cut into the parts stored one per row, and its UTF-8 length. */
 export interface Rows {

@@ -1,0 +1,406 @@
+import { applyUpdate, Doc, encodeStateAsUpdate, encodeStateVector, encodeStateVectorFromUpdate, decodeStateVector } from "yjs";
+import type { Array as YArray, Map as YMap, Text as YText, XmlFragment as YXmlFragment } from "yjs";
+import type { Capability, Claims } from "../lifecycle/capability";
+import type { Connection, ConnectionContext } from "../lifecycle/connection";
+import { runInContext } from "../lifecycle/context";
+import { DokitError } from "../lifecycle/errors";
+import { subPath } from "../lifecycle/headers";
+import type { Lifecycle } from "../lifecycle/lifecycle";
+import { closeWith, normalizeRoute, trySend } from "../lifecycle/wire";
+import { flagsOf, updateFlags } from "../websockets/connection";
+import type { WireServer } from "../websockets/options";
+import type { WebSockets } from "../websockets/websockets";
+import { writeAwareness } from "./awareness";
+import { AwarenessRelay } from "./awareness-relay";
+import type { YjsErrorCode } from "./errors";
+import type { YjsDocumentOptions } from "./options";
+import { splitUpdate } from "./chunks";
+import { DocumentStore, type StoreSize } from "./store";
+import {
+  awarenessMessage,
+  MalformedMessage,
+  MESSAGE_AUTH,
+  MESSAGE_AWARENESS,
+  MESSAGE_QUERY_AWARENESS,
+  MESSAGE_SYNC,
+  permissionDenied,
+  Reader,
+  SYNC_STEP_1,
+  SYNC_STEP_2,
+  SYNC_UPDATE,
+  syncMessage,
+} from "./wire";
+
+/** The close code for a message that is not the Yjs wire (RFC 6455: inconsistent data). */
+const CLOSE_INVALID = 1007;
+const INVALID_REASON = "Invalid Yjs message";
+/** What a readonly connection is told when it sends an update. */
+export const READONLY_REASON = "Connection is readonly";
+
+/**
+ * One Yjs document per object, served over the object's hibernating WebSockets with the
+ * y-protocols wire, so y-websocket's and y-partyserver's providers connect unchanged. Every
+ * update is stored in SQLite before it is applied, relayed or answered; stored updates are
+ * compacted into a snapshot split across rows, so documents far beyond 2 MB work. The
+ * document is loaded on the first event that needs it after a wake.
+ *
+ * ```ts
+ * readonly doc = new YjsDocument({ onChange: (doc) => index(doc.getText("body").toString()) });
+ * readonly webSockets = new WebSockets({ yjs: this.doc });
+ * readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
+ * ```
+ * Clients connect to `/agents/<class>/<name>/yjs` (docs/yjs.md); JSON-protocol clients keep the object's own URL.
+ */
+export class YjsDocument implements Capability, WireServer {
+  readonly capabilityName = "YjsDocument";
+  /** The path (below the object's base) whose upgrades speak Yjs. */
+  readonly path: string;
+  readonly #options: YjsDocumentOptions;
+  readonly #compactUpdates: number;
+  readonly #compactBytes: number;
+  readonly #awareness: AwarenessRelay;
+  readonly #changeDelayMs: number;
+  readonly #changeMaxWaitMs: number;
+  #lifecycle: Lifecycle | undefined;
+  #sockets: WebSockets | undefined;
+  #store: DocumentStore | undefined;
+  #doc: Doc | undefined;
+  /** The connection whose update is being applied: the document's update event for it stores nothing (it is stored). */
+  #applying: Connection | undefined;
+  #changeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When a pending `onChange` must run at the latest (ms since epoch). */
+  #changeDue = 0;
+
+  /**
+   * @param options - path, readonly decision, change hook, compaction and awareness bounds
+   * @throws DokitError INVALID_ARGUMENT for an option out of range
+   */
+  constructor(options: YjsDocumentOptions = {}) {
+    this.#options = options;
+    const path = options.path ?? "/yjs";
+    if (typeof path !== "string" || !path.startsWith("/")) throw invalid(`path must start with "/" (got ${String(path)})`);
+    this.path = normalizeRoute(path);
+    this.#compactUpdates = inRange("compactAfter.updates", options.compactAfter?.updates ?? 1000, 1, 1_000_000);
+    this.#compactBytes = inRange("compactAfter.bytes", options.compactAfter?.bytes ?? 1024 * 1024, 1, 1 << 30);
+    this.#awareness = new AwarenessRelay(
+      inRange("maxAwarenessBytes", options.maxAwarenessBytes ?? 4096, 0, 8192),
+      () => this.getConnections(),
+      (message, except) => this.#toClients([message], except),
+    );
+    this.#changeDelayMs = inRange("changeDelayMs", options.changeDelayMs ?? 1000, 0, 60_000);
+    this.#changeMaxWaitMs = inRange("changeMaxWaitMs", options.changeMaxWaitMs ?? 10_000, 0, 600_000);
+  }
+
+  /** Checks at start that a WebSockets serves the document, and forgets it on destroy. */
+  attach(claims: Claims): void {
+    this.#lifecycle = claims.lifecycle;
+    // Served by WebSockets: without it, Yjs connections would get the JSON protocol's frames.
+    claims.onStart(() => {
+      if (!this.#sockets) throw notServed();
+    });
+    claims.onDestroy(() => this.#forget());
+  }
+
+  /** @returns whether an upgrade is for the Yjs wire: its path below the object's base is {@link path} */
+  serves(request: Request): boolean {
+    return normalizeRoute(subPath(request)) === this.path;
+  }
+
+  /** Serves Yjs connections through these WebSockets (its `yjs` option calls this once, when attached). */
+  serve(sockets: WebSockets): void {
+    this.#sockets = sockets;
+    sockets.use({
+      onConnect: (connection, ctx) => this.#connect(connection, ctx),
+      onMessage: (connection, message) => this.#message(connection, message),
+      onClose: (connection) => this.#awareness.left(connection),
+    });
+  }
+
+  // ------------------------------------------------------------ server side
+
+  /** The document, loaded from storage on first use after a wake. Changes made to it are stored and reach every client. */
+  get doc(): Doc {
+    return this.#doc ?? this.#load();
+  }
+
+  /** Whether the document is in memory (it is loaded on the first event that needs it after a wake). */
+  get loaded(): boolean {
+    return this.#doc !== undefined;
+  }
+
+  /**
+   * Runs `fn` in one Yjs transaction on the document: its changes are stored once, then sent to every client.
+   * @returns what `fn` returns
+   */
+  transact<T>(fn: (doc: Doc) => T): T {
+    const doc = this.doc;
+    let result: T | undefined;
+    doc.transact(() => {
+      result = fn(doc);
+    }, this);
+    // SAFETY: transact ran fn, which set result.
+    return result as T;
+  }
+
+  /** @returns the document's shared text `name` */
+  getText(name = ""): YText {
+    return this.doc.getText(name);
+  }
+
+  /** @returns the document's shared map `name` */
+  getMap<T = unknown>(name = ""): YMap<T> {
+    return this.doc.getMap<T>(name);
+  }
+
+  /** @returns the document's shared array `name` */
+  getArray<T = unknown>(name = ""): YArray<T> {
+    return this.doc.getArray<T>(name);
+  }
+
+  /** @returns the document's shared XML fragment `name` (ProseMirror / Tiptap bindings use one) */
+  getXmlFragment(name = ""): YXmlFragment {
+    return this.doc.getXmlFragment(name);
+  }
+
+  /** @returns the open connections that speak the Yjs wire */
+  getConnections(): Connection[] {
+    const found: Connection[] = [];
+    for (const connection of this.#connectionsOf().getConnections()) if (flagsOf(connection).yjs) found.push(connection);
+    return found;
+  }
+
+  /**
+   * @returns what storage holds: the snapshot's bytes, and the updates stored since (count and bytes).
+   *   A document not in memory is measured in SQL, not loaded.
+   */
+  storedSize(): StoreSize {
+    const store = this.#storeOf();
+    return this.#doc ? { ...store.size } : store.measure();
+  }
+
+  /** Compacts now: the whole document becomes the snapshot, and the updates it covers are deleted. */
+  compact(): void {
+    this.#storeOf().compact(encodeStateAsUpdate(this.doc));
+  }
+
+  /** @returns what keeps the object in memory: a pending `onChange`, one line (else none) */
+  keepsAwake(): string[] {
+    return this.#changeTimer ? [`yjs: onChange waiting for ${this.#changeDelayMs} ms of quiet`] : [];
+  }
+
+  // ---------------------------------------------------------------- loading
+
+  #load(): Doc {
+    const store = this.#storeOf();
+    const doc = new Doc({ gc: this.#options.gc !== false });
+    const { snapshot, updates } = store.load();
+    doc.transact(() => {
+      if (snapshot) applyUpdate(doc, snapshot);
+      for (const update of updates) {
+        try {
+          applyUpdate(doc, update);
+        } catch (error) {
+          // Every stored update was applied once before it was kept; one that no longer applies (a row
+          // altered by hand) is logged and left out, so it cannot keep the document from loading.
+          console.error("dokit: YjsDocument left out a stored update it cannot apply", error);
+        }
+      }
+    });
+    // Changes made on the server (any origin but a client's update being applied): stored, then sent to everyone.
+    doc.on("update", (update: Uint8Array, origin: unknown) => {
+      // A change an observer makes while a client's update is applied has another origin: it is stored.
+      if (origin !== undefined && origin === this.#applying) return;
+      try {
+        store.append(update);
+      } catch (error) {
+        // Not stored: the document in memory is ahead of storage, so it is read again; the caller hears of it.
+        this.#unload();
+        throw error;
+      }
+      this.#toClients(updateMessages(update), undefined);
+      this.#changed();
+    });
+    this.#doc = doc;
+    return doc;
+  }
+
+  /**
+   * Drops the document from memory: the next event loads it again from storage. It may be called
+   * inside one of the document's transactions, so the old document is destroyed once that ends.
+   */
+  #unload(): void {
+    const doc = this.#doc;
+    this.#doc = undefined;
+    if (doc) queueMicrotask(() => doc.destroy());
+  }
+
+  #forget(): void {
+    if (this.#changeTimer) clearTimeout(this.#changeTimer);
+    this.#changeTimer = undefined;
+    this.#unload();
+  }
+
+  // ------------------------------------------------------------ connections
+
+  /** A new connection: Yjs ones are marked, told the server's state vector, and sent everyone's awareness. */
+  async #connect(connection: Connection, ctx: ConnectionContext): Promise<void> {
+    if (!this.serves(ctx.request)) return;
+    const readonly = this.#options.readonly ? (await this.#options.readonly(connection, ctx)) === true : false;
+    updateFlags(connection, readonly ? { yjs: {}, readonly: true } : { yjs: {} });
+    trySend(connection, syncMessage(SYNC_STEP_1, encodeStateVector(this.doc)));
+    const present = this.#awareness.all(connection);
+    if (present.length) trySend(connection, awarenessMessage(writeAwareness(present)));
+  }
+
+  /** @returns `true` when the message was a Yjs connection's binary message (handled here) */
+  #message(connection: Connection, message: string | ArrayBuffer): boolean {
+    if (typeof message === "string" || !flagsOf(connection).yjs) return false;
+    try {
+      this.#receive(connection, new Uint8Array(message));
+    } catch (error) {
+      // Not the Yjs wire, or an update Yjs cannot read: the sender is closed; nothing was stored or relayed.
+      console.warn(`dokit: YjsDocument closed connection ${connection.id}: ${error instanceof MalformedMessage ? error.message : "its update could not be applied"}`);
+      closeWith(connection, CLOSE_INVALID, INVALID_REASON);
+    }
+    return true;
+  }
+
+  #receive(connection: Connection, bytes: Uint8Array): void {
+    const reader = new Reader(bytes);
+    switch (reader.uint()) {
+      case MESSAGE_SYNC: {
+        const subtype = reader.uint();
+        const payload = reader.bytes();
+        // [0, 0, stateVector]: answered with what the client lacks.
+        if (subtype === SYNC_STEP_1) return sendStep2(connection, encodeStateAsUpdate(this.doc, payload));
+        // [0, 1, update] (the client's answer to our step 1) or [0, 2, update]
+        if (subtype === SYNC_STEP_2 || subtype === SYNC_UPDATE) return this.#update(connection, payload, subtype);
+        throw new MalformedMessage(`unknown sync message ${subtype}`);
+      }
+      // [1, awarenessUpdate]
+      case MESSAGE_AWARENESS:
+        return this.#awareness.receive(connection, reader.bytes(), bytes);
+      // [3]: everyone's awareness
+      case MESSAGE_QUERY_AWARENESS:
+        return void trySend(connection, awarenessMessage(writeAwareness(this.#awareness.all(undefined))));
+      // [2, …]: auth is the server's to send; a client's is ignored, as are types this version does not know.
+      case MESSAGE_AUTH:
+      default:
+        return;
+    }
+  }
+
+  /** A client's update: stored, then applied, then relayed to the other Yjs connections. */
+  #update(connection: Connection, update: Uint8Array, subtype: number): void {
+    if (isEmptyUpdate(update)) return;
+    const doc = this.doc;
+    if (flagsOf(connection).readonly) {
+      // A sync answer that adds nothing (a reconnecting viewer's) is not worth a refusal.
+      if (subtype === SYNC_UPDATE || addsContent(doc, update)) trySend(connection, permissionDenied(READONLY_REASON));
+      return;
+    }
+    const store = this.#storeOf();
+    const seq = store.append(update);
+    this.#applying = connection;
+    try {
+      applyUpdate(doc, update, connection);
+    } catch (error) {
+      // Not stored after all, and the document in memory may hold part of it: read it again from storage.
+      store.remove(seq, update.byteLength);
+      this.#unload();
+      throw error;
+    } finally {
+      this.#applying = undefined;
+    }
+    this.#toClients(updateMessages(update), connection);
+    this.#changed();
+  }
+
+  /** Sends messages, in order, to every Yjs connection but `except`. */
+  #toClients(messages: readonly Uint8Array[], except: Connection | undefined): void {
+    for (const connection of this.getConnections()) {
+      if (connection === except) continue;
+      for (const message of messages) trySend(connection, message);
+    }
+  }
+
+  // ------------------------------------------------------- after a change
+
+  /** After a stored change: compacts when the policy says so, and schedules `onChange`. */
+  #changed(): void {
+    const size = this.#storeOf().size;
+    if (size.updates >= this.#compactUpdates || size.updateBytes >= Math.max(this.#compactBytes, size.snapshotBytes)) this.compact();
+    if (!this.#options.onChange) return;
+    const now = Date.now();
+    if (this.#changeTimer) clearTimeout(this.#changeTimer);
+    else this.#changeDue = now + this.#changeMaxWaitMs;
+    this.#changeTimer = setTimeout(() => this.#runOnChange(), Math.max(0, Math.min(this.#changeDelayMs, this.#changeDue - now)));
+  }
+
+  async #runOnChange(): Promise<void> {
+    this.#changeTimer = undefined;
+    const doc = this.#doc;
+    const onChange = this.#options.onChange;
+    if (!doc || !onChange) return;
+    try {
+      await runInContext({ agent: this.#lifecycle?.host }, () => onChange(doc));
+    } catch (error) {
+      console.error("dokit: YjsDocument's onChange failed", error);
+    }
+  }
+
+  // ------------------------------------------------------------------ parts
+
+  #storeOf(): DocumentStore {
+    if (!this.#store) {
+      const lifecycle = this.#lifecycle;
+      if (!lifecycle) throw notServed();
+      this.#store = new DocumentStore(lifecycle.ctx.storage);
+    }
+    return this.#store;
+  }
+
+  #connectionsOf(): WebSockets {
+    if (!this.#sockets) throw notServed();
+    return this.#sockets;
+  }
+}
+
+/** @returns `[0, 2, update]` messages carrying `update`, cut to fit WebSocket messages (chunks.ts) */
+function updateMessages(update: Uint8Array): Uint8Array[] {
+  return splitUpdate(update).map((piece) => syncMessage(SYNC_UPDATE, piece));
+}
+
+/** Answers a sync step 1: what the client lacks, as step 2; a large answer goes as updates first, the step 2 last (the client is synced then). */
+function sendStep2(connection: Connection, update: Uint8Array): void {
+  const pieces = splitUpdate(update);
+  for (let i = 0; i < pieces.length; i++) trySend(connection, syncMessage(i === pieces.length - 1 ? SYNC_STEP_2 : SYNC_UPDATE, pieces[i] as Uint8Array));
+}
+
+/** @returns whether a v1 update carries nothing: no structs, no deletions (`[0, 0]`) */
+function isEmptyUpdate(update: Uint8Array): boolean {
+  return update.byteLength === 2 && update[0] === 0 && update[1] === 0;
+}
+
+/** @returns whether an update holds content the document lacks (deletions alone are not counted) */
+function addsContent(doc: Doc, update: Uint8Array): boolean {
+  const known = decodeStateVector(encodeStateVector(doc));
+  for (const [client, clock] of decodeStateVector(encodeStateVectorFromUpdate(update))) {
+    if (clock > (known.get(client) ?? 0)) return true;
+  }
+  return false;
+}
+
+function notServed(): DokitError<YjsErrorCode> {
+  return new DokitError<YjsErrorCode>("NOT_INSTALLED", "this YjsDocument is not served: new WebSockets({ yjs: doc }), then Lifecycle.install(this).use(webSockets)");
+}
+
+function invalid(message: string): DokitError<YjsErrorCode> {
+  return new DokitError<YjsErrorCode>("INVALID_ARGUMENT", `YjsDocument: ${message}`);
+}
+
+/** @returns `value` when it is a number from `min` to `max` @throws DokitError INVALID_ARGUMENT otherwise */
+function inRange(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !(value >= min && value <= max)) throw invalid(`${name} must be ${min} to ${max} (got ${String(value)})`);
+  return value;
+}

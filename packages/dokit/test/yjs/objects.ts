@@ -1,0 +1,22 @@
+// Scenario objects of yjs.test.ts.
+import { DurableObject } from "cloudflare:workers";
+import { Lifecycle } from "../../src/lifecycle";
+import { WebSockets } from "../../src/websockets";
+import { YjsDocument } from "../../src/yjs";
+
+/** A document compacted after 5 updates; `?mode=view` connections are readonly. */
+export class YjsDoc extends DurableObject<Env> {
+  readonly doc: YjsDocument = new YjsDocument({
+    compactAfter: { updates: 5 },
+    readonly: (_connection, ctx) => new URL(ctx.request.url).searchParams.get("mode") === "view",
+  });
+  readonly webSockets: WebSockets = new WebSockets({ yjs: this.doc });
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
+}
+
+/** A YjsDocument used without giving it to WebSockets: it cannot be served. */
+export class YjsUnserved extends DurableObject<Env> {
+  readonly doc: YjsDocument = new YjsDocument();
+  readonly webSockets: WebSockets = new WebSockets();
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets).use(this.doc);
+}

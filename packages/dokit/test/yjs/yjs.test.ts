@@ -1,0 +1,338 @@
+import { env, exports } from "cloudflare:workers";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import * as decoding from "lib0/decoding";
+import * as encoding from "lib0/encoding";
+import * as awarenessProtocol from "y-protocols/awareness";
+import { describe, expect, it, vi } from "vitest";
+import * as Y from "yjs";
+import { isDokitError } from "../../src/lifecycle";
+import { expectHibernates, openSocket, type TestSocket } from "../../src/testing";
+import { readAwareness, writeAwareness } from "../../src/yjs/awareness";
+import { splitUpdate } from "../../src/yjs/chunks";
+import { Reader, Writer } from "../../src/yjs/wire";
+import { YjsDocument } from "../../src/yjs";
+import { fresh } from "../helpers";
+import type { YjsDoc } from "./objects";
+
+// SAFETY: the test worker's default export is its fetch handler.
+const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } }).default;
+const stubOf = (name: string) => env.YJS_DOC.getByName(name);
+
+/** Opens a Yjs connection on `/agents/yjs-doc/<name>/yjs` and reads the server's sync step 1. */
+async function open(name: string, query: Record<string, string> = {}): Promise<TestSocket> {
+  const socket = await openSocket(worker, `http://example.com/agents/yjs-doc/${name}/yjs`, { query });
+  const first = await nextBytes(socket);
+  expect([...first.subarray(0, 2)]).toEqual([0, 0]);
+  return socket;
+}
+
+/** @returns the next message as bytes (the test socket's client end receives binary as a Blob) */
+async function nextBytes(socket: TestSocket): Promise<Uint8Array> {
+  const message: unknown = await socket.next();
+  if (message instanceof Blob) return new Uint8Array(await message.arrayBuffer());
+  if (message instanceof ArrayBuffer) return new Uint8Array(message);
+  throw new Error(`expected a binary message, got ${JSON.stringify(message)}`);
+}
+
+/** @returns `[0, 2, update]` as the ArrayBuffer a TestSocket sends as binary */
+function updateMessage(update: Uint8Array): ArrayBuffer {
+  return new Writer().uint(0).uint(2).bytes(update).finish().slice().buffer;
+}
+
+/** @returns one update per word appended to the text `body` of a client document */
+function edits(words: string[]): Uint8Array[] {
+  const doc = new Y.Doc();
+  const updates: Uint8Array[] = [];
+  doc.on("update", (update: Uint8Array) => updates.push(update));
+  for (const word of words) doc.getText("body").insert(doc.getText("body").length, word);
+  return updates;
+}
+
+const rows = (name: string) =>
+  runInDurableObject(stubOf(name), (_instance: YjsDoc, state) => ({
+    snapshot: state.storage.sql.exec<{ n: number; max: number | null }>("SELECT count(*) AS n, max(length(data)) AS max FROM _dokit_yjs_snapshot").one(),
+    updates: state.storage.sql.exec<{ n: number; max: number | null }>("SELECT count(*) AS n, max(length(data)) AS max FROM _dokit_yjs_updates").one(),
+  }));
+
+describe("the y-protocols wire codec", () => {
+  it("writes what lib0 reads and reads what lib0 writes (numbers up to 2^53 - 1, byte arrays, strings)", () => {
+    const numbers = [0, 1, 127, 128, 16_383, 16_384, 2 ** 31, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER];
+    const ours = new Writer();
+    for (const n of numbers) ours.uint(n);
+    ours.bytes(Uint8Array.from([1, 2, 3])).string("héllo ✓");
+    const decoder = decoding.createDecoder(ours.finish());
+    for (const n of numbers) expect(decoding.readVarUint(decoder)).toBe(n);
+    expect([...decoding.readVarUint8Array(decoder)]).toEqual([1, 2, 3]);
+    expect(decoding.readVarString(decoder)).toBe("héllo ✓");
+
+    const theirs = encoding.createEncoder();
+    for (const n of numbers) encoding.writeVarUint(theirs, n);
+    encoding.writeVarString(theirs, "ünïcode");
+    const reader = new Reader(encoding.toUint8Array(theirs));
+    for (const n of numbers) expect(reader.uint()).toBe(n);
+    expect(reader.string()).toBe("ünïcode");
+    expect(reader.done).toBe(true);
+  });
+
+  it("reads and writes y-protocols awareness updates", () => {
+    const doc = new Y.Doc();
+    const awareness = new awarenessProtocol.Awareness(doc);
+    awareness.setLocalState({ name: "ada", cursor: 3 });
+    const update = awarenessProtocol.encodeAwarenessUpdate(awareness, [doc.clientID]);
+    awareness.destroy();
+    const entries = readAwareness(update);
+    expect(entries).toEqual([[doc.clientID, 1, '{"name":"ada","cursor":3}']]);
+    const other = new awarenessProtocol.Awareness(new Y.Doc());
+    awarenessProtocol.applyAwarenessUpdate(other, writeAwareness(entries), "test");
+    expect(other.getStates().get(doc.clientID)).toEqual({ name: "ada", cursor: 3 });
+    other.destroy();
+  });
+
+  it("refuses a message cut short", () => {
+    expect(() => new Reader(Uint8Array.from([0x80])).uint()).toThrow(/ends inside a number/);
+    expect(() => new Reader(Uint8Array.from([5, 1])).bytes()).toThrow(/ends inside a byte array/);
+  });
+});
+
+describe("a large update cut for WebSocket messages", () => {
+  /** A document of two clients: long ASCII and emoji texts (one item each), a map, deletions. */
+  function bigDocument(): Y.Doc {
+    const doc = new Y.Doc();
+    const other = new Y.Doc();
+    other.getText("body").insert(0, "a".repeat(3 * 1024 * 1024));
+    Y.applyUpdate(doc, Y.encodeStateAsUpdate(other));
+    doc.getText("emoji").insert(0, "😀".repeat(700_000));
+    doc.getMap("meta").set("title", "big");
+    doc.getArray("list").insert(0, [1, { two: 2 }, "three"]);
+    doc.getText("body").delete(1000, 5000);
+    doc.getText("body").insert(2000, "inserted");
+    return doc;
+  }
+
+  it("cuts an update into pieces under the bound that rebuild the document in order and in reverse", () => {
+    const doc = bigDocument();
+    const update = Y.encodeStateAsUpdate(doc);
+    const pieces = splitUpdate(update, 1024 * 1024);
+    expect(pieces.length).toBeGreaterThanOrEqual(6);
+    for (const piece of pieces) expect(piece.byteLength).toBeLessThanOrEqual(1024 * 1024);
+    for (const order of [pieces, [...pieces].reverse()]) {
+      const copy = new Y.Doc();
+      for (const piece of order) Y.applyUpdate(copy, piece);
+      expect(copy.getText("body").toString()).toBe(doc.getText("body").toString());
+      expect(copy.getText("emoji").toString()).toBe(doc.getText("emoji").toString());
+      expect(copy.getText("emoji").toString().includes("\uFFFD")).toBe(false);
+      expect(copy.getMap("meta").toJSON()).toEqual({ title: "big" });
+      expect(copy.getArray("list").toJSON()).toEqual([1, { two: 2 }, "three"]);
+      expect(Y.encodeStateVector(copy)).toEqual(Y.encodeStateVector(doc));
+    }
+  });
+
+  it("leaves an update under the bound as it is", () => {
+    const update = Y.encodeStateAsUpdate(bigDocument());
+    expect(splitUpdate(update, update.byteLength)).toEqual([update]);
+  });
+});
+
+describe("YjsDocument storage", () => {
+  it("stores a large update in parts of at most 1 MiB, and compacts into a snapshot split the same way", async () => {
+    const name = fresh("rows");
+    const socket = await open(name);
+    const doc = new Y.Doc();
+    doc.getText("body").insert(0, "x".repeat(3 * 1024 * 1024 + 5));
+    socket.send(updateMessage(Y.encodeStateAsUpdate(doc)));
+    socket.send(updateMessage(edits(["!"])[0] as Uint8Array));
+    // The 3 MiB update went past the 1 MiB byte threshold: compacted at once.
+    await expect.poll(async () => (await rows(name)).snapshot.n).toBe(4);
+    const stored = await rows(name);
+    expect(stored.snapshot.max).toBeLessThanOrEqual(1024 * 1024);
+    await evictDurableObject(stubOf(name));
+    const length = await runInDurableObject(stubOf(name), (instance: YjsDoc) => instance.doc.getText("body").length);
+    expect(length).toBeGreaterThanOrEqual(3 * 1024 * 1024 + 5);
+    await socket.close();
+  });
+
+  it("appends each update before answering, and compacts after the configured number of updates", async () => {
+    const name = fresh("compact");
+    const socket = await open(name);
+    const watcher = await open(name);
+    const updates = edits(["a", "b", "c", "d", "e", "f", "g"]);
+    for (const [i, update] of updates.slice(0, 4).entries()) {
+      socket.send(updateMessage(update));
+      await watcher.next(); // relayed only once stored
+      expect((await rows(name)).updates.n).toBe(i + 1);
+    }
+    socket.send(updateMessage(updates[4] as Uint8Array));
+    await watcher.next();
+    // The fifth update: the tail is folded into the snapshot in one transaction.
+    expect(await rows(name)).toMatchObject({ updates: { n: 0 }, snapshot: { n: 1 } });
+    for (const update of updates.slice(5)) socket.send(updateMessage(update));
+    await watcher.next();
+    await watcher.next();
+    expect((await rows(name)).updates.n).toBe(2);
+    await evictDurableObject(stubOf(name));
+    expect(await runInDurableObject(stubOf(name), (instance: YjsDoc) => instance.doc.getText("body").toString())).toBe("abcdefg");
+    await socket.close();
+    await watcher.close();
+  });
+
+  it("loads the document lazily after a wake: a request that does not need it leaves it on disk", async () => {
+    const name = fresh("lazy");
+    const socket = await open(name);
+    socket.send(updateMessage(edits(["kept"])[0] as Uint8Array));
+    await expect.poll(async () => (await rows(name)).updates.n).toBe(1);
+    await evictDurableObject(stubOf(name));
+    // Measured in SQL, not loaded.
+    expect(await runInDurableObject(stubOf(name), (instance: YjsDoc) => [instance.doc.storedSize().updates, instance.doc.loaded])).toEqual([1, false]);
+    // The first message that needs it loads snapshot and tail.
+    const sv = new Writer().uint(0).uint(0).bytes(Y.encodeStateVector(new Y.Doc())).finish().slice().buffer;
+    socket.send(sv);
+    const answer = await nextBytes(socket);
+    const client = new Y.Doc();
+    const reader = new Reader(answer);
+    expect([reader.uint(), reader.uint()]).toEqual([0, 1]);
+    Y.applyUpdate(client, reader.bytes());
+    expect(client.getText("body").toString()).toBe("kept");
+    expect(await runInDurableObject(stubOf(name), (instance: YjsDoc) => instance.doc.loaded)).toBe(true);
+    await socket.close();
+  });
+
+  it("loads past a stored update that no longer applies (a row altered by hand), and logs it", async () => {
+    const name = fresh("altered");
+    const socket = await open(name);
+    const [first, second] = edits(["one ", "two"]);
+    socket.send(updateMessage(first as Uint8Array));
+    await expect.poll(async () => (await rows(name)).updates.n).toBe(1);
+    await runInDurableObject(stubOf(name), (_instance: YjsDoc, state) => {
+      state.storage.sql.exec("INSERT INTO _dokit_yjs_updates (seq, part, data) VALUES (1000, 0, ?)", Uint8Array.from([255, 255, 255, 255]));
+    });
+    await evictDurableObject(stubOf(name));
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    socket.send(updateMessage(second as Uint8Array));
+    await expect.poll(() => runInDurableObject(stubOf(name), (instance: YjsDoc) => instance.doc.getText("body").toString())).toBe("one two");
+    expect(logged).toHaveBeenCalledWith("dokit: YjsDocument left out a stored update it cannot apply", expect.anything());
+    logged.mockRestore();
+    await socket.close();
+  });
+
+  it("hibernates once idle: nothing the document holds keeps the object awake", async () => {
+    const name = fresh("sleeps");
+    const socket = await open(name);
+    socket.send(updateMessage(edits(["zz"])[0] as Uint8Array));
+    await expect.poll(async () => (await rows(name)).updates.n).toBe(1);
+    const { result } = await expectHibernates(stubOf(name), {
+      next: () => runInDurableObject(stubOf(name), (instance: YjsDoc) => instance.doc.getText("body").toString()),
+    });
+    expect(result).toBe("zz");
+    await socket.close();
+  }, 30_000);
+});
+
+describe("YjsDocument awareness", () => {
+  const awarenessOf = (entries: [number, number, string][]) => new Writer().uint(1).bytes(writeAwareness(entries)).finish().slice().buffer;
+  /** @returns the entries of the next awareness message */
+  async function nextAwareness(socket: TestSocket): Promise<[number, number, string][]> {
+    const reader = new Reader(await nextBytes(socket));
+    expect(reader.uint()).toBe(1);
+    return readAwareness(reader.bytes());
+  }
+
+  it("relays a state over the budget without keeping it, and still announces its client leaving", async () => {
+    const name = fresh("aw-big");
+    const watcher = await open(name);
+    const talker = await open(name);
+    const big = JSON.stringify({ name: "x".repeat(5000) });
+    talker.send(awarenessOf([[7, 1, big]]));
+    expect(await nextAwareness(watcher)).toEqual([[7, 1, big]]);
+    // Another client's removal it passes on (a y-protocols timeout) is relayed, not kept as its own.
+    talker.send(awarenessOf([[99, 4, "null"]]));
+    expect(await nextAwareness(watcher)).toEqual([[99, 4, "null"]]);
+    // A newcomer is not sent the state that was not kept.
+    const late = await open(name);
+    expect(await late.drain(100)).toEqual([]);
+    await talker.close();
+    expect(await nextAwareness(watcher)).toEqual([[7, 2, "null"]]);
+    expect(await nextAwareness(late)).toEqual([[7, 2, "null"]]);
+    await watcher.close();
+    await late.close();
+  });
+
+  it("does not announce a client leaving when its old connection closes after it reconnected", async () => {
+    const name = fresh("aw-reconnect");
+    const watcher = await open(name);
+    const before = await open(name);
+    before.send(awarenessOf([[8, 1, '{"at":1}']]));
+    expect(await nextAwareness(watcher)).toEqual([[8, 1, '{"at":1}']]);
+    const after = await open(name);
+    await after.drain(100); // everyone's awareness, client 8's included
+    after.send(awarenessOf([[8, 2, '{"at":2}']]));
+    expect(await nextAwareness(watcher)).toEqual([[8, 2, '{"at":2}']]);
+    await before.close();
+    expect(await watcher.drain(200)).toEqual([]);
+    await after.close();
+    expect(await nextAwareness(watcher)).toEqual([[8, 3, "null"]]);
+    await watcher.close();
+  });
+
+  it("sends a newcomer the kept states, and answers an awareness query with them", async () => {
+    const name = fresh("aw-small");
+    const talker = await open(name);
+    talker.send(awarenessOf([[5, 3, '{"cursor":1}']]));
+    await expect.poll(async () => {
+      const probe = await open(name);
+      const entries = await nextAwareness(probe);
+      await probe.close();
+      return entries;
+    }).toEqual([[5, 3, '{"cursor":1}']]);
+    talker.send(Uint8Array.from([3]).buffer);
+    expect(await nextAwareness(talker)).toEqual([[5, 3, '{"cursor":1}']]);
+    // What a provider sends back of what it heard (the same clock) is not news: not relayed, not kept.
+    const echo = await open(name);
+    expect(await nextAwareness(echo)).toEqual([[5, 3, '{"cursor":1}']]);
+    echo.send(awarenessOf([[5, 3, '{"cursor":1}']]));
+    echo.send(awarenessOf([[6, 1, '{"cursor":2}']]));
+    expect(await nextAwareness(talker)).toEqual([[6, 1, '{"cursor":2}']]);
+    await echo.close();
+    expect(await nextAwareness(talker)).toEqual([[6, 2, "null"]]);
+    await talker.close();
+  });
+});
+
+describe("YjsDocument refusals", () => {
+  it("tells a readonly connection its update is refused, stores nothing and relays nothing", async () => {
+    const name = fresh("readonly");
+    const writer = await open(name);
+    const viewer = await open(name, { mode: "view" });
+    viewer.send(updateMessage(edits(["nope"])[0] as Uint8Array));
+    const denied = new Reader(await nextBytes(viewer));
+    expect([denied.uint(), denied.uint(), denied.string()]).toEqual([2, 0, "Connection is readonly"]);
+    expect(await writer.drain(100)).toEqual([]);
+    expect((await rows(name)).updates.n).toBe(0);
+    // WebSockets' own readonly flag counts too (here set later, from the server).
+    const demoted = await open(name, { _pk: "demoted" });
+    await runInDurableObject(stubOf(name), (instance: YjsDoc) => {
+      const connection = instance.webSockets.getConnection("demoted");
+      if (connection) instance.webSockets.setReadonly(connection);
+    });
+    demoted.send(updateMessage(edits(["nope"])[0] as Uint8Array));
+    const told = new Reader(await nextBytes(demoted));
+    expect([told.uint(), told.uint(), told.string()]).toEqual([2, 0, "Connection is readonly"]);
+    expect((await rows(name)).updates.n).toBe(0);
+    await demoted.close();
+    await writer.close();
+    await viewer.close();
+  });
+
+  it("refuses options out of range and a document nobody serves, with stable codes", async () => {
+    expect(() => new YjsDocument({ path: "yjs" })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    expect(() => new YjsDocument({ maxAwarenessBytes: 9000 })).toThrow(/maxAwarenessBytes must be 0 to 8192/);
+    const response = await worker.fetch("http://example.com/agents/yjs-unserved/x");
+    expect(response.status).toBe(500);
+    const error = await runInDurableObject(env.YJS_UNSERVED.getByName("x"), (instance) =>
+      instance.lifecycle.start().then(
+        () => undefined,
+        (failure: unknown) => failure,
+      ),
+    );
+    expect(isDokitError(error) && error.message).toMatch(/new WebSockets\(\{ yjs: doc \}\)/);
+  });
+});
