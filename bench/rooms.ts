@@ -86,6 +86,8 @@ class BenchClient {
   readonly id: string;
   readonly url: (client: BenchClient) => string;
   readonly ctx: { order: Order; violations: Violations; latencies: number[]; onOwn: (client: BenchClient) => void };
+  /** The loopback address this client's sockets come from (`undefined`: the system's choice, 127.0.0.1). */
+  localAddress: string | undefined;
 
   constructor(id: string, url: BenchClient["url"], ctx: BenchClient["ctx"]) {
     this.id = id;
@@ -94,7 +96,7 @@ class BenchClient {
   }
 
   connect(): void {
-    const ws = new WebSocket(this.url(this), { perMessageDeflate: false });
+    const ws = new WebSocket(this.url(this), { perMessageDeflate: false, ...(this.localAddress && { localAddress: this.localAddress }) });
     this.ws = ws;
     this.welcomed = false;
     let since = this.last >= 0 ? this.last : undefined;
@@ -217,6 +219,7 @@ async function openRoom(
   for (let i = 0; i < count; i += 50) {
     const group = Array.from({ length: Math.min(50, count - i) }, (_, k) => {
       const client = new BenchClient(`c${i + k}`, url, ctx);
+      client.localAddress = sourceAddress(i + k, count);
       if (place) client.shard = place(i + k);
       client.connect();
       return client;
@@ -225,6 +228,18 @@ async function openRoom(
     clients.push(...group);
   }
   return clients;
+}
+
+/** Clients per loopback source address: well under the 28,232 ephemeral ports of one address. */
+const CLIENTS_PER_ADDRESS = 20_000;
+
+/**
+ * @returns the source address of client `i` of `count`: 127.0.0.1 while one address has ports enough,
+ * else one of 127.0.0.1, 127.0.0.2, … in turn (Linux answers the whole of 127/8 on loopback).
+ */
+function sourceAddress(i: number, count: number): string | undefined {
+  const addresses = Math.ceil(count / CLIENTS_PER_ADDRESS);
+  return addresses <= 1 ? undefined : `127.0.0.${1 + (i % addresses)}`;
 }
 
 async function closeRoom(clients: BenchClient[]): Promise<void> {
