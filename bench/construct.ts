@@ -10,7 +10,7 @@
 // caches other work has filled, as on a wake. `--messages=<text>` times messages instead: each
 // room's object is built once and handed `count` messages of that text (rooms `context`, `snapshot`,
 // `resource` and `bound` too), and the figure is µs per message.
-// See bench/README.md, "Diagnostics".
+// See bench/DIAGNOSTICS.md.
 import { median } from "./lib/stats.ts";
 import { arg, quietWrangler } from "./lib/cli.ts";
 import { roundOrder } from "./lib/order.ts";

@@ -1,6 +1,6 @@
 // Where a timed wake's wall-clock time goes while workerd's main thread is off its CPU: `perf`
 // records of the scheduler's switches (sched:sched_switch) that fall inside the send → reply
-// windows `bench/wake.ts --windows=<file>` wrote, per room. See bench/README.md, "Diagnostics".
+// windows `bench/wake.ts --windows=<file>` wrote, per room. See bench/DIAGNOSTICS.md.
 //   node bench/perf-offcpu.ts <perf script output> <windows.json>
 // Record with `perf record -k CLOCK_MONOTONIC -e sched:sched_switch -a` (the clock the windows use)
 // and print with `perf script -F comm,tid,time,event,trace`.

@@ -1,6 +1,6 @@
 // Attributes the CPU of timed wakes: `perf` samples of workerd's main thread that fall inside
 // the send → reply windows `bench/wake.ts --windows=<file>` wrote, summed per room and split by
-// what the thread was doing. See bench/README.md, "Diagnostics".
+// what the thread was doing. See bench/DIAGNOSTICS.md.
 //   node bench/perf-windows.ts <perf script output> <windows.json> [--hz=10000] [--top=15]
 // Windows from `bench/saturation.ts --windows=<file>` carry each window's replies: the CPU is then
 // given per reply instead of per round.

@@ -8,7 +8,7 @@
 // the wake. Rooms are interleaved, in balanced orders (lib/order.ts). Prints each room's
 // median, its difference to raw, and the median of its per-round differences to raw, for the
 // wall-clock time and for workerd's CPU time over the same interval.
-// See bench/README.md, "Diagnostics".
+// See bench/DIAGNOSTICS.md.
 import { writeFileSync } from "node:fs";
 import { closeAll, COMPRESSION, connect, evictRoom, fanOut, roomUrl, roundTrip, type Client } from "./lib/client.ts";
 import { cpuMs, workerdPids } from "./lib/load.ts";

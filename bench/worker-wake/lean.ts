@@ -1,4 +1,4 @@
-// The two lower bounds of a wake (bench/README.md, "Diagnostics"): `floor`, what dokit's first
+// The two lower bounds of a wake (bench/DIAGNOSTICS.md): `floor`, what dokit's first
 // message after a wake must do, written by hand; `lean`, the dokit room's code on a hand-written
 // lean composition. The wake worker (worker.ts here) measures
 // them beside raw and dokit; the bench's worker serves them for `node bench/run.ts --dokit-room=lean|floor`.
@@ -68,7 +68,7 @@ function asFloorConnection(ws: WebSocket): boolean {
 }
 
 /**
- * The floor of a wake (bench/README.md, "Diagnostics"): no
+ * The floor of a wake (bench/DIAGNOSTICS.md): no
  * Lifecycle, no capabilities, written by hand, doing only what dokit's first message after a
  * wake must: read the socket's attachment (dokit's compact string, written on accept), make the
  * socket a Connection (a prototype with its members), and call the room's handler, an arrow
@@ -114,8 +114,7 @@ export class FloorRoom extends DurableObject {
  * capability that handles it, a method not a closure), and the entry points sit on the class
  * prototype. It leaves out what dokit's Lifecycle and capabilities add on every wake: claim
  * checks (conflicts, reserved names), start hooks, events, per-event error handling, the
- * connection flags. So it is the lower bound for this API, not a replacement (bench/README.md,
- * "Diagnostics").
+ * connection flags. So it is the lower bound for this API, not a replacement (bench/DIAGNOSTICS.md).
  */
 const LEAN = Symbol();
 type LeanFrameClaim = { frame(connection: WebSocket, frame: Record<string, unknown>): void };
