@@ -51,7 +51,8 @@ export function pageHtml(script: string): string {
   <table id="connections"><thead><tr><th>id</th><th>tags</th><th>flags</th><th>socket</th><th>age</th><th>connection state</th><th></th></tr></thead><tbody></tbody></table>
 </section>
 <section id="yjs-section" hidden>
-  <h2>Yjs document <span class="muted" id="yjs-size"></span></h2>
+  <h2>Yjs document</h2>
+  <p class="muted" id="yjs-size"></p>
   <table id="yjs-editors"><thead><tr><th>connection</th><th>editors (awareness)</th></tr></thead><tbody></tbody></table>
 </section>
 <div class="grid">
