@@ -14,7 +14,8 @@ const LOCAL = "http://localhost";
 
 /** @returns the snapshot's Yjs section, editors in id order (the runtime lists sockets in no set order) */
 async function snapshotOf(base: string): Promise<YjsView> {
-  const view = ((await (await worker.fetch(`${base}/__dokit/snapshot`)).json()) as InspectorSnapshot).yjs as YjsView;
+  const view = ((await (await worker.fetch(`${base}/__dokit/snapshot`)).json()) as InspectorSnapshot).yjs;
+  if (!view || "error" in view) throw new Error(`the snapshot's yjs section is ${JSON.stringify(view)}`);
   return { ...view, editors: view.editors.sort((a, b) => a.id.localeCompare(b.id)) };
 }
 
@@ -27,9 +28,10 @@ async function editor(base: string, id: string): Promise<TestSocket> {
   return socket;
 }
 
-/** Sends `[1, awareness]`: one client's state at clock 1. */
+/** Sends `[1, awareness]`: one client's state at clock 1 (a string is sent as the state's text, as it is). */
 function publish(socket: TestSocket, clientID: number, state: unknown): void {
-  socket.send(new Writer().uint(1).bytes(writeAwareness([[clientID, 1, JSON.stringify(state)]])).finish().slice().buffer);
+  const text = typeof state === "string" ? state : JSON.stringify(state);
+  socket.send(new Writer().uint(1).bytes(writeAwareness([[clientID, 1, text]])).finish().slice().buffer);
 }
 
 /** Sends `[0, 2, update]`: `text` appended by a client of its own. @returns the update's size in bytes */
@@ -87,5 +89,22 @@ describe("Inspector: a Yjs document", () => {
     await bob.close();
     await expect.poll(async () => (await snapshotOf(base)).editors.map((e) => e.id)).toEqual(["ann"]);
     await Promise.all([ann.close(), watcher.close()]);
+  });
+
+  it("shows a state that is not JSON as its text, and one over the awareness budget without its state, beside a readable one", async () => {
+    const base = `${LOCAL}/agents/yjs-inspected-room/${fresh("yjs-odd")}`;
+    const odd = await editor(base, "odd");
+    const big = await editor(base, "big");
+    const fine = await editor(base, "fine");
+    publish(odd, 1, "{not json");
+    publish(big, 2, { user: { name: "x".repeat(5000) } });
+    publish(fine, 3, { user: { name: "Fine" } });
+    await expect.poll(async () => (await snapshotOf(base)).editors.filter((e) => (e.awareness as unknown[]).length > 0).length).toBe(3);
+    expect((await snapshotOf(base)).editors).toEqual([
+      { id: "big", awareness: [{ clientID: 2 }] },
+      { id: "fine", awareness: [{ clientID: 3, state: { user: { name: "Fine" } } }] },
+      { id: "odd", awareness: [{ clientID: 1, state: "{not json" }] },
+    ]);
+    await Promise.all([odd.close(), big.close(), fine.close()]);
   });
 });
