@@ -5,6 +5,7 @@
 import assistant from "./assistant/src/index";
 import board from "./board/src/index";
 import chat from "./chat/src/index";
+import editor from "./editor/src/index";
 import mcpCounter from "./mcp-counter/src/index";
 import mixIn from "./mix-in/src/index";
 import sensorHub from "./sensor-hub/src/index";
@@ -12,6 +13,7 @@ import sensorHub from "./sensor-hub/src/index";
 export { Assistant } from "./assistant/src/index";
 export { Board } from "./board/src/index";
 export { ChatRoom } from "./chat/src/index";
+export { Doc } from "./editor/src/index";
 export { McpCounter } from "./mcp-counter/src/index";
 export { Counter } from "./mix-in/src/index";
 export { SensorHub } from "./sensor-hub/src/index";
@@ -44,6 +46,15 @@ const EXAMPLES: Example[] = [
       'view-only tabs (<a href="/board/?mode=view">?mode=view</a>) and a Worker-checked <code>promote()</code> over DO RPC.',
     inspector: "/agents/board/demo/__dokit",
     worker: board,
+  },
+  {
+    mount: "editor",
+    agents: ["doc"],
+    description:
+      "A collaborative editor: CodeMirror 6 with <code>y-codemirror.next</code> and y-websocket's provider on a <code>YjsDocument</code>, " +
+      "every update in SQLite before anyone sees it; names and cursors as awareness. Open it in two tabs.",
+    inspector: "/agents/doc/demo/__dokit",
+    worker: editor,
   },
   {
     mount: "sensor-hub",

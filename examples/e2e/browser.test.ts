@@ -61,7 +61,7 @@ describe("the pnpm dev worker", () => {
   it("lists every demo on its index page", async () => {
     const page = await open("/", { ready: false });
     const links = await page.locator("li > a:first-child").allTextContents();
-    expect(links).toEqual(["chat", "board", "sensor-hub", "mcp-counter", "assistant", "mix-in"]);
+    expect(links).toEqual(["chat", "board", "editor", "sensor-hub", "mcp-counter", "assistant", "mix-in"]);
     await page.screenshot({ path: `${shots}index.png`, fullPage: true });
   });
 });
@@ -150,6 +150,60 @@ describe("board presence", () => {
     // A page that leaves is gone from the others' list.
     await viewer.close();
     await expect.poll(async () => (await ann.locator("ul[aria-label=here] li").allTextContents()).length, { timeout: 10_000 }).toBe(2);
+  });
+});
+
+describe("editor", () => {
+  /** @returns the editor's text, line by line, without the others' cursors and names (widgets inside the lines) */
+  const editorText = (page: Page) =>
+    page.locator(".cm-content").evaluate((content) => {
+      const copy = content.cloneNode(true) as HTMLElement;
+      for (const widget of copy.querySelectorAll(".cm-ySelectionCaret, .cm-widgetBuffer")) widget.remove();
+      return [...copy.querySelectorAll(".cm-line")].map((line) => line.textContent).join("\n");
+    });
+
+  it("text typed in one tab appears in the other with the typist's name at its cursor, survives a reload, and the inspector lists the editors by name", async () => {
+    const doc = `e2e-${Date.now()}`;
+    const ann = await open(`/editor/?doc=${doc}&name=Ann`);
+    const bob = await open(`/editor/?doc=${doc}&name=Bob`);
+    await ann.click(".cm-content");
+    await ann.keyboard.type("Hello from Ann");
+    await expect.poll(() => editorText(bob)).toBe("Hello from Ann");
+    // Ann's cursor, with her name, in Bob's editor; both listed on both pages.
+    await bob.locator(".cm-ySelectionInfo", { hasText: "Ann" }).waitFor();
+    await expect.poll(async () => (await bob.locator("ul.here li").allTextContents()).sort()).toEqual(["Ann", "Bob (you)"]);
+    await expect.poll(async () => (await ann.locator("ul.here li").allTextContents()).sort()).toEqual(["Ann (you)", "Bob"]);
+
+    await bob.click(".cm-content");
+    await bob.keyboard.press("Control+End");
+    await bob.keyboard.type(", and Bob");
+    await bob.keyboard.press("Enter");
+    await bob.keyboard.type("a second line");
+    await expect.poll(() => editorText(ann)).toBe("Hello from Ann, and Bob\na second line");
+    await ann.locator(".cm-ySelectionInfo", { hasText: "Bob" }).waitFor();
+    await ann.screenshot({ path: `${shots}editor-ann.png` });
+    await bob.screenshot({ path: `${shots}editor-bob.png` });
+
+    // The inspector shows the document's stored size and both editors, by name.
+    const inspector = await open(`/agents/doc/${doc}/__dokit`);
+    const editors = async () => (await inspector.locator("#yjs-editors .editor-name").allTextContents()).sort();
+    await expect.poll(editors).toEqual(["Ann", "Bob"]);
+    const size = await inspector.locator("#yjs-size").textContent();
+    expect(size).toMatch(/^\d+ B stored \(snapshot \d+ B, \d+ updates \d+ B\), in memory$/);
+    expect(Number(size?.split(" ")[0])).toBeGreaterThan("Hello from Ann, and Bob\na second line".length);
+    await inspector.screenshot({ path: `${shots}editor-inspector.png`, fullPage: true });
+
+    // A reload starts from an empty Y.Doc: the text comes back from the object's storage.
+    await bob.reload();
+    await bob.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+    await expect.poll(() => editorText(bob)).toBe("Hello from Ann, and Bob\na second line");
+    // So does a new browser, once every tab has gone.
+    await Promise.all([ann.close(), bob.close()]);
+    const later = await open(`/editor/?doc=${doc}&name=Cy`);
+    await expect.poll(() => editorText(later)).toBe("Hello from Ann, and Bob\na second line");
+
+    // The live inspector follows: the editors connected now.
+    await expect.poll(editors).toEqual(["Cy"]);
   });
 });
 

@@ -7,8 +7,10 @@ export type {
   InspectedMcpClients,
   InspectedState,
   InspectedWebSockets,
+  InspectedYjs,
   InspectorOptions,
   InspectorSnapshot,
   SectionError,
+  YjsView,
 } from "./options";
 export type { InspectorErrorCode } from "./errors";

@@ -6,7 +6,7 @@ import type { Lifecycle } from "../lifecycle/lifecycle";
 import { normalizeRoute } from "../lifecycle/wire";
 import { Feed } from "./feed";
 import { isCrossSite, isLocalDevelopment } from "./guard";
-import type { ConnectionView, InspectorOptions, InspectorSnapshot, SectionError } from "./options";
+import type { ConnectionView, InspectedYjs, InspectorOptions, InspectorSnapshot, SectionError, YjsView } from "./options";
 import { PAGE_SCRIPT, pageHtml } from "./page";
 import { redactQuery } from "./redact";
 import type { InspectorErrorCode } from "./errors";
@@ -140,7 +140,7 @@ export class Inspector implements Capability {
    */
   async snapshot(): Promise<InspectorSnapshot> {
     const lifecycle = this.#installedOn;
-    const { webSockets, state, presence, mcp, mcpClients, scheduler, queue, heartbeatSweep } = this.#options;
+    const { webSockets, state, presence, yjs, mcp, mcpClients, scheduler, queue, heartbeatSweep } = this.#options;
     const snapshot: InspectorSnapshot = {
       agent: lifecycle.host.constructor.name,
       className: lifecycle.className,
@@ -153,8 +153,9 @@ export class Inspector implements Capability {
     if (webSockets) snapshot.connections = await section(() => this.#connections());
     if (state) snapshot.state = await section(() => ({ value: state.get() }));
     if (presence) snapshot.presence = await section(() => presence.list());
+    if (yjs) snapshot.yjs = await section(() => yjsView(yjs));
     if (mcp) snapshot.mcpSessions = await section(() => mcp.sessions());
-    const awake = [webSockets, presence, mcpClients].filter((part) => part?.keepsAwake);
+    const awake = [webSockets, presence, yjs, mcpClients].filter((part) => part?.keepsAwake);
     if (awake.length || heartbeatSweep) {
       snapshot.keepsAwake = await section(async () => [...awake.flatMap((part) => part?.keepsAwake?.() ?? []), ...((await heartbeatSweep?.wakes()) ?? [])]);
     }
@@ -213,6 +214,18 @@ export class Inspector implements Capability {
         return `Unknown action ${JSON.stringify(action.action)}`;
     }
   }
+}
+
+/** @returns the document's stored size and its editors, read without loading the document */
+async function yjsView(yjs: InspectedYjs): Promise<YjsView> {
+  const { snapshotBytes, updates, updateBytes } = await yjs.storedSize();
+  const editors = [...yjs.getConnections()].map((connection) => ({ id: connection.id, awareness: yjs.getAwareness?.(connection) }));
+  return {
+    loaded: typeof yjs.loaded === "boolean" ? yjs.loaded : null,
+    storedBytes: snapshotBytes + updateBytes,
+    size: { snapshotBytes, updates, updateBytes },
+    editors,
+  };
 }
 
 /** The close the page's button sends: a normal close, with a reason that says who closed it. */

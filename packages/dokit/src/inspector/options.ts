@@ -46,6 +46,20 @@ export interface InspectedJobs {
   list(): Promise<unknown[]> | unknown[];
 }
 
+/** A Yjs document: `YjsDocument` from `dokit/yjs` fits. */
+export interface InspectedYjs {
+  /** @returns what storage holds: the snapshot's bytes, and the updates stored since (count and bytes) */
+  storedSize(): { snapshotBytes: number; updates: number; updateBytes: number } | Promise<{ snapshotBytes: number; updates: number; updateBytes: number }>;
+  /** @returns the open connections that edit the document */
+  getConnections(): Iterable<{ id: string }>;
+  /** @returns the awareness (name, colour, cursor) of the clients a connection speaks for; called with what `getConnections()` gave */
+  getAwareness?(connection: { id: string }): unknown;
+  /** Whether the document is in memory (else it is on disk only, until an event needs it). */
+  readonly loaded?: boolean;
+  /** @returns what it holds that keeps the object in memory (a pending change hook), one line each */
+  keepsAwake?(): string[];
+}
+
 /** Options of {@link Inspector}. */
 export interface InspectorOptions {
   /**
@@ -77,6 +91,8 @@ export interface InspectorOptions {
   heartbeatSweep?: { wakes(): Promise<string[]> | string[] };
   /** Presence, to list who is here. */
   presence?: InspectedPresence;
+  /** A Yjs document (`YjsDocument`), to show its stored size and the connected editors. Reading it never loads the document. */
+  yjs?: InspectedYjs;
   /** The MCP server capability, to list its sessions. */
   mcp?: InspectedMcp;
   /** The MCP client capability, to list its servers. */
@@ -110,6 +126,18 @@ export interface ConnectionView {
   uri: string | null;
 }
 
+/** A Yjs document as the page shows it. */
+export interface YjsView {
+  /** Whether the document is in memory (`null` when the capability does not say). */
+  loaded: boolean | null;
+  /** What storage holds, in bytes: the snapshot plus the updates since. */
+  storedBytes: number;
+  /** The same, in parts. */
+  size: { snapshotBytes: number; updates: number; updateBytes: number };
+  /** Each open Yjs connection, and the awareness of the clients it speaks for (names, colours, cursors). */
+  editors: { id: string; awareness?: unknown }[];
+}
+
 /** A section the Inspector could not read: the error's message, never its stack. */
 export interface SectionError {
   error: string;
@@ -135,6 +163,8 @@ export interface InspectorSnapshot {
   state?: { value: unknown } | SectionError;
   /** Who is here: `[{ id, value }]`. */
   presence?: unknown;
+  /** The Yjs document: its stored size and the editors connected to it, each with its clients' awareness. */
+  yjs?: YjsView | SectionError;
   mcpSessions?: unknown;
   mcpServers?: unknown;
   /** What dokit knows keeps the object in memory now (open MCP notification streams, a pending coalescing or presence tick) or wakes it (a heartbeat sweep); empty when nothing. */

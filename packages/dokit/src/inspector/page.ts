@@ -50,6 +50,11 @@ export function pageHtml(script: string): string {
   <h2>Connections <span class="muted" id="connection-count"></span></h2>
   <table id="connections"><thead><tr><th>id</th><th>tags</th><th>flags</th><th>socket</th><th>age</th><th>connection state</th><th></th></tr></thead><tbody></tbody></table>
 </section>
+<section id="yjs-section" hidden>
+  <h2>Yjs document</h2>
+  <p class="muted" id="yjs-size"></p>
+  <table id="yjs-editors"><thead><tr><th>connection</th><th>editors (awareness)</th></tr></thead><tbody></tbody></table>
+</section>
 <div class="grid">
   <section id="state-section" hidden><h2>State</h2><pre id="state"></pre></section>
   <section id="mcp-sessions-section" hidden><h2>MCP sessions</h2><pre id="mcp-sessions"></pre></section>
@@ -129,6 +134,7 @@ export const PAGE_SCRIPT = `"use strict";
     $("#events-off").hidden = next.events !== false;
     renderConnections(next.connections);
     show("state", next.state && ("error" in next.state ? next.state : next.state.value), next.state !== undefined);
+    renderYjs(next.yjs);
     show("presence", next.presence, next.presence !== undefined);
     show("mcp-sessions", next.mcpSessions, next.mcpSessions !== undefined);
     show("mcp-servers", next.mcpServers, next.mcpServers !== undefined);
@@ -163,6 +169,14 @@ export const PAGE_SCRIPT = `"use strict";
       body.append(row);
     }
     tick();
+  }
+  function renderYjs(y) {
+    $("#yjs-section").hidden = !y;
+    if (!y) return;
+    const s = y.size || {};
+    $("#yjs-size").textContent = y.error ? "could not read: " + y.error : y.storedBytes + " B stored (snapshot " + s.snapshotBytes + " B, " + s.updates + " updates " + s.updateBytes + " B), " + (y.loaded ? "in memory" : "on disk only");
+    $("#yjs-editors tbody").replaceChildren(...(y.editors || []).map((e) => el("tr", { "data-editor": e.id }, el("td", { class: "mono id" }, e.id),
+      el("td", {}, ...(Array.isArray(e.awareness) ? e.awareness : []).map((c) => el("span", { class: "badge editor-name", title: short(c.state) }, String((c.state && c.state.user && c.state.user.name) || "client " + c.clientID)))))));
   }
   function tick() {
     if (!snapshot) return;

@@ -83,6 +83,12 @@ export class AwarenessRelay {
     return all;
   }
 
+  /** @returns the states the clients `connection` speaks for published (none that left); a state over the budget is `undefined` */
+  of(connection: Connection): { clientID: number; state: unknown }[] {
+    const entries = flagsOf(connection).yjs?.awareness ?? [];
+    return entries.filter((entry) => entry[2] !== "null").map(([clientID, , state]) => ({ clientID, state: state === KEPT_OUT ? undefined : parsed(state) }));
+  }
+
   #knownClocks(): Map<number, number> {
     if (this.#clocks) return this.#clocks;
     const clocks = new Map<number, number>();
@@ -90,5 +96,14 @@ export class AwarenessRelay {
       for (const [client, clock] of flagsOf(connection).yjs?.awareness ?? []) clocks.set(client, Math.max(clock, clocks.get(client) ?? -1));
     }
     return (this.#clocks = clocks);
+  }
+}
+
+/** @returns a relayed state as a value (the wire carries JSON text, unchecked: text that is not JSON is returned as it came) */
+function parsed(state: string): unknown {
+  try {
+    return JSON.parse(state);
+  } catch {
+    return state;
   }
 }

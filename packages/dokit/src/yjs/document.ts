@@ -170,6 +170,16 @@ export class YjsDocument implements Capability, WireServer {
   }
 
   /**
+   * The awareness (names, cursors) of the clients a Yjs connection speaks for, as the object keeps it
+   * in the connection's attachment: what they published last, none that left. A state over
+   * `maxAwarenessBytes` is not kept and reads `undefined`.
+   * @returns one entry per client: its Yjs client id and its state
+   */
+  getAwareness(connection: Connection): { clientID: number; state: unknown }[] {
+    return this.#awareness.of(connection);
+  }
+
+  /**
    * @returns what storage holds: the snapshot's bytes, and the updates stored since (count and bytes).
    *   A document not in memory is measured in SQL, not loaded.
    */

@@ -59,7 +59,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // awareness entries, the row-split store, large updates cut to fit messages, loading past an altered row and
     // measuring storage without loading, awareness news relayed once and kept per connection for its own clients,
     // and YjsDocument with its awareness relay in a class of its own (13,287 B measured on the WebSockets split into one file per part).
-    ceiling: 13310,
+    // getAwareness(connection), a connection's kept awareness read back for the Inspector, adds 66 B (13,353 B measured).
+    ceiling: 13360,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables", "yjs"],
     why: "a Yjs document pays for its wire and store, not for State, Callables or Cap'n Web",
   },
@@ -245,10 +246,11 @@ describe("bundle guard", () => {
       expect(names(imported.code)).toBe(names(base.code));
       expect(imported.code.includes(FORBIDDEN.dokitInspector)).toBe(false);
     });
-    it("installed, it adds at most 7 KB gzip (the page is about 4.5 KB of that)", async () => {
+    // 7,111 B measured; the Yjs section (stored size, editors and their names) adds 396 B (7,507 B measured).
+    it("installed, it adds at most 7.5 KB gzip (the page is about 4.9 KB of that)", async () => {
       const [base, installed] = await Promise.all([build(BASE), build(INSTALLED)]);
       expect(installed.code, "the marker must be real").toContain(FORBIDDEN.dokitInspector);
-      expect(installed.gzip - base.gzip, `${describeSize(installed)}; without it ${base.gzip} B gzip`).toBeLessThanOrEqual(7 * KB);
+      expect(installed.gzip - base.gzip, `${describeSize(installed)}; without it ${base.gzip} B gzip`).toBeLessThanOrEqual(7.5 * KB);
     });
     for (const name of [...Object.keys(GUARDS), MCP_CASE]) {
       it(`${name} carries no inspector code`, async () => {

@@ -1,4 +1,5 @@
 import type { DelegatingRoom, DisabledRoom, HostRoutedRoom, InspectedRoom, McpRoom, PresenceRoom, RefusingRoom, SweptRoom } from "./objects";
+import type { YjsInspectedRoom } from "./objects-yjs";
 
 declare global {
   interface Env {
@@ -10,6 +11,7 @@ declare global {
     MCP_ROOM: DurableObjectNamespace<McpRoom>;
     PRESENCE_ROOM: DurableObjectNamespace<PresenceRoom>;
     SWEPT_ROOM: DurableObjectNamespace<SweptRoom>;
+    YJS_INSPECTED_ROOM: DurableObjectNamespace<YjsInspectedRoom>;
   }
   namespace Cloudflare {
     interface Env extends globalThis.Env {}

@@ -1,0 +1,7 @@
+import type { Doc } from "./doc";
+
+declare global {
+  interface Env {
+    Doc: DurableObjectNamespace<Doc>;
+  }
+}
