@@ -70,3 +70,11 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
 export function utf8Length(text: string): number {
   return new TextEncoder().encode(text).byteLength;
 }
+
+/**
+ * @returns whether `text` takes more than `max` bytes as UTF-8; a string of n characters takes at most
+ *   3n bytes, so most short values are answered without encoding them
+ */
+export function overBytes(text: string, max: number): boolean {
+  return text.length * 3 > max && utf8Length(text) > max;
+}

@@ -1,8 +1,8 @@
 import type { Capability, Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
-import { isThenable, trySend, utf8Length } from "../lifecycle/wire";
-import { DOKIT_ERROR, PRESENCE } from "../protocol/frames";
+import { isThenable, overBytes, trySend } from "../lifecycle/wire";
+import { DOKIT_ERROR, PRESENCE, PRESENCE_REJECTED } from "../protocol/frames";
 import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";
 import { flagsOf, updateFlags } from "../websockets/connection";
 import type { PresenceTracker } from "../websockets/options";
@@ -166,8 +166,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
       // Cycles, BigInt: only the server's own set() can pass such a value.
     }
     if (json === undefined) return "Presence value is not JSON";
-    // A string of n characters is at most 3n bytes in UTF-8: most values need no count.
-    if (json.length * 3 > this.maxBytes && utf8Length(json) > this.maxBytes) return `Presence value over ${this.maxBytes} bytes`;
+    if (overBytes(json, this.maxBytes)) return `Presence value over ${this.maxBytes} bytes`;
     if (this.#validate) {
       try {
         kept = this.#check(value, connection);
@@ -269,7 +268,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
 
   /** Tells the client its presence frame was refused; its previous value stays. */
   #refuse(connection: Connection, reason: string): void {
-    trySend(connection, JSON.stringify({ type: DOKIT_ERROR, code: "PRESENCE_REJECTED", error: reason }));
+    trySend(connection, JSON.stringify({ type: DOKIT_ERROR, code: PRESENCE_REJECTED, error: reason }));
   }
 
   /** @returns the latest value of an open connection (held or stored), `undefined` when not present */

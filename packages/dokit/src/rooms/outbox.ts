@@ -1,5 +1,5 @@
 import type { Connection } from "../lifecycle/connection";
-import { utf8Length } from "../lifecycle/wire";
+import { overBytes } from "../lifecycle/wire";
 import type { OutgoingMessage, Published } from "./types";
 
 /** Options of a publish (`RoomShard.publish`, `publishToRoom`). */
@@ -29,7 +29,7 @@ export function readPublish(frame: Record<string, unknown>, maxBytes: number): {
   const data = Object.hasOwn(frame, "data") ? JSON.stringify(frame.data) : undefined;
   if (data === undefined) return "data is missing";
   // A string of n characters is at most 3n bytes in UTF-8: most bodies need no count.
-  if (data.length * 3 > maxBytes && utf8Length(data) > maxBytes) return `data over ${maxBytes} bytes`;
+  if (overBytes(data, maxBytes)) return `data over ${maxBytes} bytes`;
   return { id, data };
 }
 

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { DokitError } from "../lifecycle/errors";
-import { utf8Length } from "../lifecycle/wire";
+import { overBytes } from "../lifecycle/wire";
 import type { RoomsErrorCode } from "./errors";
 import type { DeliveryHook } from "./deliver";
 import { type Fanout, FlatFanout } from "./fanout";
@@ -131,7 +131,7 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
    */
   async publish(shard: ShardReport | null, messages: OutgoingMessage[]): Promise<Published> {
     for (const message of messages) {
-      if (message.data.length * 3 > MAX_DATA_BYTES && utf8Length(message.data) > MAX_DATA_BYTES) {
+      if (overBytes(message.data, MAX_DATA_BYTES)) {
         throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `a room message is over ${MAX_DATA_BYTES} bytes as JSON (one row of the log holds it)`);
       }
     }

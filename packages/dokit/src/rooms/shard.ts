@@ -2,7 +2,7 @@ import type { Capability, Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { closeWith, trySend, utf8Length } from "../lifecycle/wire";
+import { closeWith, overBytes, trySend } from "../lifecycle/wire";
 import { CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./cursors";
@@ -147,7 +147,7 @@ export class RoomShard implements Capability {
   publish(data: unknown, options: RoomPublishOptions = {}): Promise<number> {
     const json = JSON.stringify(data);
     if (json === undefined) throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", "RoomShard.publish: the data is not JSON");
-    if (json.length * 3 > this.#maxBytes && utf8Length(json) > this.#maxBytes) {
+    if (overBytes(json, this.#maxBytes)) {
       throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `RoomShard.publish: the data is over maxMessageBytes (${this.#maxBytes} bytes as JSON)`);
     }
     const message: OutgoingMessage = { id: crypto.randomUUID(), data: json, ...filters(options) };
