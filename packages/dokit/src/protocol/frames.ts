@@ -182,6 +182,8 @@ export const ROOM = "dokit_room";
 export const ROOM_GAP = "dokit_room_gap";
 /** Sent when a connection joins: `{"type":"dokit_room_welcome","room","shard","seq","count"}`. */
 export const ROOM_WELCOME = "dokit_room_welcome";
+/** The room-wide connection count changed (at most one frame per shard `countMs`). */
+export const ROOM_COUNT = "dokit_room_count";
 /** Query parameter: the last seq a reconnecting client received (it gets everything after it). */
 export const ROOM_SINCE_PARAM = "since";
 /** Query parameter: the shard index a reconnecting client was on (the router keeps it there). */
@@ -197,5 +199,7 @@ export type RoomMessageFrame = { type: "dokit_room"; seq: number; from?: string;
 export type RoomGapFrame = { type: "dokit_room_gap"; from: number; to: number };
 /** A joined connection: its room, its shard index (`?shard=` on a reconnect), the seq it starts after, the room-wide count. */
 export type RoomWelcomeFrame = { type: "dokit_room_welcome"; room: string; shard: number; seq: number; count: number };
+/** `{"type":"dokit_room_count","count"}`: the room-wide connection count, when it changed. */
+export type RoomCountFrame = { type: "dokit_room_count"; count: number };
 /** A refused publish or resume (`ROOM_REJECTED`), or a publish the room could not take (`ROOM_PUBLISH_FAILED`). */
 export type RoomErrorFrame = { type: "dokit_error"; code: "ROOM_REJECTED" | "ROOM_PUBLISH_FAILED"; error: string; id?: string };

@@ -20,10 +20,13 @@ export type Member = {
  */
 export class Members {
   readonly #sql: SqlStorage;
+  readonly #left: ((name: string) => void) | undefined;
   #count: number | undefined;
 
-  constructor(sql: SqlStorage) {
+  /** @param left - told of each shard that leaves or is unregistered */
+  constructor(sql: SqlStorage, left?: (name: string) => void) {
     this.#sql = sql;
+    this.#left = left;
     sql.exec(`CREATE TABLE IF NOT EXISTS dokit_room_shards (
       name TEXT PRIMARY KEY, binding TEXT NOT NULL, cursor INTEGER NOT NULL, connections INTEGER NOT NULL, failures INTEGER NOT NULL DEFAULT 0)`);
   }
@@ -44,6 +47,7 @@ export class Members {
   leave(name: string): void {
     this.#sql.exec("DELETE FROM dokit_room_shards WHERE name = ?", name);
     this.#count = undefined;
+    this.#left?.(name);
   }
 
   /** Records a shard's connection count. @returns whether the shard is registered */

@@ -1,7 +1,7 @@
 // The frames a shard sends its clients, built as text once per message (the body is JSON text already).
 
 import type { Connection } from "../lifecycle/connection";
-import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_GAP, ROOM_WELCOME } from "../protocol/frames";
+import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_WELCOME } from "../protocol/frames";
 import type { RoomMessage } from "./types";
 
 /** @returns `{"type":"dokit_room","seq","from"?,"data"}` */
@@ -23,6 +23,11 @@ export function ackFrame(id: string, seq: number): string {
 /** @returns `{"type":"dokit_room_welcome","room","shard","seq","count"}` */
 export function welcomeFrame(room: string, shard: number, seq: number, count: number): string {
   return JSON.stringify({ type: ROOM_WELCOME, room, shard, seq, count });
+}
+
+/** @returns `{"type":"dokit_room_count","count"}` */
+export function countFrame(count: number): string {
+  return `{"type":"${ROOM_COUNT}","count":${count}}`;
 }
 
 /** @returns a `dokit_error` frame with a rooms code (and the publish's id, when there is one) */
