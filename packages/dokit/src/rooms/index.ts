@@ -17,5 +17,6 @@ export type {
   RoomGapFrame,
   RoomMessageFrame,
   RoomPublishFrame,
+  RoomResetFrame,
   RoomWelcomeFrame,
 } from "../protocol/frames";

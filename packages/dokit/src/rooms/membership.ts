@@ -1,7 +1,10 @@
 import type { SequencerApi, ShardReport } from "./types";
 
-/** What a shard keeps in storage: how far it delivered, and whether (and with which key) it is a member. */
-export type ShardRecord = { delivered: number; registered: boolean; key?: string };
+/**
+ * What a shard keeps in storage: how far it delivered, whether (and with which key) it is a member,
+ * and the epoch of the order its `delivered` counts in.
+ */
+export type ShardRecord = { delivered: number; registered: boolean; key?: string; epoch?: string };
 
 /** What the membership needs of its shard. */
 export interface MembershipDeps {
@@ -11,6 +14,11 @@ export interface MembershipDeps {
   report(): ShardReport;
   /** How soon a change in the connection count is reported, in ms. */
   countMs: number;
+  /**
+   * The room's order started again (its sequencer lost its storage): the shard tells its clients
+   * before the new order's messages reach them.
+   */
+  restarted(epoch: string): void;
 }
 
 const RECORD = "__dokit_room";
@@ -58,10 +66,12 @@ export class Membership {
     return this.#serially(async () => {
       if (this.#record.registered && !keep) return;
       const report = this.#deps.report();
-      const joined = await this.#deps.sequencer().join(report, keep ? this.#record.delivered : null);
-      this.#record = { delivered: joined.at, registered: true, key: joined.key };
+      const known = this.#record.epoch;
+      const joined = await this.#deps.sequencer().join(report, keep ? this.#record.delivered : null, known);
+      this.#record = { delivered: joined.at, registered: true, key: joined.key, epoch: joined.epoch };
       this.roomCount = joined.count;
       this.#reported = report.connections;
+      if (known !== undefined && known !== joined.epoch) this.#deps.restarted(joined.epoch);
       await this.#save();
     });
   }
@@ -77,7 +87,10 @@ export class Membership {
     });
   }
 
-  /** The connection count changed: reported after `countMs` (one report for the changes meanwhile). */
+  /**
+   * The connection count changed: reported after `countMs` (one report for the changes meanwhile). A
+   * sequencer that no longer lists the shard (it lost its storage, or gave up on the shard) makes it join again.
+   */
   countChanged(): void {
     this.#timer ??= setTimeout(() => {
       this.#timer = undefined;
@@ -87,7 +100,10 @@ export class Membership {
       this.#deps
         .sequencer()
         .report(report)
-        .then((count) => (this.roomCount = count))
+        .then(({ count, registered }) => {
+          this.roomCount = count;
+          if (!registered && this.#record.registered) return this.join(true);
+        })
         .catch((error: unknown) => console.warn("dokit: a room shard failed to report its connections", error));
     }, this.#deps.countMs);
   }
