@@ -6,6 +6,7 @@ import assistant from "./assistant/src/index";
 import board from "./board/src/index";
 import chat from "./chat/src/index";
 import editor from "./editor/src/index";
+import live from "./live/src/index";
 import mcpCounter from "./mcp-counter/src/index";
 import mixIn from "./mix-in/src/index";
 import sensorHub from "./sensor-hub/src/index";
@@ -14,6 +15,7 @@ export { Assistant } from "./assistant/src/index";
 export { Board } from "./board/src/index";
 export { ChatRoom } from "./chat/src/index";
 export { Doc } from "./editor/src/index";
+export { LiveSequencer, LiveShard, RoomRelay } from "./live/src/index";
 export { McpCounter } from "./mcp-counter/src/index";
 export { Counter } from "./mix-in/src/index";
 export { SensorHub } from "./sensor-hub/src/index";
@@ -55,6 +57,16 @@ const EXAMPLES: Example[] = [
       "every update in SQLite before anyone sees it; names and cursors as awareness. Open it in two tabs.",
     inspector: "/agents/doc/demo/__dokit",
     worker: editor,
+  },
+  {
+    mount: "live",
+    agents: ["live-shard"],
+    description:
+      "A live event's chat and reactions in one room spread over 4 shard objects (<code>dokit/rooms</code>, React with <code>useRoom</code>): " +
+      "every tab gets every message once, in one order, whichever shard it is on; drain a tab's shard or take it offline and it misses nothing. " +
+      'Open it in several tabs (<a href="/live/?shard=0">?shard=0</a>, <a href="/live/?shard=1">?shard=1</a>).',
+    inspector: "/agents/live-shard/keynote%230/__dokit",
+    worker: live,
   },
   {
     mount: "sensor-hub",

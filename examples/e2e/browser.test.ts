@@ -61,7 +61,7 @@ describe("the pnpm dev worker", () => {
   it("lists every demo on its index page", async () => {
     const page = await open("/", { ready: false });
     const links = await page.locator("li > a:first-child").allTextContents();
-    expect(links).toEqual(["chat", "board", "editor", "sensor-hub", "mcp-counter", "assistant", "mix-in"]);
+    expect(links).toEqual(["chat", "board", "editor", "live", "sensor-hub", "mcp-counter", "assistant", "mix-in"]);
     await page.screenshot({ path: `${shots}index.png`, fullPage: true });
   });
 });
@@ -204,6 +204,82 @@ describe("editor", () => {
 
     // The live inspector follows: the editors connected now.
     await expect.poll(editors).toEqual(["Cy"]);
+  });
+});
+
+describe("live room", () => {
+  /** @returns the lines a tab lists, `#<seq> <name>: <text>`, in the order shown */
+  const lines = (page: Page) => page.locator("#log li[data-seq]").allTextContents();
+  const say = async (page: Page, text: string) => {
+    await page.fill("input[name=text]", text);
+    await page.press("input[name=text]", "Enter");
+  };
+
+  it("three tabs on three shards see the messages of two tabs in one order and the room's count, and miss nothing across a drain and a reconnect", async () => {
+    const room = `e2e-${Date.now()}`;
+    const ann = await open(`/live/?room=${room}&name=Ann&shard=0`);
+    const bob = await open(`/live/?room=${room}&name=Bob&shard=1`);
+    const cy = await open(`/live/?room=${room}&name=Cy&shard=2`);
+    const tabs = [ann, bob, cy];
+    expect(await Promise.all(tabs.map((tab) => tab.locator("#shard").textContent()))).toEqual(["0", "1", "2"]);
+    // The last tab's welcome counts the room: one viewer on each of three shards.
+    await expect.poll(() => cy.locator("#count").textContent()).toBe("3");
+
+    // Two tabs on two shards post at once: every tab lists the four lines in the same order, each once.
+    await Promise.all([say(ann, "Ann one"), say(bob, "Bob one")]);
+    await Promise.all([say(ann, "Ann two"), say(bob, "Bob two")]);
+    for (const tab of tabs) await expect.poll(async () => (await lines(tab)).length).toBe(4);
+    const order = await lines(ann);
+    expect(order.map((line) => line.split(" ")[0])).toEqual(["#1", "#2", "#3", "#4"]);
+    expect(order.filter((line) => line.includes("Ann: "))).toEqual([expect.stringContaining("Ann one"), expect.stringContaining("Ann two")]);
+    expect(order.filter((line) => line.includes("Bob: "))).toEqual([expect.stringContaining("Bob one"), expect.stringContaining("Bob two")]);
+    expect(await lines(bob)).toEqual(order);
+    expect(await lines(cy)).toEqual(order);
+    // The host's announcement (published by the Worker) and a reaction are room messages too, in the same order.
+    await bob.fill("input[name=announcement]", "Q&A starts now");
+    await bob.press("input[name=announcement]", "Enter");
+    await expect.poll(async () => (await lines(cy)).length).toBe(5);
+    await cy.locator("button[data-emoji='👏']").click();
+    for (const tab of tabs) await expect.poll(() => tab.locator("button[data-emoji='👏'] .tally").textContent()).toBe("1");
+    for (const tab of tabs) await expect.poll(() => tab.locator("#seq").textContent()).toBe("6");
+    const before = await lines(ann);
+    expect(before.slice(4)).toEqual(["#5 host: Q&A starts now", "#6 Cy reacted 👏 clap"]);
+    expect(await lines(bob)).toEqual(before);
+    expect(await lines(cy)).toEqual(before);
+    await ann.screenshot({ path: `${shots}live-ann.png` });
+
+    // Cy's shard is drained: Cy reconnects by itself (close 3009) and resumes after seq 6; Ann posts meanwhile.
+    await cy.click("#drain");
+    await expect.poll(() => cy.locator("#drains").textContent()).toBe("1");
+    await say(ann, "Ann during the drain");
+    await cy.locator("#status", { hasText: "live" }).waitFor();
+    expect(await cy.locator("#shard").textContent()).toBe("2");
+    await expect.poll(() => cy.locator("#count").textContent()).toBe("3");
+    for (const tab of tabs) await expect.poll(async () => (await lines(tab)).length).toBe(7);
+
+    // Bob goes offline: Ann posts, Bob types a line that waits; back, Bob gets Ann's once, and the room his.
+    await bob.click("#offline");
+    await bob.locator("#status", { hasText: "offline" }).waitFor();
+    await say(ann, "Ann while Bob is away");
+    await say(bob, "Bob typed while offline");
+    await expect.poll(() => bob.locator("#pending b").textContent()).toBe("1");
+    await expect.poll(async () => (await lines(cy)).length).toBe(8);
+    expect(await lines(bob)).toHaveLength(7);
+    await bob.click("#offline");
+    for (const tab of tabs) await expect.poll(async () => (await lines(tab)).length).toBe(9);
+    const after = await lines(ann);
+    expect(after.slice(0, 6)).toEqual(before);
+    expect(after.slice(6)).toEqual(["#7 Ann: Ann during the drain", "#8 Ann: Ann while Bob is away", "#9 Bob: Bob typed while offline"]);
+    expect(await lines(bob)).toEqual(after);
+    expect(await lines(cy)).toEqual(after);
+    await expect.poll(() => bob.locator("#pending").count()).toBe(0);
+    await cy.screenshot({ path: `${shots}live-cy.png` });
+    await bob.screenshot({ path: `${shots}live-bob.png` });
+
+    // The tab's link to its shard's live inspector answers (localhost), on the shard the tab is on.
+    const inspect = await cy.locator("a", { hasText: "inspect this shard" }).getAttribute("href");
+    expect(inspect).toBe(`/agents/live-shard/${room}%232/__dokit`);
+    expect((await cy.request.get(new URL(inspect as string, base).toString())).status()).toBe(200);
   });
 });
 

@@ -15,5 +15,14 @@ export class RoomsLoopShard extends DurableObject<Env> {
   }
 }
 
-/** The rooms' sequencer, as it ships. */
-export class RoomsLoopSequencer extends RoomSequencer {}
+/** The rooms' sequencer, as it ships, with test doors to reset it as a crash would and to lose its storage. */
+export class RoomsLoopSequencer extends RoomSequencer {
+  reset(): void {
+    this.ctx.abort("test: reset");
+  }
+
+  /** Loses every stored row, as a lost database would (then reset the instance: its tables are gone). */
+  async wipe(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+  }
+}

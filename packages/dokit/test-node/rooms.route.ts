@@ -1,10 +1,11 @@
 import { routeRoomRequest } from "../src/rooms";
 
-import type { RoomsLoopShard } from "./rooms.objects";
+import type { RoomsLoopSequencer, RoomsLoopShard } from "./rooms.objects";
 
 /**
  * `/rooms/<room>?shards=<n>[&capacity=<c>]`: a connection routed to one of the room's shards (each taking c connections). `POST /rooms/<room>/drain?shard=<i>`:
- * drains that shard and answers how many connections it closed. `undefined` for any other request.
+ * drains that shard and answers how many connections it closed. `POST /rooms/<room>/wipe`: the room's
+ * sequencer loses its storage (reset before, so no delivery of it is under way, and after). `undefined` for any other request.
  */
 export async function roomsRoute(request: Request, env: object): Promise<Response | undefined> {
   const url = new URL(request.url);
@@ -14,6 +15,15 @@ export async function roomsRoute(request: Request, env: object): Promise<Respons
     // SAFETY: the loopback worker binds RoomsLoopShard (wrangler.jsonc).
     const shards = (env as { RoomsLoopShard: DurableObjectNamespace<RoomsLoopShard> }).RoomsLoopShard;
     return Response.json(await shards.getByName(`${room}#${url.searchParams.get("shard")}`).drain());
+  }
+  if (action === "wipe" && request.method === "POST") {
+    // SAFETY: the loopback worker binds RoomsLoopSequencer (wrangler.jsonc).
+    const namespace = (env as { RoomsLoopSequencer: DurableObjectNamespace<RoomsLoopSequencer> }).RoomsLoopSequencer;
+    // A stub is broken once its object resets: one per call.
+    await namespace.getByName(room).reset().catch(() => {});
+    await namespace.getByName(room).wipe();
+    await namespace.getByName(room).reset().catch(() => {});
+    return new Response("wiped");
   }
   const capacity = url.searchParams.get("capacity");
   return routeRoomRequest(request, env, {

@@ -34,7 +34,7 @@ describe("rooms over loopback", () => {
     const room = fresh("loop-room");
     const a = await join(room, "a", 0);
     const b = await join(room, "b", 1);
-    expect(a.frames.find((frame) => frame.type === "dokit_room_welcome")).toEqual({ type: "dokit_room_welcome", room, shard: 0, seq: 0, count: 1 });
+    expect(a.frames.find((frame) => frame.type === "dokit_room_welcome")).toEqual({ type: "dokit_room_welcome", room, shard: 0, seq: 0, count: 1, epoch: expect.stringMatching(/^\d{15}-[0-9a-f]{8}$/) });
     expect(b.frames.find((frame) => frame.type === "dokit_room_welcome")).toMatchObject({ type: "dokit_room_welcome", room, shard: 1, seq: 0 });
     a.ws.send(JSON.stringify({ type: "dokit_room_publish", id: "m1", data: { text: "hello" } }));
     await until(() => b.frames.some((frame) => frame.type === "dokit_room") && a.frames.some((frame) => frame.type === "dokit_room_ack"));

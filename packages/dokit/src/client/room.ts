@@ -1,7 +1,7 @@
 // A member of a room spread over many objects (dokit/rooms on the server): an AgentClient whose
 // every connection asks for the messages after the last one it received (`since`) on the shard it
 // was on (`shard`), and that resends, in order, the publishes not yet acknowledged.
-import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_WELCOME } from "../protocol/frames";
+import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
 import { AgentClient } from "./client";
 import type { AgentClientOptions, QueryParams } from "./types";
 
@@ -22,10 +22,17 @@ export interface RoomMemberOptions<T = unknown> extends Omit<AgentClientOptions,
   query?: QueryParams | (() => QueryParams | Promise<QueryParams>);
   /** The last seq received before (from a previous page), to resume after it. */
   since?: number;
+  /** The epoch `since` counts in (the member's `epoch` on that page), so a room whose order started again says so. */
+  epoch?: string;
   /** Runs for each message, in seq order, once. */
   onRoomMessage?: (message: RoomMessage<T>) => void;
   /** Runs when messages `from`..`to` can no longer be had (older than the room's log). */
   onGap?: (gap: { from: number; to: number }) => void;
+  /**
+   * Runs when the room's order started again (its sequencer lost its storage): messages of the old
+   * order after the last seq received are lost; the new order's follow, from seq 1.
+   */
+  onReset?: (reset: { epoch: string }) => void;
   /** Runs when a connection joined: its shard and the room-wide count. */
   onJoin?: (welcome: { room: string; shard: number; seq: number; count: number }) => void;
   /** Runs when the room-wide connection count changed (`{"type":"dokit_room_count"}`, at most one per shard `countMs`). */
@@ -48,6 +55,8 @@ export class RoomMember<T = unknown> {
   seq: number | undefined;
   /** The shard the last connection joined. */
   shard: number | undefined;
+  /** The epoch of the room's order that `seq` counts in (from the welcome). */
+  epoch: string | undefined;
   /** The room-wide connection count: from the last welcome, then from each count frame. */
   count = 0;
   readonly #options: RoomMemberOptions<T>;
@@ -59,11 +68,13 @@ export class RoomMember<T = unknown> {
   constructor(options: RoomMemberOptions<T>) {
     this.#options = options;
     this.seq = options.since;
+    this.epoch = options.epoch;
     const user = options.query;
     const query = async (): Promise<QueryParams> => {
       const extra = typeof user === "function" ? await user() : (user ?? {});
       const own: QueryParams = {};
       if (this.seq !== undefined) own.since = String(this.seq);
+      if (this.seq !== undefined && this.epoch !== undefined) own.epoch = this.epoch;
       if (this.shard !== undefined) own.shard = String(this.shard);
       return { ...extra, ...own };
     };
@@ -120,9 +131,16 @@ export class RoomMember<T = unknown> {
       case ROOM_GAP:
         this.seq = Math.max(this.seq ?? 0, frame.to as number);
         return options.onGap?.({ from: frame.from as number, to: frame.to as number });
-      // {"type":"dokit_room_welcome","room","shard","seq","count"}: resend what is not acknowledged, in order
+      // {"type":"dokit_room_reset","epoch","seq":0}: the room's order started again; the new one follows
+      case ROOM_RESET:
+        this.seq = frame.seq as number;
+        this.epoch = frame.epoch as string;
+        return options.onReset?.({ epoch: this.epoch });
+      // {"type":"dokit_room_welcome","room","shard","seq","count","epoch"}: resend what is not acknowledged, in order
       case ROOM_WELCOME: {
         this.shard = frame.shard as number;
+        // A welcome without a reset: `seq` counts in its epoch (a resume from another one is answered with a reset next).
+        if (this.epoch === undefined || this.seq === undefined) this.epoch = frame.epoch as string;
         this.count = frame.count as number;
         this.seq ??= frame.seq as number;
         this.#joined = true;

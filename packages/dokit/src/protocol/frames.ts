@@ -180,14 +180,21 @@ export const ROOM_ACK = "dokit_room_ack";
 export const ROOM = "dokit_room";
 /** Messages `from`..`to` (seqs, inclusive) are no longer in the room's log: the client will never receive them. */
 export const ROOM_GAP = "dokit_room_gap";
-/** Sent when a connection joins: `{"type":"dokit_room_welcome","room","shard","seq","count"}`. */
+/** Sent when a connection joins: `{"type":"dokit_room_welcome","room","shard","seq","count","epoch"}`. */
 export const ROOM_WELCOME = "dokit_room_welcome";
 /** The room-wide connection count changed (at most one frame per shard `countMs`). */
 export const ROOM_COUNT = "dokit_room_count";
+/**
+ * The room's order started again (its sequencer lost its storage): `{"type":"dokit_room_reset","epoch","seq":0}`.
+ * What the old order had after the client's last seq is lost; the new order's messages follow, from seq 1.
+ */
+export const ROOM_RESET = "dokit_room_reset";
 /** Query parameter: the last seq a reconnecting client received (it gets everything after it). */
 export const ROOM_SINCE_PARAM = "since";
 /** Query parameter: the shard index a reconnecting client was on (the router keeps it there). */
 export const ROOM_SHARD_PARAM = "shard";
+/** Query parameter: the epoch of the order `since` counts in (the welcome's `epoch`). */
+export const ROOM_EPOCH_PARAM = "epoch";
 
 /** A client's publish. */
 export type RoomPublishFrame = { type: "dokit_room_publish"; id: string; data: unknown };
@@ -197,8 +204,13 @@ export type RoomAckFrame = { type: "dokit_room_ack"; id: string; seq: number };
 export type RoomMessageFrame = { type: "dokit_room"; seq: number; from?: string; data: unknown };
 /** Messages the client missed and will never receive (older than the room's log). */
 export type RoomGapFrame = { type: "dokit_room_gap"; from: number; to: number };
-/** A joined connection: its room, its shard index (`?shard=` on a reconnect), the seq it starts after, the room-wide count. */
-export type RoomWelcomeFrame = { type: "dokit_room_welcome"; room: string; shard: number; seq: number; count: number };
+/**
+ * A joined connection: its room, its shard index (`?shard=` on a reconnect), the seq it starts after, the
+ * room-wide count, and the epoch of the room's order (sent back as `?epoch=` with `?since=`).
+ */
+export type RoomWelcomeFrame = { type: "dokit_room_welcome"; room: string; shard: number; seq: number; count: number; epoch: string };
+/** The room's order started again at `epoch`: the client's seq is now `seq` (0), and the new order follows. */
+export type RoomResetFrame = { type: "dokit_room_reset"; epoch: string; seq: number };
 /** `{"type":"dokit_room_count","count"}`: the room-wide connection count, when it changed. */
 export type RoomCountFrame = { type: "dokit_room_count"; count: number };
 /** A refused publish or resume (`ROOM_REJECTED`), or a publish the room could not take (`ROOM_PUBLISH_FAILED`). */

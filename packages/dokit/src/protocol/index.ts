@@ -23,8 +23,10 @@ export {
   PRESENCE,
   ROOM,
   ROOM_ACK,
+  ROOM_EPOCH_PARAM,
   ROOM_GAP,
   ROOM_PUBLISH,
+  ROOM_RESET,
   ROOM_SHARD_PARAM,
   ROOM_SINCE_PARAM,
   ROOM_WELCOME,
@@ -55,6 +57,7 @@ export type {
   RoomGapFrame,
   RoomMessageFrame,
   RoomPublishFrame,
+  RoomResetFrame,
   RoomWelcomeFrame,
 } from "./frames";
 export { kebab } from "./kebab";

@@ -23,6 +23,11 @@ export interface RoomSnapshot<T> {
   readonly count: number;
   /** The gaps told of (messages older than the room's log), in order. */
   readonly gaps: readonly { from: number; to: number }[];
+  /**
+   * How many times the room's order started again (its sequencer lost its storage): `seq` went back
+   * to 0, and `messages` holds the old order's messages before the new one's.
+   */
+  readonly resets: number;
   /** How many times this member's shard was drained under it. */
   readonly drains: number;
   /** Whether the current connection has joined (its welcome arrived). */
@@ -39,7 +44,7 @@ export interface UseRoomResult<T> extends RoomSnapshot<T> {
 
 /** A useSyncExternalStore source fed by a member's callbacks: a new snapshot per change, the same one otherwise. */
 export function createRoomStore<T>(keep: number) {
-  let snapshot: RoomSnapshot<T> = { messages: [], seq: undefined, shard: undefined, count: 0, gaps: [], drains: 0, joined: false };
+  let snapshot: RoomSnapshot<T> = { messages: [], seq: undefined, shard: undefined, count: 0, gaps: [], resets: 0, drains: 0, joined: false };
   const listeners = new Set<() => void>();
   const change = (next: Partial<RoomSnapshot<T>>) => {
     snapshot = { ...snapshot, ...next };
@@ -57,6 +62,9 @@ export function createRoomStore<T>(keep: number) {
     },
     gap(gap: { from: number; to: number }): void {
       change({ gaps: [...snapshot.gaps, gap], seq: Math.max(snapshot.seq ?? 0, gap.to) });
+    },
+    reset(): void {
+      change({ resets: snapshot.resets + 1, seq: 0 });
     },
     join(welcome: { shard: number; count: number }, seq: number | undefined): void {
       change({ shard: welcome.shard, count: welcome.count, seq, joined: true });
@@ -95,6 +103,10 @@ export function createRoom<T>(options: UseRoomOptions<T>, latest: () => UseRoomO
     onGap: (gap) => {
       store.gap(gap);
       latest().onGap?.(gap);
+    },
+    onReset: (reset) => {
+      store.reset();
+      latest().onReset?.(reset);
     },
     onJoin: (welcome) => {
       store.join(welcome, member.seq);

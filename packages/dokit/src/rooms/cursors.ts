@@ -45,6 +45,11 @@ export class Cursors {
     return !cursor || (!cursor.pending && seq > cursor.at);
   }
 
+  /** @returns whether connection `id` is joining (held, its welcome not yet sent) */
+  joining(id: string): boolean {
+    return this.#map.get(id)?.pending === true && !this.#stored.has(id);
+  }
+
   /** Holds a connection out of live messages while it joins (`store`: false) or catches up after `at`. */
   hold(id: string, at: number, store: boolean): void {
     this.#map.set(id, { at, pending: true });

@@ -18,5 +18,6 @@ export type {
   RoomGapFrame,
   RoomMessageFrame,
   RoomPublishFrame,
+  RoomResetFrame,
   RoomWelcomeFrame,
 } from "../protocol/frames";

@@ -1,7 +1,10 @@
 import type { SequencerApi, ShardReport } from "./types";
 
-/** What a shard keeps in storage: how far it delivered, and whether (and with which key) it is a member. */
-export type ShardRecord = { delivered: number; registered: boolean; key?: string };
+/**
+ * What a shard keeps in storage: how far it delivered, whether (and with which key) it is a member,
+ * and the epoch of the order its `delivered` counts in.
+ */
+export type ShardRecord = { delivered: number; registered: boolean; key?: string; epoch?: string };
 
 /** What the membership needs of its shard. */
 export interface MembershipDeps {
@@ -13,6 +16,11 @@ export interface MembershipDeps {
   countMs: number;
   /** Told each room-wide count heard from the sequencer. */
   counted?(count: number): void;
+  /**
+   * The room's order started again (its sequencer lost its storage): the shard tells its clients
+   * before the new order's messages reach them.
+   */
+  restarted(epoch: string): void;
 }
 
 const RECORD = "__dokit_room";
@@ -69,10 +77,12 @@ export class Membership {
     return this.#serially(async () => {
       if (this.#record.registered && !keep) return;
       const report = this.#deps.report();
-      const joined = await this.#deps.sequencer().join(report, keep ? this.#record.delivered : null);
-      this.#record = { delivered: joined.at, registered: true, key: joined.key };
+      const known = this.#record.epoch;
+      const joined = await this.#deps.sequencer().join(report, keep ? this.#record.delivered : null, known);
+      this.#record = { delivered: joined.at, registered: true, key: joined.key, epoch: joined.epoch };
       this.roomCount = joined.count;
       this.#reported = report.connections;
+      if (known !== undefined && known !== joined.epoch) this.#deps.restarted(joined.epoch);
       await this.#save();
     });
   }
@@ -88,7 +98,10 @@ export class Membership {
     });
   }
 
-  /** The connection count changed: reported after `countMs` (one report for the changes meanwhile). */
+  /**
+   * The connection count changed: reported after `countMs` (one report for the changes meanwhile). A
+   * sequencer that no longer lists the shard (it lost its storage, or gave up on the shard) makes it join again.
+   */
   countChanged(): void {
     this.#timer ??= setTimeout(() => {
       this.#timer = undefined;
@@ -98,7 +111,10 @@ export class Membership {
       this.#deps
         .sequencer()
         .report(report)
-        .then((count) => (this.roomCount = count))
+        .then(({ count, registered }) => {
+          this.roomCount = count;
+          if (!registered && this.#record.registered) return this.join(true);
+        })
         .catch((error: unknown) => console.warn("dokit: a room shard failed to report its connections", error));
     }, this.#deps.countMs);
   }

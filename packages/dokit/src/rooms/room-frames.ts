@@ -1,7 +1,7 @@
 // The frames a shard sends its clients, built as text once per message (the body is JSON text already).
 
 import type { Connection } from "../lifecycle/connection";
-import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_WELCOME } from "../protocol/frames";
+import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
 import type { RoomMessage } from "./types";
 
 /** @returns `{"type":"dokit_room","seq","from"?,"data"}` */
@@ -20,9 +20,14 @@ export function ackFrame(id: string, seq: number): string {
   return `{"type":"${ROOM_ACK}","id":${JSON.stringify(id)},"seq":${seq}}`;
 }
 
-/** @returns `{"type":"dokit_room_welcome","room","shard","seq","count"}` */
-export function welcomeFrame(room: string, shard: number, seq: number, count: number): string {
-  return JSON.stringify({ type: ROOM_WELCOME, room, shard, seq, count });
+/** @returns `{"type":"dokit_room_welcome","room","shard","seq","count","epoch"}` */
+export function welcomeFrame(room: string, shard: number, seq: number, count: number, epoch: string | undefined): string {
+  return JSON.stringify({ type: ROOM_WELCOME, room, shard, seq, count, epoch });
+}
+
+/** @returns `{"type":"dokit_room_reset","epoch","seq":0}`: the room's order started again */
+export function resetFrame(epoch: string): string {
+  return `{"type":"${ROOM_RESET}","epoch":${JSON.stringify(epoch)},"seq":0}`;
 }
 
 /** @returns `{"type":"dokit_room_count","count"}` */

@@ -8,7 +8,7 @@ import { TreeFanout, WidthFanout } from "./tree";
 import { RoomLog } from "./log";
 import { Members } from "./members";
 import { RoomPresence } from "./room-presence";
-import type { Joined, LogRange, OutgoingMessage, PresenceAnswer, PresenceKnown, PresenceUpdate, Published, SequencerApi, ShardReport } from "./types";
+import type { Joined, LogRange, OutgoingMessage, PresenceAnswer, PresenceKnown, PresenceUpdate, Published, Reported, SequencerApi, ShardReport } from "./types";
 
 /** Options of {@link RoomSequencer} (pass them from a subclass's constructor). */
 export interface RoomSequencerOptions {
@@ -109,16 +109,19 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
 
   /**
    * Registers a shard that has clients. `delivered`: the last seq its clients were sent (a shard that
-   * had none passes `null` and starts at the head: its new clients join now).
+   * had none passes `null` and starts at the head: its new clients join now). `epoch`: the order that
+   * seq counts in; a shard from another epoch (this object lost its storage since) starts at 0, so its
+   * clients receive the new order from its first message.
    */
-  async join(shard: ShardReport, delivered: number | null): Promise<Joined> {
+  async join(shard: ShardReport, delivered: number | null, epoch?: string): Promise<Joined> {
     const head = this.#log.head;
-    const at = delivered === null ? head : Math.min(Math.max(0, delivered), head);
+    const own = this.#epoch();
+    const at = delivered === null ? head : epoch !== undefined && epoch !== own ? 0 : Math.min(Math.max(0, delivered), head);
     const before = this.#members.count;
     this.#members.join(shard, at);
     this.#countChanged(before);
     if (at < head) await this.#deliverSoon();
-    return { at, key: this.#key(), count: this.#members.count };
+    return { at, key: this.#key(), epoch: own, count: this.#members.count };
   }
 
   /** Unregisters a shard whose last client left: it receives nothing until it joins again. */
@@ -128,12 +131,12 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
     this.#countChanged(before);
   }
 
-  /** Records a shard's connection count. @returns the room-wide count */
-  async report(shard: ShardReport): Promise<number> {
+  /** Records a shard's connection count. @returns the room-wide count, and whether the shard is registered */
+  async report(shard: ShardReport): Promise<Reported> {
     const before = this.#members.count;
-    this.#members.report(shard);
+    const registered = this.#members.report(shard);
     this.#countChanged(before);
-    return this.#members.count;
+    return { count: this.#members.count, registered };
   }
 
   /**
@@ -218,9 +221,21 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
 
   /** @returns the room's key (made once): deliveries carry it, and shards accept no delivery without it */
   #key(): string {
-    let key = this.#log.meta("key");
-    if (key === undefined) this.#log.setMeta("key", (key = crypto.randomUUID()));
-    return key;
+    return this.#made("key");
+  }
+
+  /**
+   * @returns the epoch of this object's order, made once with its storage: public, unlike the key, and
+   * later epochs sort after earlier ones (the time it was made, then a random part)
+   */
+  #epoch(): string {
+    return this.#made("epoch", () => `${String(Date.now()).padStart(15, "0")}-${crypto.randomUUID().slice(0, 8)}`);
+  }
+
+  #made(name: "key" | "epoch", make: () => string = () => crypto.randomUUID()): string {
+    let value = this.#log.meta(name);
+    if (value === undefined) this.#log.setMeta(name, (value = make()));
+    return value;
   }
 }
 

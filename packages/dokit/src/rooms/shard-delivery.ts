@@ -37,6 +37,9 @@ export class ShardDelivery {
    */
   async catchUp(connection: Connection, since: number): Promise<void> {
     const cursors = this.#deps.cursors;
+    const membership = this.#deps.membership;
+    // The order the catch-up counts in: when the room's order starts again meanwhile, the restart made the connection live.
+    const epoch = membership.record.epoch;
     let at = since;
     cursors.hold(connection.id, at, true);
     for (let failures = 0; connection.readyState === OPEN; ) {
@@ -46,13 +49,15 @@ export class ShardDelivery {
       } catch (error) {
         console.warn(`dokit: a room shard failed to fetch missed messages for ${connection.id}; retrying`, error);
         await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures++, 5000)));
+        if (membership.record.epoch !== epoch) return;
         continue;
       }
+      if (membership.record.epoch !== epoch) return;
       if (connection.readyState !== OPEN) break;
       if (range.gap) trySend(connection, gapFrame(range.gap));
       for (const message of range.messages) if (reaches(message, connection)) trySend(connection, messageFrame(message));
       at = range.last;
-      const delivered = this.#deps.membership.record.delivered;
+      const delivered = membership.record.delivered;
       if (!range.more && delivered <= at) return cursors.release(connection.id, at, delivered);
       cursors.hold(connection.id, at, true);
     }

@@ -109,7 +109,7 @@ export class ShardPresence implements PresenceLink {
   #soon(ms: number): void {
     if (this.#calling) return void (this.#again = true);
     if (this.#timer && ms > 0) return;
-    clearTimeout(this.#timer);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       void this.#call();

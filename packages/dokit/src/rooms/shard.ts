@@ -4,7 +4,7 @@ import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Presence } from "../presence/presence";
 import { closeWith, overBytes, trySend } from "../lifecycle/wire";
-import { CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
+import { CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON, ROOM_EPOCH_PARAM, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./cursors";
 import type { RoomsErrorCode } from "./errors";
@@ -14,7 +14,7 @@ import { ShardDelivery } from "./shard-delivery";
 import { ShardPresence } from "./shard-presence";
 import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
 import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./outbox";
-import { ackFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
+import { ackFrame, resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
 import type { OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
 
 /** Options of {@link RoomShard}. */
@@ -98,6 +98,7 @@ export class RoomShard implements Capability {
       report: () => this.#report(),
       countMs: this.#countMs,
       counted: (count) => this.#countNotice?.heard(count),
+      restarted: (epoch) => this.#restarted(epoch),
     });
     this.#countNotice = new CountNotice(this.#options.webSockets, this.#countMs, () => this.#member.roomCount);
     this.#delivery = new ShardDelivery({ webSockets: this.#options.webSockets, cursors: this.#cursors, membership: this.#membership, sequencer: () => this.#sequencer() });
@@ -194,24 +195,49 @@ export class RoomShard implements Capability {
     const cursors = this.#cursorsOf();
     // Out of live messages until it has its welcome (and its catch-up).
     cursors.hold(connection.id, 0, false);
-    const raw = new URL(request.url).searchParams.get(ROOM_SINCE_PARAM);
-    const since = raw !== null && /^\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+    const params = new URL(request.url).searchParams;
+    const raw = params.get(ROOM_SINCE_PARAM);
+    let since = raw !== null && /^\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+    const given = params.get(ROOM_EPOCH_PARAM);
+    const theirs = since !== undefined && given !== null && given.length <= 64 ? given : undefined;
     try {
       await this.#load();
-      if (!this.#member.record.registered) await this.#member.join(false);
+      const member = this.#member;
+      if (!member.record.registered) await member.join(false);
+      // The client knows a later order than this shard (it was told on another shard): learn it first.
+      else if (theirs !== undefined && member.record.epoch !== undefined && theirs > member.record.epoch) await member.join(true);
     } catch (error) {
       cursors.drop(connection.id);
       throw error;
     }
     this.#presence?.joined();
-    const delivered = this.#member.record.delivered;
-    trySend(connection, welcomeFrame(this.room, this.index, delivered, this.#member.roomCount));
+    const { delivered, epoch } = this.#member.record;
+    trySend(connection, welcomeFrame(this.room, this.index, delivered, this.#member.roomCount, epoch));
     this.#countNotice?.welcomed(this.#member.roomCount);
     if (raw !== null && since === undefined) trySend(connection, roomErrorFrame("ROOM_REJECTED", "since must be a seq: a whole number"));
+    // A seq of an order the room no longer has (its sequencer lost its storage): told, then the new order from its start.
+    if (theirs !== undefined && epoch !== undefined && theirs !== epoch) {
+      trySend(connection, resetFrame(epoch));
+      since = 0;
+    }
     // Behind the shard: caught up from the log. Else live (with a floor when ahead of the shard's deliveries).
     if (since !== undefined && since < delivered) void this.#deliveryOf().catchUp(connection, since);
     else cursors.release(connection.id, since ?? delivered, delivered);
     this.#member.countChanged();
+  }
+
+  /**
+   * The room's order started again: every connection that has joined is told, and is live from the
+   * new order's start (the shard now stands at 0 in it, so deliveries bring it everything).
+   */
+  #restarted(epoch: string): void {
+    const cursors = this.#cursorsOf();
+    const frame = resetFrame(epoch);
+    for (const connection of this.#options.webSockets.getConnections()) {
+      if (cursors.joining(connection.id)) continue;
+      cursors.drop(connection.id);
+      trySend(connection, frame);
+    }
   }
 
   #closed(connection: Connection): void {

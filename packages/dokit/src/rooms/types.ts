@@ -41,8 +41,21 @@ export interface Joined {
   at: number;
   /** The key the sequencer's deliveries carry: the shard accepts no delivery without it. */
   key: string;
+  /**
+   * The epoch of the room's order: made with the sequencer's storage, so a sequencer that lost its
+   * storage (and numbers messages from 1 again) answers with another one.
+   */
+  epoch: string;
   /** The room-wide connection count. */
   count: number;
+}
+
+/** The sequencer's answer to a count report. */
+export interface Reported {
+  /** The room-wide connection count. */
+  count: number;
+  /** `false` when the shard is not registered (it then joins again). */
+  registered: boolean;
 }
 
 /** The sequencer's answer to a publish. */
@@ -89,9 +102,9 @@ export interface Delivered {
 
 /** The sequencer's methods a shard and the Worker call (over DO RPC). */
 export interface SequencerApi {
-  join(shard: ShardReport, delivered: number | null): Promise<Joined>;
+  join(shard: ShardReport, delivered: number | null, epoch?: string): Promise<Joined>;
   leave(name: string): Promise<void>;
-  report(shard: ShardReport): Promise<number>;
+  report(shard: ShardReport): Promise<Reported>;
   publish(shard: ShardReport | null, messages: OutgoingMessage[]): Promise<Published>;
   since(after: number, limit?: number): Promise<LogRange>;
   presence(shard: ShardReport, update: PresenceUpdate | null, known: PresenceKnown | null): Promise<PresenceAnswer>;
