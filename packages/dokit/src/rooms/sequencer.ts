@@ -88,7 +88,11 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
       bytes: inRange("presenceBytes", options.presenceBytes ?? 524_288, 1024, 8_388_608),
     });
     // A shard that leaves, or is unregistered, takes its presence with it.
-    this.#members = new Members(sql, (name) => this.#presence.drop(name) && this.#announceSoon());
+    this.#members = new Members(sql, {
+      left: (name) => this.#presence.drop(name) && this.#announceSoon(),
+      // A count that came with a delivery's answer is announced like a reported one.
+      counted: () => this.#announceSoon(),
+    });
     this.#retryMs = inRange("retryMs", options.retryMs ?? 1000, 10, MAX_RETRY_MS);
     this.#limit = inRange("batchLimit", options.batchLimit ?? 500, 1, 10_000);
     this.#countMs = inRange("countMs", options.countMs ?? 1000, 10, 60_000);
@@ -161,21 +165,19 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
   }
 
   /**
-   * Records a shard's presence changes (and its count), and answers with the room-wide presence news
-   * since what the shard knows. Changes reach every other shard with the next count broadcast.
+   * Records a shard's presence changes, and answers with the room-wide presence news since what the
+   * shard knows. Changes reach every other shard with the next count broadcast. The shard's count is
+   * not taken from this call: its count reports alone carry it, so an older one never overtakes them.
    * @param update - the shard's changes since its last update, or its whole set; `null` to only ask
    * @param known - the epoch and version of the last news the shard applied, `null` for none
    */
   async presence(shard: ShardReport, update: PresenceUpdate | null, known: PresenceKnown | null): Promise<PresenceAnswer> {
-    const before = this.#members.count;
-    const registered = this.#members.report(shard);
-    this.#countChanged(before);
     let resync = false;
     if (update) {
-      if (registered && this.#presence.update(shard.name, update)) this.#announceSoon();
+      if (this.#members.get(shard.name) && this.#presence.update(shard.name, update)) this.#announceSoon();
       else resync = true;
     }
-    return { news: this.#presence.answer(shard.name, known), resync, count: this.#members.count };
+    return { news: this.#presence.answer(shard.name, known), resync };
   }
 
   /** @returns the log after `after`: the gap the window made, if any, then up to `limit` messages */
