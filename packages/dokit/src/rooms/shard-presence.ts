@@ -15,8 +15,6 @@ export interface ShardPresenceDeps {
   registered(): boolean;
   /** How long local changes are gathered before they go to the sequencer, in ms (the shard's `countMs`). */
   countMs: number;
-  /** Told the room-wide count each answer brings. */
-  counted(count: number): void;
 }
 
 /** The most local changes gathered for one update; past them the update sends the whole set. */
@@ -44,6 +42,8 @@ export class ShardPresence implements PresenceLink {
   #known: PresenceKnown | undefined;
   /** Whether the next call must send the whole set even without changes (the sequencer lost it). */
   #resend = false;
+  /** Whether this instance applied news yet (its watchers' snapshots then hold the room). */
+  #applied = false;
   /** The entries of the other shards, by shard index. */
   readonly #others = new Map<string, Map<string, string>>();
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -86,16 +86,8 @@ export class ShardPresence implements PresenceLink {
 
   /** News from a delivery (`undefined`: the sequencer has no presence, so it lost what this shard sent). */
   news(news: PresenceNews | undefined): void {
-    if (!news) {
-      if (this.#known) {
-        this.#known = undefined;
-        this.#resend = true;
-        this.#wholeNext();
-        this.#soon(0);
-      }
-      return;
-    }
-    this.#apply(news);
+    if (news) return this.#apply(news);
+    if (this.#known) this.#restarted();
   }
 
   // ------------------------------------------------------------------ inside
@@ -145,7 +137,6 @@ export class ShardPresence implements PresenceLink {
     let next: number | undefined;
     try {
       const answer = await deps.sequencer().presence(deps.report(), update, this.#known ?? null);
-      deps.counted(answer.count);
       if (answer.resync) {
         this.#wholeNext();
         next = update?.full ? deps.countMs : 0;
@@ -166,27 +157,15 @@ export class ShardPresence implements PresenceLink {
   /** Applies news, or asks for what is missing when it does not follow what this shard has. */
   #apply(news: PresenceNews): void {
     const known = this.#known;
-    const sameEpoch = known?.epoch === news.epoch;
-    if (sameEpoch && news.version <= (known as PresenceKnown).version) return;
-    if (news.since !== undefined && (!sameEpoch || news.since > (known as PresenceKnown).version)) {
-      // A gap: a new sequencer instance (it needs this shard's whole set too), or news this shard missed.
-      if (known && !sameEpoch) {
-        this.#resend = true;
-        this.#wholeNext();
-      }
-      if (!sameEpoch) this.#known = undefined;
-      return this.#soon(0);
-    }
-    if (known && !sameEpoch) {
-      // A new sequencer instance that already has other shards' sets: it needs this one's too.
-      this.#resend = true;
-      this.#wholeNext();
-      this.#soon(0);
-    }
-    const fresh = !known;
+    const same = known?.epoch === news.epoch;
+    if (same && news.version <= known.version) return;
+    if (known && !same) this.#restarted();
+    // News after a version this shard lacks (or from a sequencer it knows nothing of): it asks for all of it.
+    if (news.since !== undefined && (!same || news.since > (known as PresenceKnown).version)) return this.#soon(0);
     const self = String(this.#deps.index());
     const set: [string, string][] = [];
     const gone: string[] = [];
+    // Shards the news does not list keep their entries (after a sequencer restart, until they send theirs to it).
     for (const [index, entries] of Object.entries(news.shards ?? {})) {
       if (index === self) continue;
       const before = this.#others.get(index);
@@ -199,8 +178,18 @@ export class ShardPresence implements PresenceLink {
     // An id another shard still holds (a connection that moved) stays.
     const left = gone.filter((id) => ![...this.#others.values()].some((entries) => entries.has(id)));
     this.#known = { epoch: news.epoch, version: news.version };
-    // This instance told its watchers nothing of the room yet (a previous one may have): new snapshots.
-    if (fresh) this.#deps.presence.remote(set, left, true);
-    else if (set.length || left.length) this.#deps.presence.remote(set, left);
+    if (!this.#applied) {
+      // This instance told its watchers nothing of the room yet (a previous one may have): new snapshots.
+      this.#applied = true;
+      this.#deps.presence.remote(set, left, true);
+    } else if (set.length || left.length) this.#deps.presence.remote(set, left);
+  }
+
+  /** The sequencer restarted (a new epoch, or no presence at all): it is sent this shard's whole set, and asked for the room's. */
+  #restarted(): void {
+    this.#known = undefined;
+    this.#resend = true;
+    this.#wholeNext();
+    this.#soon(0);
   }
 }

@@ -365,7 +365,6 @@ export class RoomShard implements Capability {
       ready: () => this.#load(),
       registered: () => this.#member.record.registered,
       countMs: this.#countMs,
-      counted: (count) => (this.#member.roomCount = count),
     });
   }
 

@@ -152,6 +152,4 @@ export interface PresenceAnswer {
   news: PresenceNews;
   /** The sequencer could not apply the update (it missed one before, or the shard is not registered): send the whole set. */
   resync: boolean;
-  /** The room-wide connection count. */
-  count: number;
 }

@@ -127,9 +127,14 @@ describe("room-wide presence", () => {
     await until(() => names(w).join() === ["d1=d1 after", "d2=d2", "d3=d3", "d4=d4 after", "d5=d5"].join(), "shard 1's change after its eviction", REMOTE_MS);
 
     // The sequencer is reset: it lost every set; the shards send theirs again when they hear of it.
+    const atReset = w.frames.length;
     await abort(sequencerStub(room));
     present(c2, "d2 after");
     await until(() => names(w).join() === ["d1=d1 after", "d2=d2 after", "d3=d3", "d4=d4 after", "d5=d5"].join(), "the room after the sequencer's reset", REMOTE_MS);
+    // Nobody seemed to leave meanwhile: the shards kept what they had until the others sent theirs again.
+    const since = w.frames.slice(atReset).filter((frame) => frame.type === "dokit_presence");
+    expect(since.flatMap((frame) => (frame.left as string[] | undefined) ?? [])).toEqual([]);
+    expect(since.filter((frame) => Array.isArray(frame.all))).toEqual([]);
     // …and a watcher joining now sees the whole room, from the new sequencer instance.
     const late = new RoomClient("late", room, { shards: "3", presence: "1" });
     await late.connect({ shard: 2 });
