@@ -25,10 +25,11 @@ interface ShardSet {
  * Room-wide presence in the sequencer's memory: each shard's present connections, as its updates
  * said. Every change moves one room-wide version on and marks the shard that changed, so news for a
  * shard is the whole set of each shard that changed since the version it had. Kept in memory only:
- * a new instance has a new `epoch`, and shards send it their whole sets again when they see it.
+ * a new instance has a new `instance` name, and shards send it their whole sets again when they see it.
  */
 export class RoomPresence {
-  readonly epoch = crypto.randomUUID();
+  /** Names this instance: a shard that sees another knows the sequencer restarted (and lost its sets). */
+  readonly instance = crypto.randomUUID();
   readonly #limits: PresenceLimits;
   /** By shard index. */
   readonly #shards = new Map<string, ShardSet>();
@@ -91,7 +92,7 @@ export class RoomPresence {
 
   /** @returns the news for shard `name`, which says it knows `known` (or `null`), and records it as sent */
   answer(name: string, known: PresenceKnown | null): PresenceNews {
-    const since = known?.epoch === this.epoch ? known.version : undefined;
+    const since = known?.instance === this.instance ? known.version : undefined;
     this.#sent.set(name, this.#version);
     return this.#news(since);
   }
@@ -110,7 +111,7 @@ export class RoomPresence {
 
   /** @returns the whole sets of the shards that changed after `since` (every shard without it) */
   #news(since: number | undefined): PresenceNews {
-    const news: PresenceNews = { epoch: this.epoch, version: this.#version };
+    const news: PresenceNews = { instance: this.instance, version: this.#version };
     if (since !== undefined) {
       news.since = since;
       if (since >= this.#version) return news;

@@ -169,7 +169,7 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
    * shard knows. Changes reach every other shard with the next count broadcast. The shard's count is
    * not taken from this call: its count reports alone carry it, so an older one never overtakes them.
    * @param update - the shard's changes since its last update, or its whole set; `null` to only ask
-   * @param known - the epoch and version of the last news the shard applied, `null` for none
+   * @param known - the sequencer instance and version of the last news the shard applied, `null` for none
    */
   async presence(shard: ShardReport, update: PresenceUpdate | null, known: PresenceKnown | null): Promise<PresenceAnswer> {
     let resync = false;

@@ -26,7 +26,7 @@ const MAX_CHANGES = 1000;
  * and asks for the whole set; a new instance sends its whole set first). Down: the sequencer's news
  * (with deliveries, and in answers) replaces the sets of the shards that changed, and the difference
  * goes to the Presence, which sends it to its watchers with its tick. A shard that finds a gap (news
- * from a version after the one it has, a new sequencer epoch, or nothing known yet) asks for what
+ * from a version after the one it has, a new sequencer instance, or nothing known yet) asks for what
  * it lacks at once. What it holds of other shards lives in memory: a new instance fetches it, and
  * sends its watchers new snapshots.
  */
@@ -53,13 +53,6 @@ export class ShardPresence implements PresenceLink {
   constructor(deps: ShardPresenceDeps) {
     this.#deps = deps;
     deps.presence.link(this);
-  }
-
-  /** @returns the other shards' entries this shard holds (for tests and the inspector) */
-  get remote(): number {
-    let n = 0;
-    for (const entries of this.#others.values()) n += entries.size;
-    return n;
   }
 
   local(set: [string, string][], left: string[]): void {
@@ -157,7 +150,7 @@ export class ShardPresence implements PresenceLink {
   /** Applies news, or asks for what is missing when it does not follow what this shard has. */
   #apply(news: PresenceNews): void {
     const known = this.#known;
-    const same = known?.epoch === news.epoch;
+    const same = known?.instance === news.instance;
     if (same && news.version <= known.version) return;
     if (known && !same) this.#restarted();
     // News after a version this shard lacks (or from a sequencer it knows nothing of): it asks for all of it.
@@ -177,7 +170,7 @@ export class ShardPresence implements PresenceLink {
     }
     // An id another shard still holds (a connection that moved) stays.
     const left = gone.filter((id) => ![...this.#others.values()].some((entries) => entries.has(id)));
-    this.#known = { epoch: news.epoch, version: news.version };
+    this.#known = { instance: news.instance, version: news.version };
     if (!this.#applied) {
       // This instance told its watchers nothing of the room yet (a previous one may have): new snapshots.
       this.#applied = true;
@@ -185,7 +178,7 @@ export class ShardPresence implements PresenceLink {
     } else if (set.length || left.length) this.#deps.presence.remote(set, left);
   }
 
-  /** The sequencer restarted (a new epoch, or no presence at all): it is sent this shard's whole set, and asked for the room's. */
+  /** The sequencer restarted (a new instance, or no presence at all): it is sent this shard's whole set, and asked for the room's. */
   #restarted(): void {
     this.#known = undefined;
     this.#resend = true;

@@ -130,8 +130,8 @@ export interface PresenceUpdate {
  * (`[]`: it has none, or left the room). Without `since` it lists every shard the sequencer knows.
  */
 export interface PresenceNews {
-  /** The sequencer instance's presence epoch: a new one (after a reset) knows only what shards sent it since. */
-  epoch: string;
+  /** Names the sequencer instance: a new one (after a reset) knows only what shards sent it since. */
+  instance: string;
   /** The room-wide presence version this news brings a shard to. */
   version: number;
   /** The version this news starts after (absent: it lists every shard). */
@@ -140,9 +140,9 @@ export interface PresenceNews {
   shards?: Record<string, [string, string][]>;
 }
 
-/** What a shard knows of room-wide presence: the epoch and version of the last news it applied. */
+/** What a shard knows of room-wide presence: the sequencer instance and version of the last news it applied. */
 export interface PresenceKnown {
-  epoch: string;
+  instance: string;
   version: number;
 }
 
