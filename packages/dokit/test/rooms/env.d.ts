@@ -1,5 +1,5 @@
 import type { FaultySequencer, RoomChat, RoomChatFaulty, RoomChatTree, TestRelay, TreeSequencer, RoomChatSlowBatch, RoomChatSlowMemory, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
-import type { PresenceSequencer, RoomPresenceChat } from "./presence.objects";
+import type { PresenceSequencer, RoomPresenceChat, RoomPresenceTree } from "./presence.objects";
 
 declare global {
   interface Env {
@@ -16,5 +16,6 @@ declare global {
     TEST_RELAY: DurableObjectNamespace<TestRelay>;
     ROOM_PRESENCE_CHAT: DurableObjectNamespace<RoomPresenceChat>;
     PRESENCE_SEQUENCER: DurableObjectNamespace<PresenceSequencer>;
+    ROOM_PRESENCE_TREE: DurableObjectNamespace<RoomPresenceTree>;
   }
 }

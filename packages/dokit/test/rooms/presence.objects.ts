@@ -24,3 +24,11 @@ export class PresenceSequencer extends RoomSequencer {
     super(ctx, env, { retryMs: 100, countMs: 50, presenceEntries: 5 });
   }
 }
+
+/** A shard with room-wide presence whose sequencer delivers through relays, 2 wide (TreeSequencer). */
+export class RoomPresenceTree extends DurableObject<Env> {
+  readonly presence = new Presence<{ name: string }>({ tickMs: 20 });
+  readonly webSockets: WebSockets = new WebSockets({ presence: this.presence });
+  readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_PRESENCE_TREE", sequencer: "TREE_SEQUENCER", countMs: 50 });
+  readonly lifecycle = Lifecycle.install(this).use(this.room);
+}

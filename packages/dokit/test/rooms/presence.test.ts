@@ -28,11 +28,11 @@ function view(client: RoomClient): Map<string, unknown> {
 
 const names = (client: RoomClient) => [...view(client).entries()].map(([id, value]) => `${id}=${(value as { name: string }).name}`).sort();
 
-/** Opens `count` clients of a presence room of `shards` shards, client i on shard i % shards. */
-async function open(room: string, shards: number, count: number, prefix: string): Promise<RoomClient[]> {
+/** Opens `count` clients of a presence room of `shards` shards, client i on shard i % shards (`kind` "tree": through relays). */
+async function open(room: string, shards: number, count: number, prefix: string, kind = "1"): Promise<RoomClient[]> {
   const clients: RoomClient[] = [];
   for (let i = 0; i < count; i++) {
-    const client = new RoomClient(`${prefix}${i}`, room, { shards: String(shards), presence: "1" });
+    const client = new RoomClient(`${prefix}${i}`, room, { shards: String(shards), presence: kind });
     await client.connect({ shard: i % shards });
     clients.push(client);
   }
@@ -143,6 +143,27 @@ describe("room-wide presence", () => {
     // A leave after the reset still reaches every shard.
     await c3.close();
     await until(() => !view(w).has("d3") && !view(late).has("d3"), "d3's leave after the reset", REMOTE_MS);
+    for (const client of [...clients, late]) await client.close();
+  });
+
+  it("spreads presence through the relay tree (one delivery for several shards, from the version the furthest behind had)", async () => {
+    const room = fresh("p-tree");
+    // 5 shards, 2 wide: the sequencer delivers through relays.
+    const clients = await open(room, 5, 10, "t", "tree");
+    const [w] = clients as [RoomClient];
+    watch(w);
+    for (const client of clients.slice(1)) present(client, client.id);
+    const everyone = clients.slice(1).map((client) => `${client.id}=${client.id}`).sort();
+    await until(() => names(w).join() === everyone.join(), "every shard's entries on t0", REMOTE_MS);
+    // A leave on shard 3 and an update on shard 4, then a watcher on shard 2 that joins late.
+    await (clients[3] as RoomClient).close();
+    present(clients[4] as RoomClient, "moved");
+    const after = everyone.filter((entry) => !entry.startsWith("t3=")).map((entry) => (entry.startsWith("t4=") ? "t4=moved" : entry));
+    await until(() => names(w).join() === after.join(), "the leave and the update on t0", REMOTE_MS);
+    const late = new RoomClient("late", room, { shards: "5", presence: "tree" });
+    await late.connect({ shard: 2 });
+    watch(late);
+    await until(() => names(late).join() === after.join(), "the room in late's view", REMOTE_MS);
     for (const client of [...clients, late]) await client.close();
   });
 
