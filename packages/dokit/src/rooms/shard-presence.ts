@@ -72,7 +72,10 @@ export class ShardPresence implements PresenceLink {
     if (!this.#known) this.#soon(0);
   }
 
-  /** The shard joined the room: what was gathered meanwhile goes now. */
+  /**
+   * The shard joined the room: what was gathered meanwhile goes now, and a shard instance that knows
+   * nothing of the room asks for it (so its watchers' first snapshots hold the room).
+   */
   joined(): void {
     if (this.#full || this.#set.size || this.#left.size || !this.#known) this.#soon(0);
   }
