@@ -100,7 +100,7 @@ export class RoomShard implements Capability {
       counted: (count) => this.#countNotice?.heard(count),
       restarted: (epoch) => this.#restarted(epoch),
     });
-    this.#countNotice = new CountNotice(this.#options.webSockets, this.#countMs, () => this.#member.roomCount);
+    this.#countNotice = new CountNotice(this.#options.webSockets, this.#countMs, () => this.#member.roomCount, lifecycle.ctx.storage);
     this.#delivery = new ShardDelivery({ webSockets: this.#options.webSockets, cursors: this.#cursors, membership: this.#membership, sequencer: () => this.#sequencer() });
     this.#outbox = new Outbox({
       batchMs: this.#batchMs,

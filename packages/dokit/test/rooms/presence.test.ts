@@ -211,4 +211,23 @@ describe("room count frames", () => {
     console.log(`count frames on f0: ${counts().join(",")} over ${Date.now() - start} ms`);
     for (const client of [w, ...others.slice(5)]) await client.close();
   });
+  it("does not send a woken shard's clients the count they have", async () => {
+    const room = fresh("p-count-wake");
+    const [a, b] = (await open(room, 2, 2, "h")) as [RoomClient, RoomClient];
+    const counts = () => a.frames.filter((frame) => frame.type === "dokit_room_count").map((frame) => frame.count as number);
+    await until(() => counts().at(-1) === 2, "a count frame of 2 on h0", REMOTE_MS);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = counts().length;
+    // Shard 0 hibernates; a publish on shard 1 wakes it with a delivery that carries the same count.
+    await evictDurableObject(shardStub(room, 0));
+    b.publish(1);
+    await until(() => a.messages.length === 1, "the message on h0", REMOTE_MS);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(counts().length).toBe(before);
+    // A real change still goes out.
+    const c = new RoomClient("h2", room, { shards: "2", presence: "1" });
+    await c.connect({ shard: 1 });
+    await until(() => counts().at(-1) === 3, "a count frame of 3 on h0", REMOTE_MS);
+    for (const client of [a, b, c]) await client.close();
+  });
 });
