@@ -141,6 +141,8 @@ export class ShardPresence implements PresenceLink {
     } catch (error) {
       console.warn("dokit: a room shard failed to send its presence to the sequencer; it sends its whole set next", error);
       this.#wholeNext();
+      // A sequencer that cannot be reached is tried again a count report later, whatever happened meanwhile.
+      this.#again = false;
       next = deps.countMs;
     } finally {
       this.#calling = false;
