@@ -14,6 +14,7 @@ import { ScenarioCallables } from "./worker.callables";
 import { evictRoute } from "./evict.route";
 import { authedRoute } from "./security-mcp.route";
 import { roomsRoute } from "./rooms.route";
+import { roomsPresenceRoute } from "./rooms-presence.objects";
 import { userRefusalRoute } from "./refusal.objects";
 import { idRoomEvictRoute } from "./security-websockets.objects";
 import { presenceClientEvictRoute } from "./presence-client.objects";
@@ -34,6 +35,7 @@ export { CoalesceCursors } from "./coalesce.objects";
 export { RateLimitedRoom } from "./rate-limit.objects";
 export { PresenceClientRoom, PresenceClientSlowTick } from "./presence-client.objects";
 export { RoomsLoopSequencer, RoomsLoopShard } from "./rooms.objects";
+export { RoomsPresenceSequencer, RoomsPresenceShard } from "./rooms-presence.objects";
 export { YjsNotes, YjsParty } from "./yjs.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
@@ -104,6 +106,7 @@ export default {
       (await yjsEvictRoute(request, env)) ??
       (await userRefusalRoute(request, env)) ??
       (await roomsRoute(request, env)) ??
+      (await roomsPresenceRoute(request, env)) ??
       (await routeAgentRequest(request, env)) ??
       // y-partyserver's provider builds /parties/<party>/<room> (yjs.test.ts).
       (await routeAgentRequest(request, env, { prefix: "parties" })) ??

@@ -1,7 +1,7 @@
 // A member of a room spread over many objects (dokit/rooms on the server): an AgentClient whose
 // every connection asks for the messages after the last one it received (`since`) on the shard it
 // was on (`shard`), and that resends, in order, the publishes not yet acknowledged.
-import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_GAP, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
+import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
 import { AgentClient } from "./client";
 import type { AgentClientOptions, QueryParams } from "./types";
 
@@ -35,6 +35,8 @@ export interface RoomMemberOptions<T = unknown> extends Omit<AgentClientOptions,
   onReset?: (reset: { epoch: string }) => void;
   /** Runs when a connection joined: its shard and the room-wide count. */
   onJoin?: (welcome: { room: string; shard: number; seq: number; count: number }) => void;
+  /** Runs when the room-wide connection count changed (`{"type":"dokit_room_count"}`, at most one per shard `countMs`). */
+  onCount?: (count: number) => void;
   /** Runs when the room refuses a publish (`ROOM_REJECTED`, `ROOM_PUBLISH_FAILED`); a failed one is sent again on the next connection. */
   onPublishError?: (error: { code: string; error: string; id?: string }) => void;
 }
@@ -55,7 +57,7 @@ export class RoomMember<T = unknown> {
   shard: number | undefined;
   /** The epoch of the room's order that `seq` counts in (from the welcome). */
   epoch: string | undefined;
-  /** The room-wide connection count at the last join. */
+  /** The room-wide connection count: from the last welcome, then from each count frame. */
   count = 0;
   readonly #options: RoomMemberOptions<T>;
   /** Publishes not yet acknowledged, by id, in the order published. */
@@ -144,6 +146,12 @@ export class RoomMember<T = unknown> {
         this.#joined = true;
         for (const [id, { data }] of this.#waiting) this.#send(id, data);
         return options.onJoin?.({ room: frame.room as string, shard: this.shard, seq: frame.seq as number, count: this.count });
+      }
+      // {"type":"dokit_room_count","count"}
+      case ROOM_COUNT: {
+        if (typeof frame.count !== "number" || frame.count === this.count) return;
+        this.count = frame.count;
+        return options.onCount?.(this.count);
       }
       // {"type":"dokit_room_ack","id","seq"}
       case ROOM_ACK: {

@@ -35,6 +35,18 @@ export interface Present<P> {
   value: P;
 }
 
+/**
+ * What `dokit/rooms` links to a Presence to spread it over a room's shards (not for application code):
+ * it hears this object's changes as they go out, and may fetch the room's entries when a watcher asks
+ * for a snapshot. The room's entries come back through {@link Presence.remote}.
+ */
+export interface PresenceLink {
+  /** This object's changes as each tick sends them: `[id, value as JSON]` pairs, and the ids that left. */
+  local(set: [string, string][], left: string[]): void;
+  /** A watcher is sent a snapshot: the link may fetch the room's entries (they follow as changes, or as new snapshots). */
+  snapshotting(): void;
+}
+
 /** A change held for the tick: the connection, and its value as JSON (`undefined`: it leaves). */
 interface Held {
   connection: Connection;
@@ -65,6 +77,11 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
   #sockets: WebSockets | undefined;
   /** This tick's changes, by connection id, in the order first changed. */
   readonly #held = new Map<string, Held>();
+  /** Entries of other objects (a room's other shards), by connection id, as JSON. */
+  readonly #remote = new Map<string, string>();
+  /** This tick's changes of those entries (`undefined`: it left). */
+  readonly #remoteHeld = new Map<string, string | undefined>();
+  #link: PresenceLink | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   /**
@@ -85,6 +102,12 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
 
   serve(sockets: WebSockets): void {
     this.#sockets = sockets;
+    // How dokit/rooms finds the Presence of its shard's WebSockets (it may not import this module): a
+    // room shard attached first left a function here to be handed this Presence.
+    const key = Symbol.for("dokit.presence");
+    const found = (sockets as unknown as Record<symbol, unknown>)[key];
+    (sockets as unknown as Record<symbol, unknown>)[key] = this;
+    if (typeof found === "function") (found as (presence: this) => void)(this);
   }
 
   /** @returns every present connection and its latest value */
@@ -126,7 +149,39 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
 
   /** @returns what presence holds that keeps the object in memory: a tick with changes waiting, one line */
   keepsAwake(): string[] {
-    return this.#timer ? [`presence: ${this.#held.size} change(s) waiting for the ${this.tickMs} ms tick`] : [];
+    return this.#timer ? [`presence: ${this.#held.size + this.#remoteHeld.size} change(s) waiting for the ${this.tickMs} ms tick`] : [];
+  }
+
+  /** Links a room (`dokit/rooms` does, when its shard's WebSockets has this Presence): it hears each tick's changes. */
+  link(link: PresenceLink): void {
+    this.#link = link;
+  }
+
+  /** @returns this object's present connections as `[id, value as JSON]` pairs (what a room's other shards are sent) */
+  localEntries(): [string, string][] {
+    return this.list().map(({ id, value }) => [id, JSON.stringify(value)]);
+  }
+
+  /**
+   * Merges entries of other objects (a room's other shards) into what watchers receive: they go out
+   * with the tick, in the same frames as this object's own changes. A local connection with the same
+   * id wins. `resnapshot`: every watcher is sent a new snapshot at once instead (after this object
+   * lost what it had told them, e.g. after a restart).
+   */
+  remote(set: readonly [string, string][], left: readonly string[], resnapshot = false): void {
+    for (const id of left) {
+      if (this.#remote.delete(id) && !resnapshot) this.#holdRemote(id, undefined);
+    }
+    for (const [id, json] of set) {
+      if (this.#remote.get(id) === json) continue;
+      this.#remote.set(id, json);
+      if (!resnapshot) this.#holdRemote(id, json);
+    }
+    if (!resnapshot) return;
+    for (const connection of this.#connections()) {
+      const flags = flagsOf(connection);
+      if (flags.watching && flags.protocol) this.#snapshot(connection, false);
+    }
   }
 
   /** A connection closed: it leaves with the next tick (if it was present). */
@@ -211,12 +266,20 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     this.#timer ??= setTimeout(() => this.#flush(), this.tickMs);
   }
 
+  #holdRemote(id: string, json: string | undefined): void {
+    this.#remoteHeld.set(id, json);
+    this.#timer ??= setTimeout(() => this.#flush(), this.tickMs);
+  }
+
   /** The tick ends: the held values are stored, and one frame carries them to every watcher. */
   #flush(): void {
     this.#timer = undefined;
     const sockets = this.#sockets;
     let set = "";
     let left = "";
+    const link = this.#link;
+    const localSet: [string, string][] = [];
+    const localLeft: string[] = [];
     for (const [id, { connection, json, value }] of this.#held) {
       try {
         if (json === undefined) {
@@ -224,10 +287,15 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
           // A newer connection with this id replaced it: the id is still here.
           const current = sockets?.getConnection(id);
           if (current && current !== connection) continue;
-          left += `${left ? "," : ""}${JSON.stringify(id)}`;
+          if (link) localLeft.push(id);
+          // Another shard of a room holds this id: its entry stands.
+          const remote = this.#remote.get(id);
+          if (remote !== undefined) set += `${set ? "," : ""}[${JSON.stringify(id)},${remote}]`;
+          else left += `${left ? "," : ""}${JSON.stringify(id)}`;
         } else {
           if (connection.readyState !== 1) continue;
           updateFlags(connection, { presence: value });
+          if (link) localSet.push([id, json]);
           set += `${set ? "," : ""}[${JSON.stringify(id)},${json}]`;
         }
       } catch {
@@ -236,6 +304,14 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
       }
     }
     this.#held.clear();
+    for (const [id, json] of this.#remoteHeld) {
+      // A connection of this object with the same id wins.
+      if (this.#localValue(id) !== undefined) continue;
+      if (json === undefined) left += `${left ? "," : ""}${JSON.stringify(id)}`;
+      else set += `${set ? "," : ""}[${JSON.stringify(id)},${json}]`;
+    }
+    this.#remoteHeld.clear();
+    if (link && (localSet.length || localLeft.length)) link.local(localSet, localLeft);
     if (!set && !left) return;
     this.#toWatchers(`{"type":"${PRESENCE}"${set && `,"set":[${set}]`}${left && `,"left":[${left}]`}}`);
   }
@@ -247,11 +323,17 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     }
   }
 
-  /** Sends a new watcher everyone present, itself included. */
-  #snapshot(connection: Connection): void {
+  /** Sends a new watcher everyone present, itself included (`fetch`: the room's link may fetch the other shards' entries). */
+  #snapshot(connection: Connection, fetch = true): void {
     if (!this.#sees(connection)) return;
+    if (fetch) this.#link?.snapshotting();
     let all = "";
-    for (const { id, value } of this.list()) all += `${all ? "," : ""}[${JSON.stringify(id)},${JSON.stringify(value)}]`;
+    const local = new Set<string>();
+    for (const { id, value } of this.list()) {
+      local.add(id);
+      all += `${all ? "," : ""}[${JSON.stringify(id)},${JSON.stringify(value)}]`;
+    }
+    for (const [id, json] of this.#remote) if (!local.has(id)) all += `${all ? "," : ""}[${JSON.stringify(id)},${json}]`;
     trySend(connection, `{"type":"${PRESENCE}","you":${JSON.stringify(connection.id)},"all":[${all}]}`);
   }
 
@@ -277,6 +359,12 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     // SAFETY: only values that passed #accept are held and stored.
     if (held?.connection === connection) return held.json === undefined ? undefined : (held.value as P);
     return flagsOf(connection).presence as P | undefined;
+  }
+
+  /** @returns the value of this object's open connection with `id`, `undefined` when none is present */
+  #localValue(id: string): P | undefined {
+    const connection = this.#sockets?.getConnection(id);
+    return connection ? this.#valueOf(connection) : undefined;
   }
 
   #connections(): IterableIterator<Connection> {

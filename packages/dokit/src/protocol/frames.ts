@@ -182,6 +182,8 @@ export const ROOM = "dokit_room";
 export const ROOM_GAP = "dokit_room_gap";
 /** Sent when a connection joins: `{"type":"dokit_room_welcome","room","shard","seq","count","epoch"}`. */
 export const ROOM_WELCOME = "dokit_room_welcome";
+/** The room-wide connection count changed (at most one frame per shard `countMs`). */
+export const ROOM_COUNT = "dokit_room_count";
 /**
  * The room's order started again (its sequencer lost its storage): `{"type":"dokit_room_reset","epoch","seq":0}`.
  * What the old order had after the client's last seq is lost; the new order's messages follow, from seq 1.
@@ -209,5 +211,7 @@ export type RoomGapFrame = { type: "dokit_room_gap"; from: number; to: number };
 export type RoomWelcomeFrame = { type: "dokit_room_welcome"; room: string; shard: number; seq: number; count: number; epoch: string };
 /** The room's order started again at `epoch`: the client's seq is now `seq` (0), and the new order follows. */
 export type RoomResetFrame = { type: "dokit_room_reset"; epoch: string; seq: number };
+/** `{"type":"dokit_room_count","count"}`: the room-wide connection count, when it changed. */
+export type RoomCountFrame = { type: "dokit_room_count"; count: number };
 /** A refused publish or resume (`ROOM_REJECTED`), or a publish the room could not take (`ROOM_PUBLISH_FAILED`). */
 export type RoomErrorFrame = { type: "dokit_error"; code: "ROOM_REJECTED" | "ROOM_PUBLISH_FAILED"; error: string; id?: string };

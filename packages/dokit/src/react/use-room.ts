@@ -19,7 +19,7 @@ export interface RoomSnapshot<T> {
   readonly seq: number | undefined;
   /** The shard the last connection joined; `undefined` before the first join. */
   readonly shard: number | undefined;
-  /** The room-wide connection count at the last join. */
+  /** The room-wide connection count: from the last join, then as the room tells of changes. */
   readonly count: number;
   /** The gaps told of (messages older than the room's log), in order. */
   readonly gaps: readonly { from: number; to: number }[];
@@ -69,6 +69,9 @@ export function createRoomStore<T>(keep: number) {
     join(welcome: { shard: number; count: number }, seq: number | undefined): void {
       change({ shard: welcome.shard, count: welcome.count, seq, joined: true });
     },
+    count(count: number): void {
+      change({ count });
+    },
     closed(code: number): void {
       change({ joined: false, ...(code === CLOSE_ROOM_DRAINED && { drains: snapshot.drains + 1 }) });
     },
@@ -109,6 +112,10 @@ export function createRoom<T>(options: UseRoomOptions<T>, latest: () => UseRoomO
       store.join(welcome, member.seq);
       latest().onJoin?.(welcome);
     },
+    onCount: (count) => {
+      store.count(count);
+      latest().onCount?.(count);
+    },
     onPublishError: (error) => latest().onPublishError?.(error),
   });
   const start = (): (() => void) => {
@@ -132,7 +139,7 @@ export function createRoom<T>(options: UseRoomOptions<T>, latest: () => UseRoomO
  * and is replaced when the address options change; callbacks may change freely between renders.
  * Every message arrives once, in seq order, across reconnects and drains (the member resumes with
  * its last seq); gaps and drains are in the result and reach `onGap` and `onDrain`.
- * @returns the newest messages, the last seq, the shard, the room-wide count, gaps, drains and `publish`
+ * @returns the newest messages, the last seq, the shard, the room-wide count (re-rendered when it changes), gaps, drains and `publish`
  */
 export function useRoom<T = unknown>(options: UseRoomOptions<T>): UseRoomResult<T> {
   const latest = useRef(options);

@@ -1,7 +1,7 @@
 import { type DeliveryHook, deliverTo } from "./deliver";
 import type { RoomLog } from "./log";
 import type { Member, Members } from "./members";
-import type { Delivered, Delivery } from "./types";
+import type { Delivered, Delivery, PresenceNews } from "./types";
 
 /**
  * How the sequencer's new messages reach the room's shards. The flat fan-out below calls every
@@ -27,6 +27,8 @@ export interface FanoutDeps {
   limit: number;
   /** Called around each delivery (chaos tests: a hook that throws fails it). */
   hook?: DeliveryHook | undefined;
+  /** @returns the room-wide presence news a delivery to these shards carries, if the room has presence */
+  presence(names: readonly string[]): PresenceNews | undefined;
 }
 
 /**
@@ -41,6 +43,8 @@ export class FlatFanout implements Fanout {
   readonly #running = new Map<string, Promise<void>>();
   /** Shards that got new messages while their loop was awaiting a delivery. */
   readonly #again = new Set<string>();
+  /** Shards owed a delivery for the count (and presence), even with no new message. */
+  readonly #announcing = new Set<string>();
 
   constructor(deps: FanoutDeps) {
     this.#deps = deps;
@@ -57,36 +61,36 @@ export class FlatFanout implements Fanout {
   }
 
   announce(): void {
-    const { members } = this.#deps;
-    for (const member of members.all()) {
-      // A shard with a delivery under way gets the count with it.
-      if (this.#running.has(member.name)) this.#again.add(member.name);
-      else this.#start(member.name, true);
+    for (const member of this.#deps.members.all()) {
+      // A delivery under way may have been made before the change: the shard gets one more after it.
+      this.#announcing.add(member.name);
+      this.#start(member.name);
     }
   }
 
-  #start(name: string, announce = false): void {
+  #start(name: string): void {
     if (this.#running.has(name)) return void this.#again.add(name);
-    const loop = this.#loop(name, announce).finally(() => {
+    const loop = this.#loop(name).finally(() => {
       this.#running.delete(name);
       if (this.#again.delete(name)) this.#start(name);
     });
     this.#running.set(name, loop);
   }
 
-  /** Delivers to one shard until it is caught up (`announce`: at least once, for the count). */
-  async #loop(name: string, announce: boolean): Promise<void> {
+  /** Delivers to one shard until it is caught up (and once more for each announce: the count and presence). */
+  async #loop(name: string): Promise<void> {
     const { members, log } = this.#deps;
-    for (let first = announce; ; first = false) {
+    for (;;) {
       this.#again.delete(name);
+      const announce = this.#announcing.delete(name);
       const member = members.get(name);
-      if (!member || (member.cursor >= log.head && !first)) return;
+      if (!member || (member.cursor >= log.head && !announce)) return;
       try {
         const delivered = await this.#deliver(member);
         if (delivered === undefined) return members.leave(name);
         members.advance(name, delivered.delivered, delivered.connections);
         // A shard that confirms no progress is retried by the alarm, not in a loop.
-        if (delivered.delivered <= member.cursor && !first) return;
+        if (delivered.delivered <= member.cursor && !announce && !this.#announcing.has(name)) return;
       } catch (error) {
         const failures = members.failed(name);
         console.warn(`dokit: delivery to room shard ${name} failed (${failures} in a row); the sequencer's alarm retries it`, error);
@@ -99,6 +103,8 @@ export class FlatFanout implements Fanout {
   #deliver(member: Member): Promise<Delivered | undefined> {
     const { env, log, members, limit, hook } = this.#deps;
     const delivery: Delivery = { messages: log.after(member.cursor, limit), head: log.head, count: members.count };
+    const presence = this.#deps.presence([member.name]);
+    if (presence) delivery.presence = presence;
     return deliverTo(env, member, this.#deps.key(), JSON.stringify(delivery), hook);
   }
 }

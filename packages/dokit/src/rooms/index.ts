@@ -13,6 +13,7 @@ export type { RoomsErrorCode } from "./errors";
 export { parseShardName, shardName } from "./names";
 export type {
   RoomAckFrame,
+  RoomCountFrame,
   RoomErrorFrame,
   RoomGapFrame,
   RoomMessageFrame,

@@ -14,16 +14,27 @@ export type Member = {
   failures: number;
 };
 
+/** What the sequencer is told of its members. */
+export interface MembersEvents {
+  /** A shard left, or was unregistered. */
+  left?(name: string): void;
+  /** A delivery's answer changed a shard's connection count (reports and joins are counted by their callers). */
+  counted?(): void;
+}
+
 /**
  * The shards of a room that have clients, in the sequencer's SQLite storage: where each one's
  * deliveries stand, and its connection count (their sum is the room-wide count).
  */
 export class Members {
   readonly #sql: SqlStorage;
+  readonly #told: MembersEvents;
   #count: number | undefined;
 
-  constructor(sql: SqlStorage) {
+  /** @param told - told of shards that leave, and of counts that a delivery's answer changed */
+  constructor(sql: SqlStorage, told: MembersEvents = {}) {
     this.#sql = sql;
+    this.#told = told;
     sql.exec(`CREATE TABLE IF NOT EXISTS dokit_room_shards (
       name TEXT PRIMARY KEY, binding TEXT NOT NULL, cursor INTEGER NOT NULL, connections INTEGER NOT NULL, failures INTEGER NOT NULL DEFAULT 0)`);
   }
@@ -44,6 +55,7 @@ export class Members {
   leave(name: string): void {
     this.#sql.exec("DELETE FROM dokit_room_shards WHERE name = ?", name);
     this.#count = undefined;
+    this.#told.left?.(name);
   }
 
   /** Records a shard's connection count. @returns whether the shard is registered */
@@ -55,8 +67,11 @@ export class Members {
 
   /** A delivery went through: the shard's cursor moves to what it confirmed (never back). */
   advance(name: string, delivered: number, connections: number): void {
-    this.#sql.exec("UPDATE dokit_room_shards SET cursor = max(cursor, ?), connections = ?, failures = 0 WHERE name = ?", delivered, connections, name);
+    const counted = this.#sql.exec("UPDATE dokit_room_shards SET connections = ? WHERE name = ? AND connections != ? RETURNING name", connections, name, connections).toArray().length > 0;
+    this.#sql.exec("UPDATE dokit_room_shards SET cursor = max(cursor, ?), failures = 0 WHERE name = ?", delivered, name);
     this.#count = undefined;
+    // The shard's answer brought a count its reports have not: the room-wide count changed.
+    if (counted) this.#told.counted?.();
   }
 
   /** A delivery failed. @returns the failures in a row */

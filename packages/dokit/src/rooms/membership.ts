@@ -14,6 +14,8 @@ export interface MembershipDeps {
   report(): ShardReport;
   /** How soon a change in the connection count is reported, in ms. */
   countMs: number;
+  /** Told each room-wide count heard from the sequencer. */
+  counted?(count: number): void;
   /**
    * The room's order started again (its sequencer lost its storage): the shard tells its clients
    * before the new order's messages reach them.
@@ -33,13 +35,22 @@ export class Membership {
   #record: ShardRecord = { delivered: 0, registered: false };
   /** Joins and leaves, one at a time. */
   #serial: Promise<unknown> = Promise.resolve();
-  /** The room-wide connection count, as last heard from the sequencer. */
-  roomCount = 0;
+  #roomCount = 0;
   #reported = -1;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(deps: MembershipDeps) {
     this.#deps = deps;
+  }
+
+  /** The room-wide connection count, as last heard from the sequencer. */
+  get roomCount(): number {
+    return this.#roomCount;
+  }
+
+  set roomCount(count: number) {
+    this.#roomCount = count;
+    this.#deps.counted?.(count);
   }
 
   get record(): ShardRecord {

@@ -7,7 +7,8 @@ import { type Fanout, FlatFanout } from "./fanout";
 import { TreeFanout, WidthFanout } from "./tree";
 import { RoomLog } from "./log";
 import { Members } from "./members";
-import type { Joined, LogRange, OutgoingMessage, Published, Reported, SequencerApi, ShardReport } from "./types";
+import { RoomPresence } from "./room-presence";
+import type { Joined, LogRange, OutgoingMessage, PresenceAnswer, PresenceKnown, PresenceUpdate, Published, Reported, SequencerApi, ShardReport } from "./types";
 
 /** Options of {@link RoomSequencer} (pass them from a subclass's constructor). */
 export interface RoomSequencerOptions {
@@ -38,6 +39,10 @@ export interface RoomSequencerOptions {
   fanout?: number;
   /** The name of the `RoomRelay` binding (default `"ROOM_RELAY"`); needed only for rooms of more than `fanout` shards. */
   relays?: string;
+  /** The most presence entries (present connections) kept room-wide: 1 to 100,000 (default 1,000); past it, entries stay on their own shard. */
+  presenceEntries?: number;
+  /** The most bytes of presence ids and values (as JSON, UTF-8) kept room-wide: 1,024 to 8,388,608 (default 524,288). */
+  presenceBytes?: number;
 }
 
 const MAX_RETRY_MS = 60_000;
@@ -61,6 +66,8 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
   readonly #retryMs: number;
   readonly #limit: number;
   readonly #countMs: number;
+  /** Room-wide presence, in memory (shards send theirs again to a new instance). */
+  readonly #presence: RoomPresence;
   #counting: ReturnType<typeof setTimeout> | undefined;
   /** Set once this instance knows an alarm is pending (the alarm retries deliveries). */
   #armed = false;
@@ -76,7 +83,16 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
       messages: inRange("logMessages", options.logMessages ?? 10_000, 1, 1_000_000),
       ms: inRange("logSeconds", options.logSeconds ?? 3600, 1, 604_800) * 1000,
     });
-    this.#members = new Members(sql);
+    this.#presence = new RoomPresence({
+      entries: inRange("presenceEntries", options.presenceEntries ?? 1000, 1, 100_000),
+      bytes: inRange("presenceBytes", options.presenceBytes ?? 524_288, 1024, 8_388_608),
+    });
+    // A shard that leaves, or is unregistered, takes its presence with it.
+    this.#members = new Members(sql, {
+      left: (name) => this.#presence.drop(name) && this.#announceSoon(),
+      // A count that came with a delivery's answer is announced like a reported one.
+      counted: () => this.#announceSoon(),
+    });
     this.#retryMs = inRange("retryMs", options.retryMs ?? 1000, 10, MAX_RETRY_MS);
     this.#limit = inRange("batchLimit", options.batchLimit ?? 500, 1, 10_000);
     this.#countMs = inRange("countMs", options.countMs ?? 1000, 10, 60_000);
@@ -89,6 +105,7 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
       hook: options.deliveryHook,
       width: inRange("fanout", options.fanout ?? 16, 2, 1000),
       relays: options.relays ?? "ROOM_RELAY",
+      presence: (names: readonly string[]) => this.#presence.forDelivery(names),
     };
     const relaysBound = typeof (env as Record<string, { idFromName?: unknown } | undefined>)[deps.relays]?.idFromName === "function";
     this.#fanout = new WidthFanout(new FlatFanout(deps), relaysBound ? new TreeFanout(deps) : undefined, deps);
@@ -147,6 +164,22 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
     return { seqs, count: this.#members.count, registered };
   }
 
+  /**
+   * Records a shard's presence changes, and answers with the room-wide presence news since what the
+   * shard knows. Changes reach every other shard with the next count broadcast. The shard's count is
+   * not taken from this call: its count reports alone carry it, so an older one never overtakes them.
+   * @param update - the shard's changes since its last update, or its whole set; `null` to only ask
+   * @param known - the sequencer instance and version of the last news the shard applied, `null` for none
+   */
+  async presence(shard: ShardReport, update: PresenceUpdate | null, known: PresenceKnown | null): Promise<PresenceAnswer> {
+    let resync = false;
+    if (update) {
+      if (this.#members.get(shard.name) && this.#presence.update(shard.name, update)) this.#announceSoon();
+      else resync = true;
+    }
+    return { news: this.#presence.answer(shard.name, known), resync };
+  }
+
   /** @returns the log after `after`: the gap the window made, if any, then up to `limit` messages */
   async since(after: number, limit?: number): Promise<LogRange> {
     return this.#log.range(after, Math.min(limit ?? this.#limit, this.#limit));
@@ -176,7 +209,12 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
 
   /** The room-wide count changed: every shard hears of it within `countMs` (one delivery each for the changes meanwhile). */
   #countChanged(before: number): void {
-    if (this.#members.count === before || this.#counting) return;
+    if (this.#members.count !== before) this.#announceSoon();
+  }
+
+  /** The count or presence changed: every shard hears of it within `countMs`, together. */
+  #announceSoon(): void {
+    if (this.#counting) return;
     this.#counting = setTimeout(() => {
       this.#counting = undefined;
       this.#fanout.announce();

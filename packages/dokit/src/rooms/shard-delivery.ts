@@ -3,6 +3,7 @@ import { trySend } from "../lifecycle/wire";
 import type { WebSockets } from "../websockets/websockets";
 import type { Cursors } from "./cursors";
 import type { Membership } from "./membership";
+import type { ShardPresence } from "./shard-presence";
 import { gapFrame, messageFrame, reaches } from "./room-frames";
 import { KEY_HEADER } from "./names";
 import type { Delivered, Delivery, RoomMessage, SequencerApi } from "./types";
@@ -67,7 +68,7 @@ export class ShardDelivery {
    * Answers a delivery from the sequencer: `POST /__dokit_room/deliver` with the room's key (anything
    * else, or a shard that is no member, gets 410 and is unregistered by the sequencer).
    */
-  async answer(request: Request, connections: () => number): Promise<Response> {
+  async answer(request: Request, connections: () => number, presence?: ShardPresence): Promise<Response> {
     // A join or leave in flight decides whether this shard is a member.
     await this.#deps.membership.settled();
     const record = this.#deps.membership.record;
@@ -77,6 +78,7 @@ export class ShardDelivery {
     // SAFETY: only the sequencer knows the key, and it sends a Delivery.
     const delivery = (await request.json()) as Delivery;
     this.#deps.membership.roomCount = delivery.count;
+    presence?.news(delivery.presence);
     const next = this.#delivering.then(() => this.take(delivery));
     this.#delivering = next.catch(() => {});
     await next;

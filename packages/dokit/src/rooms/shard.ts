@@ -2,13 +2,16 @@ import type { Capability, Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
+import type { Presence } from "../presence/presence";
 import { closeWith, overBytes, trySend } from "../lifecycle/wire";
 import { CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON, ROOM_EPOCH_PARAM, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./cursors";
 import type { RoomsErrorCode } from "./errors";
 import { Membership } from "./membership";
+import { CountNotice } from "./shard-count";
 import { ShardDelivery } from "./shard-delivery";
+import { ShardPresence } from "./shard-presence";
 import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
 import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./outbox";
 import { ackFrame, resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
@@ -41,6 +44,8 @@ export interface RoomShardOptions {
 }
 
 const OPEN = 1;
+/** Where a Presence served by a WebSockets is found on it (dokit/presence puts itself there; rooms may not import it). */
+const PRESENCE_KEY = Symbol.for("dokit.presence");
 /** How long `drain()` waits for publishes still on their way to the sequencer. */
 const DRAIN_WAIT_MS = 5000;
 
@@ -67,6 +72,8 @@ export class RoomShard implements Capability {
   #outbox: Outbox | undefined;
   #membership: Membership | undefined;
   #delivery: ShardDelivery | undefined;
+  #countNotice: CountNotice | undefined;
+  #presence: ShardPresence | undefined;
   #loading: Promise<void> | undefined;
 
   /**
@@ -90,8 +97,10 @@ export class RoomShard implements Capability {
       sequencer: () => this.#sequencer(),
       report: () => this.#report(),
       countMs: this.#countMs,
+      counted: (count) => this.#countNotice?.heard(count),
       restarted: (epoch) => this.#restarted(epoch),
     });
+    this.#countNotice = new CountNotice(this.#options.webSockets, this.#countMs, () => this.#member.roomCount, lifecycle.ctx.storage);
     this.#delivery = new ShardDelivery({ webSockets: this.#options.webSockets, cursors: this.#cursors, membership: this.#membership, sequencer: () => this.#sequencer() });
     this.#outbox = new Outbox({
       batchMs: this.#batchMs,
@@ -112,6 +121,7 @@ export class RoomShard implements Capability {
     claims.frame(ROOM_PUBLISH, (connection, frame) => this.#publishFrame(connection, frame));
     // POST /__dokit_room/deliver from the sequencer, with the room's key.
     claims.route(DELIVER_PATH, (request) => this.#deliverRoute(request));
+    this.#linkPresence();
   }
 
   /** The room this shard belongs to (its object name without `#<index>`). */
@@ -200,8 +210,10 @@ export class RoomShard implements Capability {
       cursors.drop(connection.id);
       throw error;
     }
+    this.#presence?.joined();
     const { delivered, epoch } = this.#member.record;
     trySend(connection, welcomeFrame(this.room, this.index, delivered, this.#member.roomCount, epoch));
+    this.#countNotice?.welcomed(this.#member.roomCount);
     if (raw !== null && since === undefined) trySend(connection, roomErrorFrame("ROOM_REJECTED", "since must be a seq: a whole number"));
     // A seq of an order the room no longer has (its sequencer lost its storage): told, then the new order from its start.
     if (theirs !== undefined && epoch !== undefined && theirs !== epoch) {
@@ -300,7 +312,7 @@ export class RoomShard implements Capability {
 
   async #deliverRoute(request: Request): Promise<Response> {
     await this.#load();
-    return this.#deliveryOf().answer(request, () => this.#connectionCount());
+    return this.#deliveryOf().answer(request, () => this.#connectionCount(), this.#presence);
   }
 
   // ------------------------------------------------------------------ inside
@@ -330,6 +342,30 @@ export class RoomShard implements Capability {
     let count = 0;
     for (const connection of this.#options.webSockets.getConnections()) if (connection !== closing) count++;
     return count;
+  }
+
+  /**
+   * Links the WebSockets' Presence, if it has one, to the room: found on the WebSockets once the
+   * Presence is served, else handed over when it is (the order the two are attached in may vary).
+   */
+  #linkPresence(): void {
+    const sockets = this.#options.webSockets as unknown as Record<symbol, unknown>;
+    const served = sockets[PRESENCE_KEY];
+    // SAFETY: only a Presence puts an object under this key (when it is served).
+    if (typeof served === "object" && served !== null) return this.#roomPresenceFor(served as Presence);
+    sockets[PRESENCE_KEY] = (presence: Presence) => this.#roomPresenceFor(presence);
+  }
+
+  #roomPresenceFor(presence: Presence): void {
+    this.#presence ??= new ShardPresence({
+      presence,
+      index: () => this.index,
+      report: () => this.#report(),
+      sequencer: () => this.#sequencer(),
+      ready: () => this.#load(),
+      registered: () => this.#member.record.registered,
+      countMs: this.#countMs,
+    });
   }
 
   get #sequencerBinding(): string {

@@ -63,6 +63,8 @@ export class TreeFanout implements Fanout {
       if (targets.length === 0) return;
       const from = behind.length ? Math.max(...behind.map((member) => member.cursor)) : head;
       const delivery: Delivery = { messages: log.after(from, limit), head, count: members.count };
+      const presence = this.#deps.presence(targets.map((member) => member.name));
+      if (presence) delivery.presence = presence;
       const outcomes = await spread(env, JSON.stringify(delivery), targets, { key: this.#deps.key(), width: this.#deps.width, relays: this.#deps.relays, path: "" }, this.#deps.hook);
       let progress = false;
       for (const [i, member] of targets.entries()) {

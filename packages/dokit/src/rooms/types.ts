@@ -88,6 +88,8 @@ export interface Delivery {
   head: number;
   /** The room-wide connection count. */
   count: number;
+  /** Room-wide presence, once the room has any (see PresenceNews). */
+  presence?: PresenceNews;
 }
 
 /** A shard's answer to a delivery. */
@@ -105,4 +107,49 @@ export interface SequencerApi {
   report(shard: ShardReport): Promise<Reported>;
   publish(shard: ShardReport | null, messages: OutgoingMessage[]): Promise<Published>;
   since(after: number, limit?: number): Promise<LogRange>;
+  presence(shard: ShardReport, update: PresenceUpdate | null, known: PresenceKnown | null): Promise<PresenceAnswer>;
+}
+
+/**
+ * A shard's presence changes since its last report (`full`: its whole set, replacing what the
+ * sequencer held). `gen` names the shard instance's stream of reports and `n` numbers them: the
+ * sequencer applies a change only right after the one before it, and asks for the whole set otherwise.
+ */
+export interface PresenceUpdate {
+  gen: string;
+  n: number;
+  full: boolean;
+  /** `[connection id, value as JSON]`. */
+  set: [string, string][];
+  left: string[];
+}
+
+/**
+ * Room-wide presence as the sequencer sends it to shards (with deliveries, and as the answer to a
+ * presence call): the entries of every shard that changed after `since`, each shard's whole set
+ * (`[]`: it has none, or left the room). Without `since` it lists every shard the sequencer knows.
+ */
+export interface PresenceNews {
+  /** Names the sequencer instance: a new one (after a reset) knows only what shards sent it since. */
+  instance: string;
+  /** The room-wide presence version this news brings a shard to. */
+  version: number;
+  /** The version this news starts after (absent: it lists every shard). */
+  since?: number;
+  /** By shard index: that shard's whole set, `[connection id, value as JSON]`. */
+  shards?: Record<string, [string, string][]>;
+}
+
+/** What a shard knows of room-wide presence: the sequencer instance and version of the last news it applied. */
+export interface PresenceKnown {
+  instance: string;
+  version: number;
+}
+
+/** The sequencer's answer to a presence call. */
+export interface PresenceAnswer {
+  /** The news since what the shard said it knows. */
+  news: PresenceNews;
+  /** The sequencer could not apply the update (it missed one before, or the shard is not registered): send the whole set. */
+  resync: boolean;
 }

@@ -1,4 +1,5 @@
 import type { FaultySequencer, RoomChat, RoomChatFaulty, RoomChatTree, TestRelay, TreeSequencer, RoomChatSlowBatch, RoomChatSlowMemory, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
+import type { PresenceSequencer, RoomPresenceChat, RoomPresenceTree } from "./presence.objects";
 
 declare global {
   interface Env {
@@ -13,5 +14,8 @@ declare global {
     ROOM_CHAT_TREE: DurableObjectNamespace<RoomChatTree>;
     TREE_SEQUENCER: DurableObjectNamespace<TreeSequencer>;
     TEST_RELAY: DurableObjectNamespace<TestRelay>;
+    ROOM_PRESENCE_CHAT: DurableObjectNamespace<RoomPresenceChat>;
+    PRESENCE_SEQUENCER: DurableObjectNamespace<PresenceSequencer>;
+    ROOM_PRESENCE_TREE: DurableObjectNamespace<RoomPresenceTree>;
   }
 }

@@ -81,7 +81,7 @@ describe("a sequencer that lost its storage", () => {
     const back = new RoomClient("gone", room, { ...query, epoch: old });
     await back.connect({ shard: 0, since: 3 });
     await until(() => back.messages.length === 1, "the new order's first message", 10_000);
-    expect(back.frames.filter((frame) => frame.type.startsWith("dokit_room")).map((frame) => frame.type)).toEqual(["dokit_room_welcome", "dokit_room_reset", "dokit_room"]);
+    expect(back.frames.filter((frame) => frame.type.startsWith("dokit_room") && frame.type !== "dokit_room_count").map((frame) => frame.type)).toEqual(["dokit_room_welcome", "dokit_room_reset", "dokit_room"]);
     expect(read(back).map((order) => order.ids)).toEqual([[], ["a-4"]]);
 
     // Shard 1 has not called the sequencer since: b hears nothing yet. A client that learned the new

@@ -104,7 +104,8 @@ describe("rooms across objects", () => {
     const client = new RoomClient("g", room, { shards: "2", small: "1" });
     await client.connect({ since: 2 });
     await until(() => client.messages.length >= 5, "8..12", 10_000);
-    const frames = client.frames.map(({ type, from, to, seq }) => ({ type, ...(from !== undefined && { from }), ...(to !== undefined && { to }), ...(seq !== undefined && { seq }) }));
+    // Count frames come when the count changes, apart from the room's order.
+    const frames = client.frames.filter((frame) => frame.type !== "dokit_room_count").map(({ type, from, to, seq }) => ({ type, ...(from !== undefined && { from }), ...(to !== undefined && { to }), ...(seq !== undefined && { seq }) }));
     expect(frames.slice(1, 2)).toMatchObject([{ type: "dokit_room_welcome", seq: 12 }]);
     expect(frames.slice(2)).toEqual([
       { type: "dokit_room_gap", from: 3, to: 7 },

@@ -1,0 +1,34 @@
+import { DurableObject } from "cloudflare:workers";
+import { Lifecycle } from "../../src/lifecycle";
+import { Presence } from "../../src/presence";
+import { RoomSequencer, RoomShard } from "../../src/rooms";
+import { WebSockets } from "../../src/websockets";
+
+/**
+ * A shard whose WebSockets has a Presence: room-wide presence. Plain text `remote` answers
+ * `remote:<n>`, the other shards' entries it holds.
+ */
+export class RoomPresenceChat extends DurableObject<Env> {
+  readonly presence = new Presence<{ name: string }>({ tickMs: 20 });
+  readonly webSockets: WebSockets = new WebSockets({
+    presence: this.presence,
+    handlers: { onMessage: (connection, message) => void (String(message) === "count" && connection.send(`count:${this.room.count()}`)) },
+  });
+  readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_PRESENCE_CHAT", sequencer: "PRESENCE_SEQUENCER", countMs: 50 });
+  readonly lifecycle = Lifecycle.install(this).use(this.room);
+}
+
+/** The sequencer of the presence rooms: fast counts, and room-wide presence capped at 5 entries. */
+export class PresenceSequencer extends RoomSequencer {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, { retryMs: 100, countMs: 50, presenceEntries: 5 });
+  }
+}
+
+/** A shard with room-wide presence whose sequencer delivers through relays, 2 wide (TreeSequencer). */
+export class RoomPresenceTree extends DurableObject<Env> {
+  readonly presence = new Presence<{ name: string }>({ tickMs: 20 });
+  readonly webSockets: WebSockets = new WebSockets({ presence: this.presence });
+  readonly room = new RoomShard({ webSockets: this.webSockets, env: this.env, shards: "ROOM_PRESENCE_TREE", sequencer: "TREE_SEQUENCER", countMs: 50 });
+  readonly lifecycle = Lifecycle.install(this).use(this.room);
+}

@@ -1,0 +1,233 @@
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { fresh, until } from "../helpers";
+import { type Frame, RoomClient } from "./room-client";
+
+const shardStub = (room: string, index: number) => env.ROOM_PRESENCE_CHAT.get(env.ROOM_PRESENCE_CHAT.idFromName(`${room}#${index}`));
+const sequencerStub = (room: string) => env.PRESENCE_SEQUENCER.get(env.PRESENCE_SEQUENCER.idFromName(room));
+/** Resets an object as a crash would: its instance is gone, storage stays (the abort's error is the point). */
+async function abort(stub: DurableObjectStub): Promise<void> {
+  await runInDurableObject(stub, (_instance, ctx) => ctx.abort("test: reset")).catch(() => {});
+}
+
+/** The bound the docs give for a change on another shard (tick, two countMs, two calls, tick), with room for this 2-core machine. */
+const REMOTE_MS = 3000;
+
+/** @returns the presence a client's frames add up to: a snapshot replaces, changes patch */
+function view(client: RoomClient): Map<string, unknown> {
+  let entries = new Map<string, unknown>();
+  for (const frame of client.frames) {
+    if (frame.type !== "dokit_presence") continue;
+    if (Array.isArray(frame.all)) entries = new Map(frame.all as [string, unknown][]);
+    for (const [id, value] of (frame.set as [string, unknown][] | undefined) ?? []) entries.set(id, value);
+    for (const id of (frame.left as string[] | undefined) ?? []) entries.delete(id);
+  }
+  return entries;
+}
+
+const names = (client: RoomClient) => [...view(client).entries()].map(([id, value]) => `${id}=${(value as { name: string }).name}`).sort();
+
+/** Opens `count` clients of a presence room of `shards` shards, client i on shard i % shards (`kind` "tree": through relays). */
+async function open(room: string, shards: number, count: number, prefix: string, kind = "1"): Promise<RoomClient[]> {
+  const clients: RoomClient[] = [];
+  for (let i = 0; i < count; i++) {
+    const client = new RoomClient(`${prefix}${i}`, room, { shards: String(shards), presence: kind });
+    await client.connect({ shard: i % shards });
+    clients.push(client);
+  }
+  return clients;
+}
+
+const present = (client: RoomClient, name: string) => client.send(JSON.stringify({ type: "dokit_presence", value: { name } }));
+const watch = (client: RoomClient) => client.send(JSON.stringify({ type: "dokit_presence", watch: true }));
+
+describe("room-wide presence", () => {
+  it("shows a watcher on shard 0 the joins, updates and leaves of shards 1 and 2, through the dokit_presence frames", async () => {
+    const room = fresh("p-wide");
+    const clients = await open(room, 3, 6, "a");
+    const [w, , c2, , c4, c5] = clients as [RoomClient, RoomClient, RoomClient, RoomClient, RoomClient, RoomClient];
+    watch(w);
+    await until(() => w.frames.some((frame) => frame.type === "dokit_presence" && (frame as Frame).you === "a0"), "a0's snapshot");
+    let start = Date.now();
+    for (const client of clients.slice(1)) present(client, `n-${client.id}`);
+    const everyone = ["a1=n-a1", "a2=n-a2", "a3=n-a3", "a4=n-a4", "a5=n-a5"];
+    await until(() => names(w).join() === everyone.join(), "every join on a0", REMOTE_MS);
+    const joins = Date.now() - start;
+    // An update on shard 1 and one on shard 2.
+    start = Date.now();
+    present(c4, "renamed");
+    present(c5, "renamed too");
+    await until(() => view(w).get("a4") !== undefined && (view(w).get("a4") as { name: string }).name === "renamed" && (view(w).get("a5") as { name: string }).name === "renamed too", "the updates on a0", REMOTE_MS);
+    const updates = Date.now() - start;
+    // A leave (a closed connection) on shard 2, and a cleared value on shard 1.
+    start = Date.now();
+    await c2.close();
+    c4.send(JSON.stringify({ type: "dokit_presence", value: null }));
+    await until(() => !view(w).has("a2") && !view(w).has("a4"), "the leaves on a0", REMOTE_MS);
+    const leaves = Date.now() - start;
+    expect(names(w)).toEqual(["a1=n-a1", "a3=n-a3", "a5=renamed too"]);
+    // Every frame was a presence frame of the existing shape: a snapshot, then {set, left} changes.
+    for (const frame of w.frames.filter((frame) => frame.type === "dokit_presence")) {
+      expect(Object.keys(frame).every((key) => ["type", "you", "all", "set", "left"].includes(key))).toBe(true);
+    }
+    // A new watcher on shard 1 gets the room in its snapshot (a0 has no value: it only watches).
+    const late = new RoomClient("late", room, { shards: "3", presence: "1" });
+    await late.connect({ shard: 1 });
+    watch(late);
+    await until(() => names(late).join() === ["a1=n-a1", "a3=n-a3", "a5=renamed too"].join(), "the room in late's snapshot", REMOTE_MS);
+    console.log(`room presence on another shard: joins ${joins} ms, updates ${updates} ms, leaves ${leaves} ms`);
+    for (const client of [...clients, late]) await client.close();
+  });
+
+  it("removes every entry of a shard whose last connection leaves, on every other shard", async () => {
+    const room = fresh("p-last");
+    const clients = await open(room, 3, 6, "b");
+    const [w0, w1, c2, , , c5] = clients as [RoomClient, RoomClient, RoomClient, RoomClient, RoomClient, RoomClient];
+    watch(w0);
+    watch(w1);
+    present(c2, "two");
+    present(c5, "five");
+    await until(() => names(w0).join() === "b2=two,b5=five" && names(w1).join() === "b2=two,b5=five", "shard 2's entries on shards 0 and 1", REMOTE_MS);
+    await c2.close();
+    await c5.close();
+    await until(() => view(w0).size === 0 && view(w1).size === 0, "shard 2's entries gone from shards 0 and 1", REMOTE_MS);
+    // The sequencer holds none of them any more: a watcher that joins later sees nobody.
+    const late = new RoomClient("late", room, { shards: "3", presence: "1" });
+    await late.connect({ shard: 0 });
+    watch(late);
+    await until(() => late.frames.some((frame) => frame.type === "dokit_presence"), "late's snapshot");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(view(late).size).toBe(0);
+    for (const client of [...clients, late]) await client.close();
+  });
+
+  it("keeps room-wide presence through an evicted shard and a reset sequencer", async () => {
+    const room = fresh("p-reset");
+    const clients = await open(room, 3, 6, "d");
+    const [w, c1, c2, c3, c4, c5] = clients as [RoomClient, RoomClient, RoomClient, RoomClient, RoomClient, RoomClient];
+    watch(w);
+    for (const client of [c1, c2, c3, c4, c5]) present(client, client.id);
+    const all = ["d1=d1", "d2=d2", "d3=d3", "d4=d4", "d5=d5"];
+    await until(() => names(w).join() === all.join(), "everyone on d0", REMOTE_MS);
+
+    // The watcher's shard hibernates (its memory of the other shards is gone): a change elsewhere
+    // brings the room back to it (a new snapshot), and nobody is lost.
+    const snapshots = () => w.frames.filter((frame) => frame.type === "dokit_presence" && Array.isArray(frame.all)).length;
+    expect(snapshots()).toBe(1);
+    await evictDurableObject(shardStub(room, 0));
+    present(c1, "d1 after");
+    await until(() => names(w).join() === ["d1=d1 after", "d2=d2", "d3=d3", "d4=d4", "d5=d5"].join(), "the room after shard 0's eviction", REMOTE_MS);
+    // The new instance could not know what the old one had told the watcher: it sent a new snapshot.
+    expect(snapshots()).toBe(2);
+
+    // Shard 1 hibernates: its entries stay with the others, and its next change still arrives.
+    await evictDurableObject(shardStub(room, 1));
+    present(c4, "d4 after");
+    await until(() => names(w).join() === ["d1=d1 after", "d2=d2", "d3=d3", "d4=d4 after", "d5=d5"].join(), "shard 1's change after its eviction", REMOTE_MS);
+
+    // The sequencer is reset: it lost every set; the shards send theirs again when they hear of it.
+    const atReset = w.frames.length;
+    await abort(sequencerStub(room));
+    present(c2, "d2 after");
+    await until(() => names(w).join() === ["d1=d1 after", "d2=d2 after", "d3=d3", "d4=d4 after", "d5=d5"].join(), "the room after the sequencer's reset", REMOTE_MS);
+    // Nobody seemed to leave meanwhile: the shards kept what they had until the others sent theirs again.
+    const since = w.frames.slice(atReset).filter((frame) => frame.type === "dokit_presence");
+    expect(since.flatMap((frame) => (frame.left as string[] | undefined) ?? [])).toEqual([]);
+    expect(since.filter((frame) => Array.isArray(frame.all))).toEqual([]);
+    // …and a watcher joining now sees the whole room, from the new sequencer instance.
+    const late = new RoomClient("late", room, { shards: "3", presence: "1" });
+    await late.connect({ shard: 2 });
+    watch(late);
+    await until(() => names(late).join() === ["d1=d1 after", "d2=d2 after", "d3=d3", "d4=d4 after", "d5=d5"].join(), "the whole room in late's view", REMOTE_MS);
+    // A leave after the reset still reaches every shard.
+    await c3.close();
+    await until(() => !view(w).has("d3") && !view(late).has("d3"), "d3's leave after the reset", REMOTE_MS);
+    for (const client of [...clients, late]) await client.close();
+  });
+
+  it("spreads presence through the relay tree (one delivery for several shards, from the version the furthest behind had)", async () => {
+    const room = fresh("p-tree");
+    // 5 shards, 2 wide: the sequencer delivers through relays.
+    const clients = await open(room, 5, 10, "t", "tree");
+    const [w] = clients as [RoomClient];
+    watch(w);
+    for (const client of clients.slice(1)) present(client, client.id);
+    const everyone = clients.slice(1).map((client) => `${client.id}=${client.id}`).sort();
+    await until(() => names(w).join() === everyone.join(), "every shard's entries on t0", REMOTE_MS);
+    // A leave on shard 3 and an update on shard 4, then a watcher on shard 2 that joins late.
+    await (clients[3] as RoomClient).close();
+    present(clients[4] as RoomClient, "moved");
+    const after = everyone.filter((entry) => !entry.startsWith("t3=")).map((entry) => (entry.startsWith("t4=") ? "t4=moved" : entry));
+    await until(() => names(w).join() === after.join(), "the leave and the update on t0", REMOTE_MS);
+    const late = new RoomClient("late", room, { shards: "5", presence: "tree" });
+    await late.connect({ shard: 2 });
+    watch(late);
+    await until(() => names(late).join() === after.join(), "the room in late's view", REMOTE_MS);
+    for (const client of [...clients, late]) await client.close();
+  });
+
+  it("caps room-wide presence at presenceEntries: entries past it stay on their own shard", async () => {
+    const room = fresh("p-cap");
+    const clients = await open(room, 2, 9, "e");
+    const [w] = clients as [RoomClient];
+    watch(w);
+    // Shard 1 holds e1, e3, e5, e7 (4 entries), shard 0 e2, e4, e6, e8 (4): the room keeps 5 (PresenceSequencer).
+    for (const client of clients.slice(1)) present(client, client.id);
+    await until(() => ["e2", "e4", "e6", "e8"].every((id) => view(w).has(id)) && ["e1", "e3", "e5", "e7"].some((id) => view(w).has(id)), "shard 0's own and some of shard 1's", REMOTE_MS);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const remote = ["e1", "e3", "e5", "e7"].filter((id) => view(w).has(id)).length;
+    // Whichever shard reported first took its place: the room never holds more than 5.
+    expect(remote).toBeGreaterThanOrEqual(1);
+    expect(remote).toBeLessThanOrEqual(4);
+    expect(view(w).size).toBeLessThanOrEqual(4 + 5);
+    for (const client of clients) await client.close();
+  });
+});
+
+describe("room count frames", () => {
+  it("tells clients of count changes on other shards, coalesced to at most one frame per shard countMs", async () => {
+    const room = fresh("p-count");
+    const [first] = await open(room, 3, 1, "f");
+    const w = first as RoomClient;
+    const start = Date.now();
+    const others: RoomClient[] = [];
+    for (let i = 1; i <= 12; i++) {
+      const client = new RoomClient(`g${i}`, room, { shards: "3", presence: "1" });
+      await client.connect({ shard: 1 + (i % 2) });
+      others.push(client);
+    }
+    const counts = () => w.frames.filter((frame) => frame.type === "dokit_room_count").map((frame) => frame.count as number);
+    await until(() => counts().at(-1) === 13, "a count frame of 13 on f0", REMOTE_MS);
+    const elapsed = Date.now() - start;
+    // Twelve joins, and the shard's countMs is 50: at most one frame per 50 ms (and one at the start).
+    expect(counts().length).toBeLessThanOrEqual(Math.floor(elapsed / 50) + 1);
+    expect(counts().length).toBeLessThan(12);
+    // Every frame said something new: the counts move, never repeat.
+    for (let i = 1; i < counts().length; i++) expect(counts()[i]).not.toBe(counts()[i - 1]);
+    // Leaves on other shards too.
+    for (const client of others.slice(0, 5)) await client.close();
+    await until(() => counts().at(-1) === 8, "a count frame of 8 on f0", REMOTE_MS);
+    console.log(`count frames on f0: ${counts().join(",")} over ${Date.now() - start} ms`);
+    for (const client of [w, ...others.slice(5)]) await client.close();
+  });
+  it("does not send a woken shard's clients the count they have", async () => {
+    const room = fresh("p-count-wake");
+    const [a, b] = (await open(room, 2, 2, "h")) as [RoomClient, RoomClient];
+    const counts = () => a.frames.filter((frame) => frame.type === "dokit_room_count").map((frame) => frame.count as number);
+    await until(() => counts().at(-1) === 2, "a count frame of 2 on h0", REMOTE_MS);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = counts().length;
+    // Shard 0 hibernates; a publish on shard 1 wakes it with a delivery that carries the same count.
+    await evictDurableObject(shardStub(room, 0));
+    b.publish(1);
+    await until(() => a.messages.length === 1, "the message on h0", REMOTE_MS);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(counts().length).toBe(before);
+    // A real change still goes out.
+    const c = new RoomClient("h2", room, { shards: "2", presence: "1" });
+    await c.connect({ shard: 1 });
+    await until(() => counts().at(-1) === 3, "a count frame of 3 on h0", REMOTE_MS);
+    for (const client of [a, b, c]) await client.close();
+  });
+});
