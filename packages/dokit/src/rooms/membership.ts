@@ -36,7 +36,10 @@ export class Membership {
   /** Joins and leaves, one at a time. */
   #serial: Promise<unknown> = Promise.resolve();
   #roomCount = 0;
-  #reported = -1;
+  /** The connection count the sequencer was last told (in a join, a report, a publish or a delivery's answer). */
+  #told = -1;
+  /** This shard's part in `#roomCount`: what the sequencer had been told when it made that count. */
+  #included = -1;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(deps: MembershipDeps) {
@@ -48,9 +51,29 @@ export class Membership {
     return this.#roomCount;
   }
 
-  set roomCount(count: number) {
+  /**
+   * A room-wide count heard from the sequencer. `told`: the connection count the call that answered
+   * it told the sequencer (a join, a report, a publish); absent for a delivery, made before the
+   * shard's answer, with what it was told last.
+   */
+  heard(count: number, told?: number): void {
+    if (told !== undefined) this.#told = told;
+    this.#included = this.#told;
     this.#roomCount = count;
     this.#deps.counted?.(count);
+  }
+
+  /** The shard told the sequencer its connection count (in its answer to a delivery). */
+  told(connections: number): void {
+    this.#told = connections;
+  }
+
+  /**
+   * @returns the room-wide count with this shard's own part as it is now (`connections`) rather than as
+   * the sequencer last heard it: a connection's welcome counts it, and the connections that came before it
+   */
+  countWith(connections: number): number {
+    return this.#included < 0 ? Math.max(this.#roomCount, connections) : Math.max(connections, this.#roomCount - this.#included + connections);
   }
 
   get record(): ShardRecord {
@@ -80,8 +103,7 @@ export class Membership {
       const known = this.#record.epoch;
       const joined = await this.#deps.sequencer().join(report, keep ? this.#record.delivered : null, known);
       this.#record = { delivered: joined.at, registered: true, key: joined.key, epoch: joined.epoch };
-      this.roomCount = joined.count;
-      this.#reported = report.connections;
+      this.heard(joined.count, report.connections);
       if (known !== undefined && known !== joined.epoch) this.#deps.restarted(joined.epoch);
       await this.#save();
     });
@@ -106,13 +128,13 @@ export class Membership {
     this.#timer ??= setTimeout(() => {
       this.#timer = undefined;
       const report = this.#deps.report();
-      if (!this.#record.registered || report.connections === this.#reported || report.connections === 0) return;
-      this.#reported = report.connections;
+      if (!this.#record.registered || report.connections === this.#told || report.connections === 0) return;
+      this.#told = report.connections;
       this.#deps
         .sequencer()
         .report(report)
         .then(({ count, registered }) => {
-          this.roomCount = count;
+          this.heard(count);
           if (!registered && this.#record.registered) return this.join(true);
         })
         .catch((error: unknown) => console.warn("dokit: a room shard failed to report its connections", error));

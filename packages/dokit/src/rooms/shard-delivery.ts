@@ -77,12 +77,13 @@ export class ShardDelivery {
     }
     // SAFETY: only the sequencer knows the key, and it sends a Delivery.
     const delivery = (await request.json()) as Delivery;
-    this.#deps.membership.roomCount = delivery.count;
+    this.#deps.membership.heard(delivery.count);
     presence?.news(delivery.presence);
     const next = this.#delivering.then(() => this.take(delivery));
     this.#delivering = next.catch(() => {});
     await next;
     const answer: Delivered = { delivered: this.#deps.membership.record.delivered, connections: connections() };
+    this.#deps.membership.told(answer.connections);
     return Response.json(answer);
   }
 

@@ -100,7 +100,7 @@ export class RoomShard implements Capability {
       counted: (count) => this.#countNotice?.heard(count),
       restarted: (epoch) => this.#restarted(epoch),
     });
-    this.#countNotice = new CountNotice(this.#options.webSockets, this.#countMs, () => this.#member.roomCount, lifecycle.ctx.storage);
+    this.#countNotice = new CountNotice(this.#options.webSockets, this.#countMs, () => this.count(), lifecycle.ctx.storage);
     this.#delivery = new ShardDelivery({ webSockets: this.#options.webSockets, cursors: this.#cursors, membership: this.#membership, sequencer: () => this.#sequencer() });
     this.#outbox = new Outbox({
       batchMs: this.#batchMs,
@@ -134,9 +134,12 @@ export class RoomShard implements Capability {
     return parseShardName(this.#installed.name).index;
   }
 
-  /** @returns the room-wide connection count, as last heard from the sequencer (see docs/rooms.md for how stale) */
+  /**
+   * @returns the room-wide connection count: as last heard from the sequencer for the other shards (see
+   * docs/rooms.md for how stale), with this shard's own connections as they are now
+   */
   count(): number {
-    return this.#member.roomCount;
+    return this.#member.countWith(this.#connectionCount());
   }
 
   /** @returns how many publishes wait for the sequencer (gathered into a batch, or in the batch being sent) */
@@ -212,8 +215,9 @@ export class RoomShard implements Capability {
     }
     this.#presence?.joined();
     const { delivered, epoch } = this.#member.record;
-    trySend(connection, welcomeFrame(this.room, this.index, delivered, this.#member.roomCount, epoch));
-    this.#countNotice?.welcomed(this.#member.roomCount);
+    const count = this.count();
+    trySend(connection, welcomeFrame(this.room, this.index, delivered, count, epoch));
+    this.#countNotice?.welcomed(count);
     if (raw !== null && since === undefined) trySend(connection, roomErrorFrame("ROOM_REJECTED", "since must be a seq: a whole number"));
     // A seq of an order the room no longer has (its sequencer lost its storage): told, then the new order from its start.
     if (theirs !== undefined && epoch !== undefined && theirs !== epoch) {
@@ -293,8 +297,9 @@ export class RoomShard implements Capability {
     await this.#load();
     const member = this.#member;
     const registered = member.record.registered;
-    const published = await this.#sequencer().publish(registered ? this.#report() : null, messages);
-    member.roomCount = published.count;
+    const report = registered ? this.#report() : null;
+    const published = await this.#sequencer().publish(report, messages);
+    member.heard(published.count, report?.connections);
     // The sequencer no longer lists this shard (it was unreachable for a delivery): join again, keeping its place.
     if (registered && !published.registered && member.record.registered) void member.join(true).catch(() => {});
     return published;

@@ -83,6 +83,22 @@ describe("room features", () => {
     for (const client of [a, b, c]) await client.close();
   });
 
+  it("counts a connection in its welcome, with the connections before it on its shard, before the sequencer hears of them", async () => {
+    const room = fresh("r-welcome-count");
+    const counts: number[] = [];
+    const clients: RoomClient[] = [];
+    // Two on shard 0, two on shard 1, one on shard 0: the second of each pair joins before its shard's
+    // count report (countMs 50) reaches the sequencer; between the pairs the reports have landed.
+    for (const [i, shard] of [0, 0, 1, 1, 0].entries()) {
+      if (i === 2 || i === 4) await sleep(300);
+      const client = new RoomClient(`w${i}`, room, { shards: "2" });
+      counts.push((await client.connect({ shard })).count as number);
+      clients.push(client);
+    }
+    expect(counts).toEqual([1, 2, 3, 4, 5]);
+    for (const client of clients) await client.close();
+  });
+
   it("keeps a room-wide count, unregisters shards whose clients left, and leaves an idle room without alarms", async () => {
     const room = fresh("r-count");
     const clients = await openClients(room, 3, 6);
