@@ -98,7 +98,7 @@ function App() {
       </header>
       <ul className="stats" aria-label="room">
         <li>shard <b id="shard">{live.shard ?? "…"}</b> of {SHARD_COUNT}</li>
-        <li><b id="count">{live.joined || live.shard !== undefined ? live.count : "…"}</b> in the room (at join)</li>
+        <li><b id="count">{live.joined || live.shard !== undefined ? live.count : "…"}</b> in the room</li>
         <li>last seq <b id="seq">{live.seq ?? "…"}</b></li>
         <li>drained <b id="drains">{live.drains}</b>×</li>
         {pending > 0 && <li id="pending"><b>{pending}</b> waiting for the room</li>}
