@@ -40,6 +40,8 @@ export interface ScaleSettings {
   calls: number;
   /** Where the chart goes [`--scale-svg=`, bench/rooms-scale.svg; `--scale-svg=` with no value: none]. */
   svg: string;
+  /** Also the one object sending connection by connection over `getConnections()`, as a shard's delivery does [`--scale-loop`]. */
+  loop: boolean;
 }
 
 /** One room under test: the one object, or the room over `shards` shards. */
@@ -47,6 +49,8 @@ interface Config {
   key: string;
   label: string;
   shards: number;
+  /** The Worker's publish route: `/blast/<blast>/<room>`. */
+  blast: "single" | "single-loop" | "room";
 }
 
 /** What one room measured at one size. */
@@ -55,6 +59,8 @@ interface Row {
   size: number;
   /** Per counted publish: ms from the request until the last client had it. */
   last: number[];
+  /** Per counted publish: ms from the request until the first client had it (the path before the sends). */
+  first: number[];
   /** Every client's ms from the request to its receipt, over the counted publishes. */
   each: number[];
   /** Per counted publish: workerd CPU ms from the request until the last client had it. */
@@ -201,7 +207,11 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
     log(`rooms-scale: workerd may open ${workerdFiles} files, each client process ${clientFiles}; ${settings.procs} client processes`);
     log("rooms-scale: object-to-object calls");
     const calls = await callCost(base, pids, settings.calls);
-    const configs: Config[] = [{ key: "one", label: "one object", shards: 0 }, ...settings.shards.map((s) => ({ key: `r${s}`, label: `${s} shards`, shards: s }))];
+    const configs: Config[] = [
+      { key: "one", label: "one object", shards: 0, blast: "single" },
+      ...(settings.loop ? [{ key: "loop", label: "one object, getConnections()", shards: 0, blast: "single-loop" } as const] : []),
+      ...settings.shards.map((s) => ({ key: `r${s}`, label: `${s} shards`, shards: s, blast: "room" }) as const),
+    ];
     const rows: Row[] = [];
     const skipped: string[] = [];
     /** The machine's 1-minute load average after each group (other work on the machine shows here). */
@@ -218,7 +228,7 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
 
     /** Publishes once to a room and waits until every client has it. @returns ms until the last, every client's ms, workerd CPU ms */
     const clientPids = clients.children.map((child) => child.pid as number);
-    const publish = async (config: Config, room: string, size: number): Promise<{ last: number; each: Float64Array; cpu: number; clientCpu: number }> => {
+    const publish = async (config: Config, room: string, size: number): Promise<{ last: number; first: number; each: Float64Array; cpu: number; clientCpu: number }> => {
       const t = ++tag;
       const holders = clients.held.filter((h) => h > 0).length;
       const times: Float64Array[] = [];
@@ -227,7 +237,7 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
       const cpu0 = cpuMs(pids);
       const clientCpu0 = cpuMs(clientPids);
       const t0 = clock();
-      const response = await fetch(new URL(`/blast/${config.shards ? "room" : "single"}/${room}`, base), { method: "POST", body: payload(t, settings.bytes) });
+      const response = await fetch(new URL(`/blast/${config.blast}/${room}`, base), { method: "POST", body: payload(t, settings.bytes) });
       if (!response.ok) throw new Error(`rooms-scale: publish ${t}: ${response.status} ${await response.text()}`);
       await got;
       const cpu = cpuMs(pids) - cpu0;
@@ -238,8 +248,15 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
       const each = new Float64Array(size);
       let k = 0;
       let last = 0;
-      for (const list of times) for (const at of list) last = Math.max(last, (each[k++] = at - t0));
-      return { last, each, cpu, clientCpu };
+      let first = Number.POSITIVE_INFINITY;
+      for (const list of times) {
+        for (const at of list) {
+          const ms = (each[k++] = at - t0);
+          last = Math.max(last, ms);
+          first = Math.min(first, ms);
+        }
+      }
+      return { last, first, each, cpu, clientCpu };
     };
 
     // Sizes past what workerd may hold are reported as not run, and the largest that fits (in 500s) is measured instead.
@@ -269,7 +286,7 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
           log(`rooms-scale: ${size} connections to ${config.label}: opening`);
           const { ms, clientKb } = await clients.open(room, urlOf(config, room), config.shards ? "dokit_room_welcome" : "", size, settings.parallel);
           await sleep(1_500); // the joins' count reports
-          const row: Row = { config, size, last: [], each: [], cpu: [], clientCpu: [], rssKb: (rssKb(pids) - rss0) / size, clientRssKb: clientKb / size, openMs: ms / size, alternated: together && group.length > 1 };
+          const row: Row = { config, size, last: [], first: [], each: [], cpu: [], clientCpu: [], rssKb: (rssKb(pids) - rss0) / size, clientRssKb: clientKb / size, openMs: ms / size, alternated: together && group.length > 1 };
           opened.set(config.key, { row, room, counts: clients.held.map((h, i) => h - (held0[i] ?? 0)) });
           log(`rooms-scale: ${size} to ${config.label} open in ${(ms / 1000).toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
         }
@@ -280,6 +297,7 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
             const result = await publish(row.config, room, size);
             if (round >= 2) {
               row.last.push(result.last);
+              row.first.push(result.first);
               row.cpu.push(result.cpu);
               row.clientCpu.push(result.clientCpu);
               for (const ms of result.each) row.each.push(ms);
@@ -323,7 +341,7 @@ async function callCost(base: URL, pids: number[], calls: number): Promise<{ mod
 function scaleFigures(rows: Row[]): Figure[] {
   const figures: Figure[] = [];
   for (const row of rows.filter((r) => r.config.shards > 0)) {
-    const one = rows.find((r) => r.size === row.size && r.config.shards === 0);
+    const one = rows.find((r) => r.size === row.size && r.config.key === "one");
     const measure = `rooms scale: 1 KB to all ${row.size}, ${row.config.shards} shards (raw = one object)`;
     for (const q of [0.5, 0.99]) {
       figures.push({
@@ -348,23 +366,23 @@ function report(rows: Row[], calls: Awaited<ReturnType<typeof callCost>>, skippe
   const lines = [
     `${os.cpus().length} cores, one workerd process, ${settings.procs} client processes on the same machine; 1-minute load average after each group of rooms: ${loads.map((l) => l.toFixed(1)).join(", ")}.`,
     "",
-    `Fan-out of ${settings.bytes} bytes of data published from the Worker, until the last client has it (ms; ${settings.publishes} publishes per room and size, p50 / p99 over them), each client's own delivery (p50 / p99 over every client of every publish), workerd CPU per message (median), and the ratio to the one object (p50, p99):`,
+    `Fan-out of ${settings.bytes} bytes of data published from the Worker, until the last client has it (ms; ${settings.publishes} publishes per room and size, p50 / p99 over them), each client's own delivery (p50 / p99 over every client of every publish), workerd CPU per message (median), and the ratio to the one object (p50, p99); the first client's time (median) is the path before the sends:`,
     "",
-    "| connections | room | last client p50 / p99 | each client p50 / p99 | vs one object p50 / p99 | workerd CPU per message | per shard | per connection | clients' CPU per message | workerd RSS per connection | clients' RSS per connection | opened |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| connections | room | last client p50 / p99 | first client | each client p50 / p99 | vs one object p50 / p99 | workerd CPU per message | per shard | per connection | clients' CPU per message | workerd RSS per connection | clients' RSS per connection | opened |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const row of rows) {
-    const one = rows.find((r) => r.size === row.size && r.config.shards === 0);
+    const one = rows.find((r) => r.size === row.size && r.config.key === "one");
     const cpu = median(row.cpu);
-    const vs = row.config.shards && one ? `${f2(quantile(row.last, 0.5) / quantile(one.last, 0.5))}× / ${f2(quantile(row.last, 0.99) / quantile(one.last, 0.99))}×` : "";
+    const vs = row.config.key !== "one" && one ? `${f2(quantile(row.last, 0.5) / quantile(one.last, 0.5))}× / ${f2(quantile(row.last, 0.99) / quantile(one.last, 0.99))}×` : "";
     lines.push(
-      `| ${row.size.toLocaleString("en")} | ${row.config.label} | ${f1(quantile(row.last, 0.5))} / ${f1(quantile(row.last, 0.99))} | ${f1(quantile(row.each, 0.5))} / ${f1(quantile(row.each, 0.99))} | ${vs} | ${f1(cpu)} ms | ${row.config.shards ? `${f2(cpu / row.config.shards)} ms` : ""} | ${f2((cpu * 1000) / row.size)} µs | ${f1(median(row.clientCpu))} ms | ${f1(row.rssKb)} KB | ${f1(row.clientRssKb)} KB | ${row.alternated ? "side by side" : "alone"}, ${f2(row.openMs)} ms each |`,
+      `| ${row.size.toLocaleString("en")} | ${row.config.label} | ${f1(quantile(row.last, 0.5))} / ${f1(quantile(row.last, 0.99))} | ${f1(median(row.first))} | ${f1(quantile(row.each, 0.5))} / ${f1(quantile(row.each, 0.99))} | ${vs} | ${f1(cpu)} ms | ${row.config.shards ? `${f2(cpu / row.config.shards)} ms` : ""} | ${f2((cpu * 1000) / row.size)} µs | ${f1(median(row.clientCpu))} ms | ${f1(row.rssKb)} KB | ${f1(row.clientRssKb)} KB | ${row.alternated ? "side by side" : "alone"}, ${f2(row.openMs)} ms each |`,
     );
   }
   lines.push("", ...skipped.map((s) => `- ${s}`));
   lines.push("", "Cost model inputs (this machine):", "");
   for (const c of calls) lines.push(`- one ${c.mode === "rpc" ? "DO RPC call" : "fetch"} between two objects: ${c.ms.toFixed(3)} ms (p50 of groups of 100 calls one after another; p90 ${c.p90.toFixed(3)}), workerd CPU ${c.cpuUs.toFixed(1)} µs per call (both objects)`);
-  const biggestOne = rows.filter((r) => r.config.shards === 0).at(-1);
+  const biggestOne = rows.filter((r) => r.config.key === "one").at(-1);
   if (biggestOne) lines.push(`- one 1 KB socket send, from the one object at ${biggestOne.size.toLocaleString("en")} connections: ${f2((median(biggestOne.cpu) * 1000) / biggestOne.size)} µs of workerd CPU (CPU per message / connections; the Worker's request and the call to the object included)`);
   for (const row of rows.filter((r) => r.config.shards > 0 && r.size === Math.max(...rows.map((x) => x.size)))) {
     lines.push(`- per delivery on a shard, ${row.config.shards} shards at ${row.size.toLocaleString("en")}: ${f2((median(row.cpu) * 1000) / row.size)} µs per message per connection; ${f2(median(row.cpu) / row.config.shards)} ms per message per shard (the sequencer's and the Worker's share included)`);
@@ -378,9 +396,9 @@ function chart(rows: Row[], settings: ScaleSettings): string {
   const xs = [...new Set(rows.map((r) => r.size))].sort((a, b) => a - b);
   const xMax = Math.max(...xs, 1);
   const yMax = niceCeil(Math.max(...rows.map((r) => quantile(r.last, 0.99)), 1));
-  const x = (v: number) => left + (v / xMax) * (W - left - right);
-  const y = (v: number) => H - bottom - (v / yMax) * (H - top - bottom);
-  const colours: Record<string, string> = { one: "#555555", r8: "#1f77b4", r16: "#d62728" };
+  const x = (v: number) => (left + (v / xMax) * (W - left - right)).toFixed(1);
+  const y = (v: number) => (H - bottom - (v / yMax) * (H - top - bottom)).toFixed(1);
+  const colours: Record<string, string> = { one: "#555555", loop: "#9467bd", r8: "#1f77b4", r16: "#d62728" };
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
@@ -388,7 +406,7 @@ function chart(rows: Row[], settings: ScaleSettings): string {
   ];
   for (let i = 0; i <= 5; i++) {
     const v = (yMax / 5) * i;
-    out.push(`<line x1="${left}" y1="${y(v)}" x2="${W - right}" y2="${y(v)}" stroke="#e5e5e5"/>`, `<text x="${left - 8}" y="${y(v) + 4}" text-anchor="end">${f1(v)}</text>`);
+    out.push(`<line x1="${left}" y1="${y(v)}" x2="${W - right}" y2="${y(v)}" stroke="#e5e5e5"/>`, `<text x="${left - 8}" y="${Number(y(v)) + 4}" text-anchor="end">${yMax >= 10 ? Math.round(v) : v.toFixed(2)}</text>`);
   }
   for (const v of xs) out.push(`<line x1="${x(v)}" y1="${H - bottom}" x2="${x(v)}" y2="${H - bottom + 5}" stroke="#333"/>`, `<text x="${x(v)}" y="${H - bottom + 18}" text-anchor="middle">${v >= 1000 ? `${v / 1000}k` : v}</text>`);
   out.push(
@@ -401,9 +419,9 @@ function chart(rows: Row[], settings: ScaleSettings): string {
     const series = rows.filter((r) => r.config.key === key).sort((a, b) => a.size - b.size);
     const colour = colours[key] ?? "#2ca02c";
     for (const [q, dash] of [[0.5, ""], [0.99, ' stroke-dasharray="6 4"']] as const) {
-      const points = series.map((r) => `${x(r.size).toFixed(1)},${y(quantile(r.last, q)).toFixed(1)}`).join(" ");
+      const points = series.map((r) => `${x(r.size)},${y(quantile(r.last, q))}`).join(" ");
       out.push(`<polyline fill="none" stroke="${colour}" stroke-width="2"${dash} points="${points}"/>`);
-      for (const r of series) out.push(`<circle cx="${x(r.size).toFixed(1)}" cy="${y(quantile(r.last, q)).toFixed(1)}" r="3" fill="${colour}"/>`);
+      for (const r of series) out.push(`<circle cx="${x(r.size)}" cy="${y(quantile(r.last, q))}" r="3" fill="${colour}"/>`);
       out.push(`<line x1="${W - right + 14}" y1="${legend}" x2="${W - right + 40}" y2="${legend}" stroke="${colour}" stroke-width="2"${dash}/>`, `<text x="${W - right + 46}" y="${legend + 4}">${series[0].config.label} p${q * 100}</text>`);
       legend += 18;
     }
@@ -433,6 +451,7 @@ export function scaleSettings(quick: boolean): ScaleSettings {
     parallel: Number(arg("scale-parallel", "64")),
     calls: Number(arg("scale-calls", "2000")),
     svg: arg("scale-svg", new URL("./rooms-scale.svg", import.meta.url).pathname),
+    loop: process.argv.includes("--scale-loop"),
   };
 }
 

@@ -9,7 +9,7 @@
 //                     [--rooms-strike-ms=500] [--rooms-fanout=tree|flat] [--rooms-no-cost]  (bench/rooms.ts)
 //                     [--scale-sizes=1000,5000,10000,20000,30000,40000] [--scale-shards=8,16] [--scale-publishes=10]
 //                     [--scale-bytes=1024] [--scale-procs=2] [--scale-parallel=64] [--scale-one-max=32768] [--scale-calls=2000]
-//                     [--scale-svg=bench/rooms-scale.svg]  (bench/rooms-scale.ts; only with --only=rooms-scale)
+//                     [--scale-svg=bench/rooms-scale.svg] [--scale-loop]  (bench/rooms-scale.ts; only with --only=rooms-scale)
 //                     [--heartbeat-connections=4000] [--heartbeat-window=70] [--heartbeat-interval=30] [--deadlink-runs=12]
 //                     [--presence-watchers=1000] [--presence-connections=200] [--presence-rate=60] [--presence-seconds=10]  (bench/presence.ts)
 //                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)

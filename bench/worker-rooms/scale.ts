@@ -17,6 +17,20 @@ export class BenchSingle extends DurableObject {
     this.webSockets.broadcast(`{"type":"dokit_room","seq":${seq},"data":${data}}`);
     return seq;
   }
+
+  /**
+   * The same frame sent connection by connection over `getConnections()`, reading each one's id, as
+   * a shard's delivery walks them (the bench's `--scale-loop` diagnostic).
+   */
+  blastLoop(data: string): number {
+    const frame = `{"type":"dokit_room","seq":${++this.#seq},"data":${data}}`;
+    let ids = 0;
+    for (const connection of this.webSockets.getConnections()) {
+      ids += connection.id.length;
+      connection.send(frame);
+    }
+    return ids > 0 ? this.#seq : -1;
+  }
 }
 
 /** The callee of the call-cost measure: answers an RPC call and a fetch with the least work. */
