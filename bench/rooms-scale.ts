@@ -40,7 +40,7 @@ export interface ScaleSettings {
   calls: number;
   /** Where the chart goes [`--scale-svg=`, bench/rooms-scale.svg; `--scale-svg=` with no value: none]. */
   svg: string;
-  /** Also the one object sending connection by connection over `getConnections()`, as a shard's delivery does [`--scale-loop`]. */
+  /** Also the one object sending connection by connection over `getConnections()`, and broadcasting after a SQLite write, as a shard's delivery does [`--scale-loop`]. */
   loop: boolean;
 }
 
@@ -50,7 +50,7 @@ interface Config {
   label: string;
   shards: number;
   /** The Worker's publish route: `/blast/<blast>/<room>`. */
-  blast: "single" | "single-loop" | "room";
+  blast: "single" | "single-loop" | "single-stored" | "room";
 }
 
 /** What one room measured at one size. */
@@ -209,7 +209,12 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
     const calls = await callCost(base, pids, settings.calls);
     const configs: Config[] = [
       { key: "one", label: "one object", shards: 0, blast: "single" },
-      ...(settings.loop ? [{ key: "loop", label: "one object, getConnections()", shards: 0, blast: "single-loop" } as const] : []),
+      ...(settings.loop
+        ? ([
+            { key: "loop", label: "one object, getConnections()", shards: 0, blast: "single-loop" },
+            { key: "stored", label: "one object, a SQLite write first", shards: 0, blast: "single-stored" },
+          ] as const)
+        : []),
       ...settings.shards.map((s) => ({ key: `r${s}`, label: `${s} shards`, shards: s, blast: "room" }) as const),
     ];
     const rows: Row[] = [];
@@ -398,7 +403,7 @@ function chart(rows: Row[], settings: ScaleSettings): string {
   const yMax = niceCeil(Math.max(...rows.map((r) => quantile(r.last, 0.99)), 1));
   const x = (v: number) => (left + (v / xMax) * (W - left - right)).toFixed(1);
   const y = (v: number) => (H - bottom - (v / yMax) * (H - top - bottom)).toFixed(1);
-  const colours: Record<string, string> = { one: "#555555", loop: "#9467bd", r8: "#1f77b4", r16: "#d62728" };
+  const colours: Record<string, string> = { one: "#555555", loop: "#9467bd", stored: "#8c564b", r8: "#1f77b4", r16: "#d62728" };
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="#ffffff"/>`,

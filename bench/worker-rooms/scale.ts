@@ -18,6 +18,15 @@ export class BenchSingle extends DurableObject {
     return seq;
   }
 
+  /** The same broadcast after a storage write, as a shard stores how far it delivered before it sends (the bench's `--scale-loop` diagnostic). */
+  blastStored(data: string): number {
+    const seq = ++this.#seq;
+    this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS bench_cursor (k INTEGER PRIMARY KEY, seq INTEGER)");
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO bench_cursor (k, seq) VALUES (0, ?)", seq);
+    this.webSockets.broadcast(`{"type":"dokit_room","seq":${seq},"data":${data}}`);
+    return seq;
+  }
+
   /**
    * The same frame sent connection by connection over `getConnections()`, reading each one's id, as
    * a shard's delivery walks them (the bench's `--scale-loop` diagnostic).

@@ -10,6 +10,7 @@
 //   /single/<room>                                   a WebSocket to one plain dokit WebSockets object (the scale bench's baseline)
 //   /blast/single/<room>  (POST, the data as body)   that object broadcasts the data, framed as a shard frames a message
 //   /blast/single-loop/<room>                        the same, sent over getConnections() one by one, each id read (as a shard's delivery walks them)
+//   /blast/single-stored/<room>                      the same broadcast after a SQLite write (as a shard stores its cursor before it sends)
 //   /blast/room/<room>    (POST, the data as body)   publishToRoom to the room (sequencer ROOM_SEQUENCER, shards b10)
 //   /pair?mode=<rpc|fetch>&calls=<n>&group=<g>       one object calls another n times; JSON: each group's mean ms per call
 import { publishToRoom, routeRoomRequest, shardName } from "../../packages/dokit/src/rooms";
@@ -67,6 +68,7 @@ export default {
     if (action === "blast") {
       const data = await request.text();
       if (kind === "single") return Response.json({ seq: await env.SINGLE.get(env.SINGLE.idFromName(room)).blast(data) });
+      if (kind === "single-stored") return Response.json({ seq: await env.SINGLE.get(env.SINGLE.idFromName(room)).blastStored(data) });
       if (kind === "single-loop") return Response.json({ seq: await env.SINGLE.get(env.SINGLE.idFromName(room)).blastLoop(data) });
       if (kind === "room") return Response.json({ seq: await publishToRoom(env, room, JSON.parse(data)) });
       return new Response("no route", { status: 404 });
