@@ -4,9 +4,12 @@
 // machine drift and the rooms' effect on each other cancel. Then the bundle sizes and the jobs measure. Writes bench/results/latest.json.
 //
 //   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate] [--no-pin] [--mcp]
-//                     [--only=echo,rpc,saturation,open,scale,memory,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,presence,rooms,bundle,jobs,yjs]
+//                     [--only=echo,rpc,saturation,open,scale,memory,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,presence,rooms,rooms-scale,bundle,jobs,yjs]
 //                     [--rooms-clients=2000] [--rooms-shards=8] [--rooms-publishers=16] [--rooms-messages=20] [--rooms-faults=0.05]
 //                     [--rooms-strike-ms=500] [--rooms-fanout=tree|flat] [--rooms-no-cost]  (bench/rooms.ts)
+//                     [--scale-sizes=1000,5000,10000,20000,30000,40000] [--scale-shards=8,16] [--scale-publishes=10]
+//                     [--scale-bytes=1024] [--scale-procs=2] [--scale-parallel=64] [--scale-one-max=32768] [--scale-calls=2000]
+//                     [--scale-svg=bench/rooms-scale.svg] [--scale-loop]  (bench/rooms-scale.ts; only with --only=rooms-scale)
 //                     [--heartbeat-connections=4000] [--heartbeat-window=70] [--heartbeat-interval=30] [--deadlink-runs=12]
 //                     [--presence-watchers=1000] [--presence-connections=200] [--presence-rate=60] [--presence-seconds=10]  (bench/presence.ts)
 //                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)
@@ -53,7 +56,9 @@ const ONLY = args.find((a) => a.startsWith("--only="))?.slice(7).split(",") ?? (
 if (DOKIT_ROOM && ONLY?.some((name) => !LOWER_BOUND_MEASURES.includes(name))) {
   throw new Error(`--dokit-room runs only ${LOWER_BOUND_MEASURES.join(", ")}`);
 }
-const enabled = (name: string) => !ONLY || ONLY.includes(name);
+/** Measures that run only when `--only` names them (minutes long, tens of thousands of sockets). */
+const ON_REQUEST = ["rooms-scale"];
+const enabled = (name: string) => (ONLY ? ONLY.includes(name) : !ON_REQUEST.includes(name));
 /** The heartbeat measures' settings (bench/heartbeat.ts; the sweep's timeout is worker/heartbeat.ts's SWEEP_TIMEOUT_MS). */
 const HEARTBEAT = {
   connections: Number(arg("heartbeat-connections", QUICK ? "1000" : "4000")),
@@ -539,6 +544,15 @@ async function main(): Promise<void> {
     roomsReport = result;
   }
 
+  let scaleReport: { text: string } | undefined;
+  if (!DOKIT_ROOM && enabled("rooms-scale")) {
+    log("rooms at scale (dokit/rooms against one object, its own worker and client processes)");
+    const { roomsScaleBench, scaleSettings } = await import("./rooms-scale.ts");
+    const result = await roomsScaleBench(scaleSettings(QUICK), log);
+    figures.push(...result.figures);
+    scaleReport = result;
+  }
+
   let bundle: Awaited<ReturnType<typeof bundleReport>> | undefined;
   if (enabled("bundle")) {
     log("bundle");
@@ -558,6 +572,7 @@ async function main(): Promise<void> {
     console.log(observability.text);
   }
   if (roomsReport) console.log(`\nRooms (dokit/rooms over many shards, dokit only; bench/README.md)\n\n${roomsReport.text}`);
+  if (scaleReport) console.log(`\nRooms at scale (dokit/rooms over 8 and 16 shards against one object; bench/README.md)\n\n${scaleReport.text}`);
   if (bundle) {
     console.log("\nBundle (esbuild, minified; gzip level 9)\n");
     console.log(bundle.text);

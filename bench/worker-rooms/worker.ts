@@ -7,10 +7,18 @@
 //   /evict/<b…|t4|sequencer|tree-sequencer|relay>/<room>[/<index or relay path>]
 //                                                    test-only: evicts a shard, a sequencer or a relay as hibernation does
 //   /abort/…                                         the same, reset as a crash would (ctx.abort)
-import { routeRoomRequest, shardName } from "../../packages/dokit/src/rooms";
+//   /single/<room>                                   a WebSocket to one plain dokit WebSockets object (the scale bench's baseline)
+//   /blast/single/<room>  (POST, the data as body)   that object broadcasts the data, framed as a shard frames a message
+//   /blast/single-loop/<room>                        the same, sent over getConnections() one by one, each id read (as a shard's delivery walks them)
+//   /blast/single-stored/<room>                      the same broadcast after a SQLite write (as a shard stores its cursor before it sends)
+//   /blast/room/<room>    (POST, the data as body)   publishToRoom to the room (sequencer ROOM_SEQUENCER, shards b10)
+//   /pair?mode=<rpc|fetch>&calls=<n>&group=<g>       one object calls another n times; JSON: each group's mean ms per call
+import { publishToRoom, routeRoomRequest, shardName } from "../../packages/dokit/src/rooms";
 import { resetStats, setFaultRate, stats } from "./objects";
+import type { BenchPairCaller, BenchSingle } from "./scale";
 
 export { BenchRelay, BenchSequencer, BenchShardB0, BenchShardB10, BenchShardB50, BenchShardT4, BenchTreeSequencer } from "./objects";
+export { BenchPairCallee, BenchPairCaller, BenchSingle } from "./scale";
 
 type Abortable = DurableObjectStub & { benchAbort(): Promise<void> };
 interface Env {
@@ -21,6 +29,9 @@ interface Env {
   ROOMS_T4: DurableObjectNamespace;
   TREE_SEQUENCER: DurableObjectNamespace;
   ROOM_RELAY: DurableObjectNamespace;
+  SINGLE: DurableObjectNamespace<BenchSingle>;
+  PAIR_CALLER: DurableObjectNamespace<BenchPairCaller>;
+  PAIR_CALLEE: DurableObjectNamespace;
 }
 
 const BINDINGS = { b0: "ROOMS_B0", b10: "ROOMS_B10", b50: "ROOMS_B50", t4: "ROOMS_T4" } as const;
@@ -52,6 +63,20 @@ export default {
     if (action === "faults") {
       setFaultRate(Number(url.searchParams.get("rate") ?? 0));
       return new Response("ok");
+    }
+    if (action === "single") return env.SINGLE.get(env.SINGLE.idFromName(kind)).fetch(request);
+    if (action === "blast") {
+      const data = await request.text();
+      if (kind === "single") return Response.json({ seq: await env.SINGLE.get(env.SINGLE.idFromName(room)).blast(data) });
+      if (kind === "single-stored") return Response.json({ seq: await env.SINGLE.get(env.SINGLE.idFromName(room)).blastStored(data) });
+      if (kind === "single-loop") return Response.json({ seq: await env.SINGLE.get(env.SINGLE.idFromName(room)).blastLoop(data) });
+      if (kind === "room") return Response.json({ seq: await publishToRoom(env, room, JSON.parse(data)) });
+      return new Response("no route", { status: 404 });
+    }
+    if (action === "pair") {
+      const mode = url.searchParams.get("mode") === "fetch" ? "fetch" : "rpc";
+      const caller = env.PAIR_CALLER.get(env.PAIR_CALLER.idFromName("caller"));
+      return Response.json(await caller.run(mode, Number(url.searchParams.get("calls") ?? 1000), Number(url.searchParams.get("group") ?? 100)));
     }
     if (action === "room") {
       const shards = BINDINGS[kind as keyof typeof BINDINGS];
