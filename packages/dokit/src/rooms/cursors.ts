@@ -38,6 +38,11 @@ export class Cursors {
     return found;
   }
 
+  /** Whether no connection is held or has a floor: every live message goes to every connection. */
+  get empty(): boolean {
+    return this.#map.size === 0;
+  }
+
   /** @returns whether the live message `seq` goes to connection `id` */
   wants(id: string, seq: number): boolean {
     if (this.#map.size === 0) return true;

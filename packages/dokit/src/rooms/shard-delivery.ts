@@ -106,7 +106,15 @@ export class ShardDelivery {
     if (last <= this.#deps.membership.record.delivered) return;
     this.#deps.membership.delivered(last);
     const cursors = this.#deps.cursors;
-    const connections = [...this.#deps.webSockets.getConnections()];
+    const sockets = this.#deps.webSockets;
+    if (cursors.empty) {
+      // Every connection is live: broadcasts, which send each socket the frame without making it a
+      // Connection (no attachment decoded per socket per delivery); `tag` and `except` as room-wide filters.
+      if (gap) sockets.broadcast(gapFrame(gap));
+      for (const message of messages) sockets.broadcast(messageFrame(message), { ...(message.except && { except: message.except }), ...(message.tag !== undefined && { tag: message.tag }) });
+      return;
+    }
+    const connections = [...sockets.getConnections()];
     if (gap) {
       const frame = gapFrame(gap);
       for (const connection of connections) if (cursors.wants(connection.id, gap.to)) trySend(connection, frame);
