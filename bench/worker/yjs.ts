@@ -6,6 +6,7 @@
 //   /yjs/{dokit|party}/{name}/compact   POST: dokit compacts; y-partyserver runs its onSave
 //   /yjs/{dokit|party}/{name}/abort     POST: ctx.abort() (the durability run)
 //   /yjs-evict/{dokit|party}/{name}     test-only: evicts the object the way hibernation does
+//   /yjs/raw/{mode}-{name}              WebSocket upgrade: a hand-written reference room (yjs-raw.ts, for bench/yjs-parts.ts)
 // dokit: `YjsDocument` at its defaults (every update appended to SQLite before it is applied and relayed).
 // y-partyserver: `YServer` with the onLoad/onSave persistence of its README, writing the state to the
 // object's own storage (debounced by its defaults: 2 s, at most 10 s), hibernating.
@@ -16,9 +17,12 @@ import { Lifecycle } from "../../packages/dokit/src/lifecycle";
 import { WebSockets } from "../../packages/dokit/src/websockets";
 import { YjsDocument } from "../../packages/dokit/src/yjs";
 
+export { RawYjsRoom } from "./yjs-raw";
+
 interface Env {
   YJS_DOKIT: DurableObjectNamespace;
   YJS_PARTY: DurableObjectNamespace;
+  YJS_RAW: DurableObjectNamespace;
 }
 
 const CHUNK = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ.,;:\n".repeat(1024 * 16).slice(0, 1024 * 1024);
@@ -119,7 +123,7 @@ export class PartyYjsRoom extends YServer<Env> {
 type Unsafe = { evict(stub: DurableObjectStub, options: { webSockets: "hibernate" | "close" }): Promise<void> };
 const UNSAFE = ["workerd", "unsafe"].join(":");
 
-const BINDINGS = { dokit: "YJS_DOKIT", party: "YJS_PARTY" } as const;
+const BINDINGS = { dokit: "YJS_DOKIT", party: "YJS_PARTY", raw: "YJS_RAW" } as const;
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {

@@ -14,7 +14,7 @@ import { writeAwareness } from "./awareness";
 import { AwarenessRelay } from "./awareness-relay";
 import type { YjsErrorCode } from "./errors";
 import type { YjsDocumentOptions } from "./options";
-import { splitUpdate } from "./chunks";
+import { MESSAGE_BYTES, splitUpdate } from "./chunks";
 import { DocumentStore, type StoreSize } from "./store";
 import {
   awarenessMessage,
@@ -284,7 +284,7 @@ export class YjsDocument implements Capability, WireServer {
         // [0, 0, stateVector]: answered with what the client lacks.
         if (subtype === SYNC_STEP_1) return sendStep2(connection, encodeStateAsUpdate(this.doc, payload));
         // [0, 1, update] (the client's answer to our step 1) or [0, 2, update]
-        if (subtype === SYNC_STEP_2 || subtype === SYNC_UPDATE) return this.#update(connection, payload, subtype);
+        if (subtype === SYNC_STEP_2 || subtype === SYNC_UPDATE) return this.#update(connection, payload, subtype, reader.done ? bytes : undefined);
         throw new MalformedMessage(`unknown sync message ${subtype}`);
       }
       // [1, awarenessUpdate]
@@ -300,8 +300,11 @@ export class YjsDocument implements Capability, WireServer {
     }
   }
 
-  /** A client's update: stored, then applied, then relayed to the other Yjs connections. */
-  #update(connection: Connection, update: Uint8Array, subtype: number): void {
+  /**
+   * A client's update: stored, then applied, then relayed to the other Yjs connections.
+   * @param message - the whole message that carried it, when nothing follows the update (then relayed as it came)
+   */
+  #update(connection: Connection, update: Uint8Array, subtype: number, message: Uint8Array | undefined): void {
     if (isEmptyUpdate(update)) return;
     const doc = this.doc;
     if (flagsOf(connection).readonly) {
@@ -322,14 +325,14 @@ export class YjsDocument implements Capability, WireServer {
     } finally {
       this.#applying = undefined;
     }
-    this.#toClients(updateMessages(update), connection);
+    this.#toClients(message && update.byteLength <= MESSAGE_BYTES ? [relayed(message, subtype)] : updateMessages(update), connection);
     this.#changed();
   }
 
-  /** Sends messages, in order, to every Yjs connection but `except`. */
+  /** Sends messages, in order, to every Yjs connection but `except` (the same bytes to each). */
   #toClients(messages: readonly Uint8Array[], except: Connection | undefined): void {
-    for (const connection of this.getConnections()) {
-      if (connection === except) continue;
+    for (const connection of this.#connectionsOf().getConnections()) {
+      if (connection === except || !flagsOf(connection).yjs) continue;
       for (const message of messages) trySend(connection, message);
     }
   }
@@ -374,6 +377,17 @@ export class YjsDocument implements Capability, WireServer {
     if (!this.#sockets) throw notServed();
     return this.#sockets;
   }
+}
+
+/**
+ * @returns a client's `[0, 1|2, update]` message as the `[0, 2, update]` the others receive: the same
+ *   bytes for an update, a copy with the subtype changed for a sync answer (the length is unchanged)
+ */
+function relayed(message: Uint8Array, subtype: number): Uint8Array {
+  if (subtype === SYNC_UPDATE) return message;
+  const copy = message.slice();
+  copy[1] = SYNC_UPDATE;
+  return copy;
 }
 
 /** @returns `[0, 2, update]` messages carrying `update`, cut to fit WebSocket messages (chunks.ts) */

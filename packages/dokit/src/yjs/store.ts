@@ -9,6 +9,8 @@ import { joinBytes, splitBytes } from "../rows/bytes";
 
 export const SNAPSHOT_TABLE = "_dokit_yjs_snapshot";
 export const UPDATES_TABLE = "_dokit_yjs_updates";
+/** An update's part, one per row: the same text each time, so the runtime reuses its prepared statement. */
+const INSERT_PART = `INSERT INTO ${UPDATES_TABLE} (seq, part, data) VALUES (?, ?, ?)`;
 
 /** What the store holds, in bytes and updates. */
 export interface StoreSize {
@@ -90,7 +92,7 @@ export class DocumentStore {
     const sql = this.#sql;
     const seq = ++this.#lastSeq;
     const parts = splitBytes(update);
-    for (let part = 0; part < parts.length; part++) sql.exec(`INSERT INTO ${UPDATES_TABLE} (seq, part, data) VALUES (?, ?, ?)`, seq, part, parts[part]);
+    for (let part = 0; part < parts.length; part++) sql.exec(INSERT_PART, seq, part, parts[part]);
     this.size.updates++;
     this.size.updateBytes += update.byteLength;
     return seq;

@@ -175,6 +175,25 @@ describe("YjsDocument storage", () => {
     await watcher.close();
   });
 
+  it("relays an update as [0, 2, update] whatever carried it: a sync answer, an update, an update followed by stray bytes", async () => {
+    const name = fresh("relay");
+    const socket = await open(name);
+    const watcher = await open(name);
+    const [first, second, third] = edits(["a", "b", "c"]) as [Uint8Array, Uint8Array, Uint8Array];
+    const expected = (update: Uint8Array) => [...new Writer().uint(0).uint(2).bytes(update).finish()];
+    // [0, 1, update]: a client's answer to the server's step 1
+    socket.send(new Writer().uint(0).uint(1).bytes(first).finish().slice().buffer);
+    expect([...(await nextBytes(watcher))]).toEqual(expected(first));
+    socket.send(updateMessage(second));
+    expect([...(await nextBytes(watcher))]).toEqual(expected(second));
+    // Bytes after the update are not the wire's: the others get the update alone.
+    socket.send(new Writer().uint(0).uint(2).bytes(third).uint(7).finish().slice().buffer);
+    expect([...(await nextBytes(watcher))]).toEqual(expected(third));
+    expect(await runInDurableObject(stubOf(name), (instance: YjsDoc) => instance.doc.getText("body").toString())).toBe("abc");
+    await socket.close();
+    await watcher.close();
+  });
+
   it("loads the document lazily after a wake: a request that does not need it leaves it on disk", async () => {
     const name = fresh("lazy");
     const socket = await open(name);
