@@ -1,6 +1,8 @@
 // Helpers the Node-side tests share: the runtime-neutral ones of ../test/helpers.ts, and the
 // ways a test reaches the worker wrangler started for this project (global-setup.ts).
-import { expect, inject, onTestFinished, vi } from "vitest";
+import { afterEach, expect, inject, onTestFinished, vi } from "vitest";
+
+import { sleep } from "../test/helpers";
 
 export { fresh, sleep, textOf, until } from "../test/helpers";
 
@@ -71,4 +73,18 @@ export function frameSocket(path: string, timeoutMs: number) {
       });
     },
   };
+}
+
+/** Waits up to `ms` (10 s) for `check`: rooms over loopback, where objects and clients share the machine. */
+export async function untilRoom(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !check(); await sleep(10)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+}
+
+/** @returns a list whose members (room members, clients) are closed after each test of the file */
+export function closedAfterEach(): { close(): void }[] {
+  const open: { close(): void }[] = [];
+  afterEach(() => {
+    for (const client of open.splice(0)) client.close();
+  });
+  return open;
 }

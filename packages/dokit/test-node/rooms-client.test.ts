@@ -1,19 +1,13 @@
 // The dokit client's RoomMember over loopback: real sockets through the Worker's room router; a
 // drained shard's members reconnect by themselves, resume with their last seq, resend what was not
 // acknowledged, and receive every message once, in order.
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { RoomMember, type RoomMessage } from "../src/client";
-import { fresh, sleep } from "./helpers";
+import { closedAfterEach, fresh, sleep, untilRoom as until } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
-const members: { close(): void }[] = [];
-afterEach(() => {
-  for (const member of members.splice(0)) member.close();
-});
+const members = closedAfterEach();
 
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !check(); await sleep(10)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-}
 
 describe("RoomMember (dokit/client) over loopback", () => {
   it("publishes with acks, follows a drain to the shard that stays, resumes and resends, missing nothing", async () => {

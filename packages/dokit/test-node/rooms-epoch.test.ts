@@ -1,18 +1,12 @@
 // A room whose sequencer lost its storage, as RoomMember sees it over loopback: told by a reset before
 // the new order's messages, on the shard that learns of it first and on one it reconnects to.
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { RoomMember, type RoomMessage } from "../src/client";
-import { fresh, sleep } from "./helpers";
+import { closedAfterEach, fresh, sleep, untilRoom as until } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
-const members: { close(): void }[] = [];
-afterEach(() => {
-  for (const member of members.splice(0)) member.close();
-});
+const members = closedAfterEach();
 
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !check(); await sleep(10)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-}
 
 describe("RoomMember when the room's order starts again", () => {
   it("hears onReset, then the new order from seq 1, on its own shard and after reconnecting to a stale one", async () => {

@@ -2,19 +2,13 @@
 // `basePath`) or by the shard's object name as to any agent, reads the room's frames as ordinary
 // messages, and publishes with the room's publish frame.
 import { AgentClient as OfficialClient } from "agents/client";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { RoomMember, type RoomMessage } from "../src/client";
-import { fresh, sleep } from "./helpers";
+import { closedAfterEach, fresh, untilRoom as until } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
-const open: { close(): void }[] = [];
-afterEach(() => {
-  for (const client of open.splice(0)) client.close();
-});
+const open = closedAfterEach();
 
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !check(); await sleep(10)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-}
 
 describe("the official agents client on a room's shard", () => {
   it("joins through the room's router, receives the room's messages from another shard, and publishes to the whole room", async () => {

@@ -1,20 +1,14 @@
 // Room-wide presence and count frames over loopback: the dokit client's `client.presence` and
 // RoomMember against a real worker whose rooms have 2 shards, each with a Presence
 // (rooms-presence.objects.ts). The client code is the one used against a single object.
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { RoomMember } from "../src/client";
 import { createRoom } from "../src/react/use-room";
-import { fresh, sleep } from "./helpers";
+import { closedAfterEach, fresh, untilRoom as until } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
-const members: { close(): void }[] = [];
-afterEach(() => {
-  for (const member of members.splice(0)) member.close();
-});
+const members = closedAfterEach();
 
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !check(); await sleep(10)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-}
 
 type Name = { name: string };
 
