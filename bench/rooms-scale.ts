@@ -10,7 +10,8 @@
 // The clients live in several forked processes (lib/fan-clients.ts), each stamping receipts with the
 // machine's monotonic clock, shared by every process. workerd holds every server socket in one
 // process, so its open-file limit bounds the connections open at once (read at start; sizes above it
-// are reported as not run).
+// are reported as not run). With `--scale-hosts=K` the room is measured once more with its shards in
+// K workerd processes (lib/room-hosts.ts), each under its own limit: the way to 40,000 here.
 import { type ChildProcess, fork } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -433,7 +434,7 @@ function report(rows: Row[], calls: Awaited<ReturnType<typeof callCost>>, skippe
 
 /** @returns an SVG line chart: last-client latency p50 (solid) and p99 (dashed) against connections, one colour per room */
 function chart(rows: Row[], settings: ScaleSettings): string {
-  const W = 720, H = 420, left = 64, right = 170, top = 40, bottom = 56;
+  const W = 760, H = 420, left = 64, right = 210, top = 40, bottom = 56;
   const xs = [...new Set(rows.map((r) => r.size))].sort((a, b) => a - b);
   const xMax = Math.max(...xs, 1);
   const yMax = niceCeil(Math.max(...rows.map((r) => quantile(r.last, 0.99)), 1));
@@ -474,7 +475,7 @@ function chart(rows: Row[], settings: ScaleSettings): string {
   return `${out.join("\n")}\n`;
 }
 
-/** @returns a room's name in the chart's legend (short: the legend is 170 px wide) */
+/** @returns a room's name in the chart's legend (short: the legend is 210 px wide) */
 function legendOf(config: Config): string {
   return config.hosts ? `${config.shards} sh. in ${config.hosts} workerd` : config.label;
 }
