@@ -10,7 +10,8 @@
 // The clients live in several forked processes (lib/fan-clients.ts), each stamping receipts with the
 // machine's monotonic clock, shared by every process. workerd holds every server socket in one
 // process, so its open-file limit bounds the connections open at once (read at start; sizes above it
-// are reported as not run).
+// are reported as not run). With `--scale-hosts=K` the room is measured once more with its shards in
+// K workerd processes (lib/room-hosts.ts), each under its own limit: the way to 40,000 here.
 import { type ChildProcess, fork } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -18,6 +19,7 @@ import { arg } from "./lib/cli.ts";
 import { clock, type FromClients, type ToClients } from "./lib/fan-clients.ts";
 import { cpuMs, sleep, workerdPids } from "./lib/load.ts";
 import { type Figure, median, quantile } from "./lib/stats.ts";
+import { startRoomHosts } from "./lib/room-hosts.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
 /** Settings of the scale measure; `pnpm bench` flags in brackets. */
@@ -42,6 +44,10 @@ export interface ScaleSettings {
   svg: string;
   /** Also the one object sending connection by connection over `getConnections()`, and broadcasting after a SQLite write, as a shard's delivery does [`--scale-loop`]. */
   loop: boolean;
+  /** Also one room whose shards live in this many workerd processes, a host per process, and its sequencer in one more [`--scale-hosts=`, 0: none]. */
+  hosts: number;
+  /** Connection counts of the many-process room [`--scale-hosts-sizes=`, 40000]. */
+  hostsSizes: number[];
 }
 
 /** One room under test: the one object, or the room over `shards` shards. */
@@ -50,7 +56,9 @@ interface Config {
   label: string;
   shards: number;
   /** The Worker's publish route: `/blast/<blast>/<room>`. */
-  blast: "single" | "single-loop" | "single-stored" | "room";
+  blast: "single" | "single-loop" | "single-stored" | "room" | "hosts";
+  /** The workerd processes the room's shards are spread over (lib/room-hosts.ts); absent: one process holds everything. */
+  hosts?: number;
 }
 
 /** What one room measured at one size. */
@@ -191,11 +199,11 @@ function payload(tag: number, bytes: number): string {
 export async function roomsScaleBench(settings: ScaleSettings, log: (message: string) => void): Promise<{ figures: Figure[]; text: string }> {
   // A fresh worker for each group of rooms: its resident set then grows by what the group's
   // connections take, not into pages an earlier group freed.
-  const startWorker = async () => {
+  const startWorker = async (): Promise<{ worker: { dispose(): Promise<void> }; base: URL; pids: number[]; hosts: URL[] }> => {
     const worker = await startBenchWorker(new URL("./worker-rooms/wrangler.jsonc", import.meta.url).pathname);
-    return { worker, base: worker.direct, pids: workerdPids() };
+    return { worker, base: worker.direct, pids: workerdPids(), hosts: [] };
   };
-  let { worker, base, pids } = await startWorker();
+  let { worker, base, pids, hosts } = await startWorker();
   const clients = new Clients(settings.procs);
   const run = Date.now().toString(36);
   try {
@@ -223,11 +231,15 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
     const loads: number[] = [];
     let tag = 0;
 
+    // Client i goes to shard i modulo the shards; in the many-process room, straight to the host
+    // that holds that shard (shard j on host j modulo the hosts).
     const urlOf = (config: Config, room: string) => (i: number) => {
-      const u = new URL(config.shards ? `/room/b10/${room}` : `/single/${room}`, base);
+      const shard = config.shards ? i % config.shards : 0;
+      const u = config.hosts ? new URL(`/room/${room}`, hosts[shard % config.hosts]) : new URL(config.shards ? `/room/b10/${room}` : `/single/${room}`, base);
       u.protocol = "ws:";
       u.searchParams.set("_pk", `c${i}`);
       if (config.shards) u.searchParams.set("shards", String(config.shards));
+      if (config.hosts) u.searchParams.set("shard", String(shard));
       return u.href;
     };
 
@@ -242,7 +254,8 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
       const cpu0 = cpuMs(pids);
       const clientCpu0 = cpuMs(clientPids);
       const t0 = clock();
-      const response = await fetch(new URL(`/blast/${config.blast}/${room}`, base), { method: "POST", body: payload(t, settings.bytes) });
+      const route = config.hosts ? `/publish/${room}` : `/blast/${config.blast}/${room}`;
+      const response = await fetch(new URL(route, base), { method: "POST", body: payload(t, settings.bytes) });
       if (!response.ok) throw new Error(`rooms-scale: publish ${t}: ${response.status} ${await response.text()}`);
       await got;
       const cpu = cpuMs(pids) - cpu0;
@@ -264,6 +277,42 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
       return { last, first, each, cpu, clientCpu };
     };
 
+    /** Opens each room of a group, publishes to them in turn (alternating), records the rows and closes them. */
+    const measure = async (group: Config[], size: number, together: boolean): Promise<void> => {
+      const opened = new Map<string, { row: Row; room: string; counts: number[] }>();
+      for (const config of group) {
+        const room = `scale-${run}-${config.key}-${size}`;
+        const rss0 = rssKb(pids);
+        const held0 = [...clients.held];
+        log(`rooms-scale: ${size} connections to ${config.label}: opening`);
+        const { ms, clientKb } = await clients.open(room, urlOf(config, room), config.shards ? "dokit_room_welcome" : "", size, settings.parallel);
+        await sleep(1_500); // the joins' count reports
+        const row: Row = { config, size, last: [], first: [], each: [], cpu: [], clientCpu: [], rssKb: (rssKb(pids) - rss0) / size, clientRssKb: clientKb / size, openMs: ms / size, alternated: together && group.length > 1 };
+        opened.set(config.key, { row, room, counts: clients.held.map((h, i) => h - (held0[i] ?? 0)) });
+        log(`rooms-scale: ${size} to ${config.label} open in ${(ms / 1000).toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
+      }
+      const order = [...opened.values()];
+      for (let round = 0; round < settings.publishes + 2; round++) {
+        for (let k = 0; k < order.length; k++) {
+          const { row, room } = order[(round + k) % order.length];
+          const result = await publish(row.config, room, size);
+          if (round >= 2) {
+            row.last.push(result.last);
+            row.first.push(result.first);
+            row.cpu.push(result.cpu);
+            row.clientCpu.push(result.clientCpu);
+            for (const ms of result.each) row.each.push(ms);
+          }
+          await sleep(150);
+        }
+      }
+      for (const { row, room, counts } of order) {
+        rows.push(row);
+        log(`rooms-scale: ${size} ${row.config.label}: last client p50 ${quantile(row.last, 0.5).toFixed(1)} ms, p99 ${quantile(row.last, 0.99).toFixed(1)} ms; CPU ${median(row.cpu).toFixed(1)} ms per message`);
+        await clients.close(room, counts);
+      }
+    };
+
     // Sizes past what workerd may hold are reported as not run, and the largest that fits (in 500s) is measured instead.
     const fits = settings.sizes.filter((size) => size <= budget);
     const sizes = fits.length < settings.sizes.length ? [...fits, Math.floor(budget / 500) * 500].filter((v, i, all) => all.indexOf(v) === i) : fits;
@@ -282,39 +331,27 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
       const groups = together ? [here] : here.map((c) => [c]);
       for (const group of groups) {
         await worker.dispose();
-        ({ worker, base, pids } = await startWorker());
-        const opened = new Map<string, { row: Row; room: string; counts: number[] }>();
-        for (const config of group) {
-          const room = `scale-${run}-${config.key}-${size}`;
-          const rss0 = rssKb(pids);
-          const held0 = [...clients.held];
-          log(`rooms-scale: ${size} connections to ${config.label}: opening`);
-          const { ms, clientKb } = await clients.open(room, urlOf(config, room), config.shards ? "dokit_room_welcome" : "", size, settings.parallel);
-          await sleep(1_500); // the joins' count reports
-          const row: Row = { config, size, last: [], first: [], each: [], cpu: [], clientCpu: [], rssKb: (rssKb(pids) - rss0) / size, clientRssKb: clientKb / size, openMs: ms / size, alternated: together && group.length > 1 };
-          opened.set(config.key, { row, room, counts: clients.held.map((h, i) => h - (held0[i] ?? 0)) });
-          log(`rooms-scale: ${size} to ${config.label} open in ${(ms / 1000).toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
+        ({ worker, base, pids, hosts } = await startWorker());
+        await measure(group, size, together);
+        loads.push(os.loadavg()[0]);
+        await sleep(1_000);
+      }
+    }
+    // The many-process room: its shards spread over `settings.hosts` workerd processes (each under
+    // its own open-file limit), fresh processes for each room.
+    for (const size of settings.hosts > 0 ? settings.hostsSizes : []) {
+      for (const shards of settings.shards) {
+        const config: Config = { key: `h${shards}`, label: `${shards} shards in ${settings.hosts} processes`, shards, blast: "hosts", hosts: settings.hosts };
+        const onHost = Array.from({ length: settings.hosts }, (_, h) => Array.from({ length: size }, (_, i) => i % shards).filter((j) => j % settings.hosts === h).length);
+        if (Math.max(...onHost) > budget || Math.ceil(size / settings.procs) > clientFiles - 200) {
+          skipped.push(`${size.toLocaleString("en")} connections over ${config.label}: not run; the busiest process would hold ${Math.max(...onHost).toLocaleString("en")} (at most ${budget.toLocaleString("en")}), each of ${settings.procs} client processes ${Math.ceil(size / settings.procs).toLocaleString("en")} (at most ${(clientFiles - 200).toLocaleString("en")})`);
+          continue;
         }
-        const order = [...opened.values()];
-        for (let round = 0; round < settings.publishes + 2; round++) {
-          for (let k = 0; k < order.length; k++) {
-            const { row, room } = order[(round + k) % order.length];
-            const result = await publish(row.config, room, size);
-            if (round >= 2) {
-              row.last.push(result.last);
-              row.first.push(result.first);
-              row.cpu.push(result.cpu);
-              row.clientCpu.push(result.clientCpu);
-              for (const ms of result.each) row.each.push(ms);
-            }
-            await sleep(150);
-          }
-        }
-        for (const { row, room, counts } of order) {
-          rows.push(row);
-          log(`rooms-scale: ${size} ${row.config.label}: last client p50 ${quantile(row.last, 0.5).toFixed(1)} ms, p99 ${quantile(row.last, 0.99).toFixed(1)} ms; CPU ${median(row.cpu).toFixed(1)} ms per message`);
-          await clients.close(room, counts);
-        }
+        await worker.dispose();
+        const started = await startRoomHosts(settings.hosts);
+        ({ worker, base, pids, hosts } = { worker: started, base: started.coordinator, pids: started.pids, hosts: started.hosts });
+        log(`rooms-scale: ${settings.hosts} host processes (${onHost.join(", ")} connections) and a coordinator started`);
+        await measure([config], size, false);
         loads.push(os.loadavg()[0]);
         await sleep(1_000);
       }
@@ -347,7 +384,7 @@ function scaleFigures(rows: Row[]): Figure[] {
   const figures: Figure[] = [];
   for (const row of rows.filter((r) => r.config.shards > 0)) {
     const one = rows.find((r) => r.size === row.size && r.config.key === "one");
-    const measure = `rooms scale: 1 KB to all ${row.size}, ${row.config.shards} shards (raw = one object)`;
+    const measure = `rooms scale: 1 KB to all ${row.size}, ${row.config.label} (raw = one object)`;
     for (const q of [0.5, 0.99]) {
       figures.push({
         measure,
@@ -369,7 +406,7 @@ const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "-");
 /** The report's text: the fan-out table, the per-connection costs, the cost model's inputs. */
 function report(rows: Row[], calls: Awaited<ReturnType<typeof callCost>>, skipped: string[], settings: ScaleSettings, loads: number[]): string {
   const lines = [
-    `${os.cpus().length} cores, one workerd process, ${settings.procs} client processes on the same machine; 1-minute load average after each group of rooms: ${loads.map((l) => l.toFixed(1)).join(", ")}.`,
+    `${os.cpus().length} cores, one workerd process${settings.hosts > 0 ? ` (the many-process room: ${settings.hosts} host processes holding its shards and the connections, and one coordinator holding its sequencer; workerd CPU and RSS summed over them)` : ""}, ${settings.procs} client processes on the same machine; 1-minute load average after each group of rooms: ${loads.map((l) => l.toFixed(1)).join(", ")}.`,
     "",
     `Fan-out of ${settings.bytes} bytes of data published from the Worker, until the last client has it (ms; ${settings.publishes} publishes per room and size, p50 / p99 over them), each client's own delivery (p50 / p99 over every client of every publish), workerd CPU per message (median), and the ratio to the one object (p50, p99); the first client's time (median) is the path before the sends:`,
     "",
@@ -397,13 +434,13 @@ function report(rows: Row[], calls: Awaited<ReturnType<typeof callCost>>, skippe
 
 /** @returns an SVG line chart: last-client latency p50 (solid) and p99 (dashed) against connections, one colour per room */
 function chart(rows: Row[], settings: ScaleSettings): string {
-  const W = 720, H = 420, left = 64, right = 170, top = 40, bottom = 56;
+  const W = 760, H = 420, left = 64, right = 210, top = 40, bottom = 56;
   const xs = [...new Set(rows.map((r) => r.size))].sort((a, b) => a - b);
   const xMax = Math.max(...xs, 1);
   const yMax = niceCeil(Math.max(...rows.map((r) => quantile(r.last, 0.99)), 1));
   const x = (v: number) => (left + (v / xMax) * (W - left - right)).toFixed(1);
   const y = (v: number) => (H - bottom - (v / yMax) * (H - top - bottom)).toFixed(1);
-  const colours: Record<string, string> = { one: "#555555", loop: "#9467bd", stored: "#8c564b", r8: "#1f77b4", r16: "#d62728" };
+  const colours: Record<string, string> = { one: "#555555", loop: "#9467bd", stored: "#8c564b", r8: "#1f77b4", r16: "#d62728", h8: "#17becf", h16: "#ff7f0e" };
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
@@ -427,14 +464,20 @@ function chart(rows: Row[], settings: ScaleSettings): string {
       const points = series.map((r) => `${x(r.size)},${y(quantile(r.last, q))}`).join(" ");
       out.push(`<polyline fill="none" stroke="${colour}" stroke-width="2"${dash} points="${points}"/>`);
       for (const r of series) out.push(`<circle cx="${x(r.size)}" cy="${y(quantile(r.last, q))}" r="3" fill="${colour}"/>`);
-      out.push(`<line x1="${W - right + 14}" y1="${legend}" x2="${W - right + 40}" y2="${legend}" stroke="${colour}" stroke-width="2"${dash}/>`, `<text x="${W - right + 46}" y="${legend + 4}">${series[0].config.label} p${q * 100}</text>`);
+      out.push(`<line x1="${W - right + 14}" y1="${legend}" x2="${W - right + 40}" y2="${legend}" stroke="${colour}" stroke-width="2"${dash}/>`, `<text x="${W - right + 46}" y="${legend + 4}">${legendOf(series[0].config)} p${q * 100}</text>`);
       legend += 18;
     }
   }
-  out.push(`<text x="${W - right + 14}" y="${legend + 14}" font-size="10" fill="#666">${os.cpus().length} cores, one workerd;</text>`);
+  const many = rows.some((r) => r.config.hosts);
+  out.push(`<text x="${W - right + 14}" y="${legend + 14}" font-size="10" fill="#666">${os.cpus().length} cores, one workerd${many ? " (or as labelled)" : ""};</text>`);
   out.push(`<text x="${W - right + 14}" y="${legend + 28}" font-size="10" fill="#666">clients on the same machine</text>`);
   out.push("</svg>");
   return `${out.join("\n")}\n`;
+}
+
+/** @returns a room's name in the chart's legend (short: the legend is 210 px wide) */
+function legendOf(config: Config): string {
+  return config.hosts ? `${config.shards} sh. in ${config.hosts} workerd` : config.label;
 }
 
 /** @returns the smallest of 1, 2, 2.5, 5 × 10^k at or above `v` */
@@ -457,6 +500,8 @@ export function scaleSettings(quick: boolean): ScaleSettings {
     calls: Number(arg("scale-calls", "2000")),
     svg: arg("scale-svg", new URL("./rooms-scale.svg", import.meta.url).pathname),
     loop: process.argv.includes("--scale-loop"),
+    hosts: Number(arg("scale-hosts", "0")),
+    hostsSizes: list("scale-hosts-sizes", "40000"),
   };
 }
 

@@ -19,6 +19,8 @@ export interface BenchWorkerOptions {
   inspector?: boolean;
   /** V8 flags for this worker's workerd (`MINIFLARE_WORKERD_V8_FLAGS`, added to any set in the environment), e.g. `--expose-gc`. */
   v8Flags?: string;
+  /** wrangler's dev registry folder: sessions sharing one bind each other's services and Durable Objects (`script_name`). None by default. */
+  registry?: string;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function startBenchWorker(config: string, options: BenchWorkerOptio
           inspector: options.inspector ? { hostname: "127.0.0.1", port: 0 } : false,
           persist: false,
           watch: false,
+          ...(options.registry && { registry: options.registry }),
         },
       }),
       failed,
