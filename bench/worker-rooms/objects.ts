@@ -78,9 +78,9 @@ export class BenchSequencer extends RoomSequencer {
     return super.since(after, limit);
   }
 
-  override async join(shard: ShardReport, delivered: number | null): Promise<Joined> {
+  override async join(shard: ShardReport, delivered: number | null, epoch?: string): Promise<Joined> {
     calls.join++;
-    return super.join(shard, delivered);
+    return super.join(shard, delivered, epoch);
   }
 
   override async leave(name: string): Promise<void> {
@@ -88,7 +88,7 @@ export class BenchSequencer extends RoomSequencer {
     return super.leave(name);
   }
 
-  override async report(shard: ShardReport): Promise<number> {
+  override async report(shard: ShardReport): ReturnType<RoomSequencer["report"]> {
     calls.report++;
     return super.report(shard);
   }
