@@ -438,7 +438,9 @@ function chart(rows: Row[], settings: ScaleSettings): string {
   const xs = [...new Set(rows.map((r) => r.size))].sort((a, b) => a - b);
   const xMax = Math.max(...xs, 1);
   const yMax = niceCeil(Math.max(...rows.map((r) => quantile(r.last, 0.99)), 1));
-  const x = (v: number) => (left + (v / xMax) * (W - left - right)).toFixed(1);
+  // Connections on a log scale: the sizes run from 1,000 to 40,000, and a linear axis crowds the small ones.
+  const xMin = Math.min(...xs, xMax);
+  const x = (v: number) => (left + (xMax > xMin ? Math.log(v / xMin) / Math.log(xMax / xMin) : 0.5) * (W - left - right)).toFixed(1);
   const y = (v: number) => (H - bottom - (v / yMax) * (H - top - bottom)).toFixed(1);
   const colours: Record<string, string> = { one: "#555555", loop: "#9467bd", stored: "#8c564b", r8: "#1f77b4", r16: "#d62728", h8: "#17becf", h16: "#ff7f0e" };
   const out = [
@@ -454,7 +456,7 @@ function chart(rows: Row[], settings: ScaleSettings): string {
   out.push(
     `<line x1="${left}" y1="${H - bottom}" x2="${W - right}" y2="${H - bottom}" stroke="#333"/>`,
     `<line x1="${left}" y1="${top}" x2="${left}" y2="${H - bottom}" stroke="#333"/>`,
-    `<text x="${(left + W - right) / 2}" y="${H - 16}" text-anchor="middle">connections</text>`,
+    `<text x="${(left + W - right) / 2}" y="${H - 16}" text-anchor="middle">connections (log scale)</text>`,
   );
   let legend = top + 10;
   for (const key of [...new Set(rows.map((r) => r.config.key))]) {
