@@ -14,8 +14,8 @@ export interface MembershipDeps {
   report(): ShardReport;
   /** How soon a change in the connection count is reported, in ms. */
   countMs: number;
-  /** Told each room-wide count heard from the sequencer. */
-  counted?(count: number): void;
+  /** Told each time a room-wide count is heard from the sequencer. */
+  counted?(): void;
   /**
    * The room's order started again (its sequencer lost its storage): the shard tells its clients
    * before the new order's messages reach them.
@@ -46,11 +46,6 @@ export class Membership {
     this.#deps = deps;
   }
 
-  /** The room-wide connection count, as last heard from the sequencer. */
-  get roomCount(): number {
-    return this.#roomCount;
-  }
-
   /**
    * A room-wide count heard from the sequencer. `told`: the connection count the call that answered
    * it told the sequencer (a join, a report, a publish); absent for a delivery, made before the
@@ -60,7 +55,7 @@ export class Membership {
     if (told !== undefined) this.#told = told;
     this.#included = this.#told;
     this.#roomCount = count;
-    this.#deps.counted?.(count);
+    this.#deps.counted?.();
   }
 
   /** The shard told the sequencer its connection count (in its answer to a delivery). */

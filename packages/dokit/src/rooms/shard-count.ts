@@ -36,7 +36,7 @@ export class CountNotice {
     void this.#storage.put(SENT, -1);
   }
 
-  /** The room-wide count was heard from the sequencer (changed or not). */
+  /** A room-wide count was heard from the sequencer (changed or not): `count`, as the shard tells it now. */
   heard(count: number): void {
     if (count === this.#sent || this.#timer) return;
     this.#timer = setTimeout(() => void this.#send(), Math.max(0, this.#sentAt + this.#countMs - Date.now()));

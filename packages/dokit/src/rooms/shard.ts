@@ -97,7 +97,7 @@ export class RoomShard implements Capability {
       sequencer: () => this.#sequencer(),
       report: () => this.#report(),
       countMs: this.#countMs,
-      counted: (count) => this.#countNotice?.heard(count),
+      counted: () => this.#countNotice?.heard(this.count()),
       restarted: (epoch) => this.#restarted(epoch),
     });
     this.#countNotice = new CountNotice(this.#options.webSockets, this.#countMs, () => this.count(), lifecycle.ctx.storage);
