@@ -28,6 +28,22 @@ export function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
+/** Sockets of this isolate that opened or began to close through dokit, so far (see {@link socketsChanged}). */
+let socketChanges = 0;
+
+/**
+ * A socket opened or began to close (accepted, closed by either side, errored): a count of open
+ * sockets made before is stale. Counts keyed by {@link socketChangeCount} are walked again only then.
+ */
+export function socketsChanged(): void {
+  socketChanges++;
+}
+
+/** @returns how many times a socket of this isolate opened or began to close through dokit */
+export function socketChangeCount(): number {
+  return socketChanges;
+}
+
 /** Sends unless the socket has closed meanwhile (its close event cleans up). @returns whether it was sent */
 export function trySend(socket: Sendable, payload: string | ArrayBuffer | ArrayBufferView): boolean {
   try {
@@ -43,6 +59,7 @@ export function trySend(socket: Sendable, payload: string | ArrayBuffer | ArrayB
  * endpoint may send (1005, 1006, 1015); ignores a socket that is already closed.
  */
 export function closeWith(socket: WebSocket, code: number, reason: string): void {
+  socketsChanged();
   try {
     if (RESERVED_CLOSE_CODES.has(code)) socket.close();
     else socket.close(code, reason);

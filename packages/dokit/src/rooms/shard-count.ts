@@ -1,4 +1,3 @@
-import { trySend } from "../lifecycle/wire";
 import type { WebSockets } from "../websockets/websockets";
 import { countFrame } from "./room-frames";
 
@@ -56,7 +55,6 @@ export class CountNotice {
     this.#sent = count;
     this.#sentAt = Date.now();
     void this.#storage.put(SENT, count);
-    const frame = countFrame(count);
-    for (const connection of this.#webSockets.getConnections()) trySend(connection, frame);
+    this.#webSockets.broadcast(countFrame(count));
   }
 }

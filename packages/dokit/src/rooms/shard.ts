@@ -113,6 +113,8 @@ export class RoomShard implements Capability {
     sockets.use({
       onConnect: (connection, ctx) => this.#connected(connection, ctx.request),
       onClose: (connection) => this.#closed(connection),
+      // An error ends the socket as a close does.
+      onError: (connection) => this.#closed(connection),
     });
     // Asked before WebSockets accepts: a shard at the capacity the router gave refuses, and the router tries the next.
     claims.upgrade((request) => this.#full(request));
@@ -139,7 +141,7 @@ export class RoomShard implements Capability {
    * docs/rooms.md for how stale), with this shard's own connections as they are now
    */
   count(): number {
-    return this.#member.countWith(this.#connectionCount());
+    return this.#member.countWith(this.#options.webSockets.count());
   }
 
   /** @returns how many publishes wait for the sequencer (gathered into a batch, or in the batch being sent) */
@@ -244,10 +246,11 @@ export class RoomShard implements Capability {
     }
   }
 
+  /** A connection closed or failed: it is no longer counted (its close or error event made the count stale). */
   #closed(connection: Connection): void {
     this.#cursorsOf().drop(connection.id);
     this.#member.countChanged();
-    if (this.#connectionCount(connection) === 0) void this.#member.leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
+    if (this.#options.webSockets.count() === 0) void this.#member.leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
   }
 
 
@@ -309,7 +312,7 @@ export class RoomShard implements Capability {
   #full(request: Request): Response | undefined {
     const raw = request.headers.get(CAPACITY_HEADER);
     const capacity = raw === null ? NaN : Number(raw);
-    if (!Number.isInteger(capacity) || capacity < 1 || this.#connectionCount() < capacity) return undefined;
+    if (!Number.isInteger(capacity) || capacity < 1 || this.#options.webSockets.count() < capacity) return undefined;
     return new Response("this shard of the room is full", { status: 503, headers: { [FULL_HEADER]: "1" } });
   }
 
@@ -317,7 +320,7 @@ export class RoomShard implements Capability {
 
   async #deliverRoute(request: Request): Promise<Response> {
     await this.#load();
-    return this.#deliveryOf().answer(request, () => this.#connectionCount(), this.#presence);
+    return this.#deliveryOf().answer(request, () => this.#options.webSockets.count(), this.#presence);
   }
 
   // ------------------------------------------------------------------ inside
@@ -339,14 +342,7 @@ export class RoomShard implements Capability {
   }
 
   #report(): ShardReport {
-    return { name: this.#installed.name, binding: this.#options.shards, connections: this.#connectionCount() };
-  }
-
-  /** @returns the open connections (`closing`: one being closed, not counted) */
-  #connectionCount(closing?: Connection): number {
-    let count = 0;
-    for (const connection of this.#options.webSockets.getConnections()) if (connection !== closing) count++;
-    return count;
+    return { name: this.#installed.name, binding: this.#options.shards, connections: this.#options.webSockets.count() };
   }
 
   /**

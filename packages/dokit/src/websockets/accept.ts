@@ -5,6 +5,7 @@
 // its handle (transport-host.ts).
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { refuseUpgrade } from "../lifecycle/refuse";
+import { socketsChanged } from "../lifecycle/wire";
 import {
   CLOSE_INVALID_ID,
   CLOSE_OPEN_FAILED,
@@ -48,6 +49,7 @@ export async function accept(sockets: WebSockets, request: Request, url: URL): P
     // No await between the replacement and the accept: one id, one open connection.
     replace(sockets, id);
     installedOn(sockets).ctx.acceptWebSocket(server, runtimeTags(tags));
+    socketsChanged();
     accepted = true;
     // Set in the same turn as the accept: no ping can arrive before it.
     const heartbeat = sockets[OPTIONS].heartbeat;

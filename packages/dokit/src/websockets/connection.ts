@@ -1,4 +1,5 @@
 import type { Connection } from "../lifecycle/connection";
+import { socketsChanged } from "../lifecycle/wire";
 import { type Attachment, FLAGS_KEY, type ConnectionFlags, isDokitSocket, readAttachment, writeAttachment } from "./attachment";
 
 // A Connection is the platform WebSocket itself with a few properties defined
@@ -32,6 +33,15 @@ const descriptors: PropertyDescriptorMap = {
   state: {
     get(this: WebSocket) {
       return attachmentOf(this).user ?? null;
+    },
+    configurable: true,
+  },
+  // The platform's close, after telling the open-connection counts (open-connections.ts) they are stale.
+  close: {
+    value(this: WebSocket, ...args: [code?: number, reason?: string]) {
+      socketsChanged();
+      // SAFETY: a Connection's prototype is made on the socket's own prototype (asConnection), whose close this is.
+      return (Object.getPrototypeOf(Object.getPrototypeOf(this)) as WebSocket).close.apply(this, args);
     },
     configurable: true,
   },

@@ -25,6 +25,8 @@ export const REFUSED = Symbol();
 export const CLOSED = Symbol();
 /** Non-hibernating connections (Cap'n Web sessions), by id. */
 export const LIVE = Symbol();
+/** The open hibernating connections as last walked, and the isolate's socket change count then (open-connections.ts). */
+export const COUNTED = Symbol();
 /** Set once the instance has configured the runtime's ping answer (accept.ts). */
 export const ANSWERING = Symbol();
 

@@ -5,7 +5,7 @@
 import type { FrameContext, ProtocolFrame, SocketOwner } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { contextStorage, inConnectionContext } from "../lifecycle/context";
-import { closeWith, isThenable, parseFrame } from "../lifecycle/wire";
+import { closeWith, isThenable, parseFrame, socketsChanged } from "../lifecycle/wire";
 import { isDokitSocket } from "./attachment";
 import { asConnection, flagsOf } from "./connection";
 import { dispatchFrame, observedMessage } from "./dispatch";
@@ -51,6 +51,7 @@ const OWNER: SocketOwner = {
     const sockets = this.of;
     if (sockets[REFUSED]?.has(ws)) return true; // its client never saw it open
     (sockets[CLOSED] ??= new WeakSet()).add(ws);
+    socketsChanged();
     try {
       await runOnClose(sockets, connection, code, reason, wasClean);
     } finally {
@@ -71,6 +72,9 @@ const OWNER: SocketOwner = {
   async error(this: OwnerOf, ws: WebSocket, error: unknown): Promise<boolean> {
     const connection = asConnection(ws);
     if (!connection) return false;
+    // An error ends the socket: it is open no more (whatever its readyState says).
+    (this.of[CLOSED] ??= new WeakSet()).add(ws);
+    socketsChanged();
     await runHandlers(this.of, connection, handlerSetsWith(this.of, "onError"), (handlers) => handlers.onError?.(connection, error));
     return true;
   },

@@ -17,8 +17,8 @@ import { accept } from "./accept";
 import type { Hold } from "./coalesce";
 import { asConnection, flagsOf, idOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
-import { ANSWERING, CLOSED, CONNECTING, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
-import { closeConnection, isOpen, liveWith } from "./open-connections";
+import { ANSWERING, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
+import { closeConnection, isOpen, liveWith, openCount } from "./open-connections";
 import type { BroadcastOptions, HeartbeatOptions, Identity, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
 import { socketOwner } from "./socket-events";
@@ -44,6 +44,7 @@ export class WebSockets implements Capability {
   declare [REFUSED]: WeakSet<WebSocket> | undefined;
   declare [CLOSED]: WeakSet<WebSocket> | undefined;
   declare [LIVE]: Map<string, Connection> | undefined;
+  declare [COUNTED]: { at: number; count: number } | undefined;
   declare [ANSWERING]: boolean | undefined;
   /** The state frame the state has just sent by itself, until a `broadcastState` of it is skipped. */
   #synced: string | undefined;
@@ -119,6 +120,14 @@ export class WebSockets implements Capability {
       if (isOpen(this, ws)) yield asConnection(ws) as Connection;
     }
     yield* liveWith(this, tag);
+  }
+
+  /**
+   * @returns how many connections are open: as many as `getConnections()` yields, walked again only
+   *   after a socket of the object opened or began to close (so a count per message costs nothing)
+   */
+  count(): number {
+    return openCount(this);
   }
 
   /** @returns one open connection by id (its tag in the id namespace), or `undefined` */

@@ -162,6 +162,20 @@ export class WsRoom extends DurableObject<Env> {
     return [...this.webSockets.getConnections(tag)].map((c) => c.id).sort();
   }
 
+  /** DO RPC: the open-connection count, and how many getConnections() yields. */
+  async count(): Promise<{ count: number; listed: number }> {
+    await this.lifecycle.start();
+    return { count: this.webSockets.count(), listed: [...this.webSockets.getConnections()].length };
+  }
+
+  /** DO RPC: counts, closes one connection as server code does (its own close), and counts again in the same turn. */
+  async closeAndCount(id: string): Promise<{ before: number; after: number; listed: number }> {
+    await this.lifecycle.start();
+    const before = this.webSockets.count();
+    this.webSockets.getConnection(id)?.close(4000, "closed by the server");
+    return { before, after: this.webSockets.count(), listed: [...this.webSockets.getConnections()].length };
+  }
+
   async connection(id: string): Promise<{ id: string; tags: string[]; state: unknown } | null> {
     await this.lifecycle.start();
     const c = this.webSockets.getConnection(id);
@@ -310,8 +324,8 @@ export class WsMixedHost extends DurableObject<Env> {
     ws.close(code, reason);
   }
 
-  async counts(): Promise<{ dokit: number; all: number }> {
+  async counts(): Promise<{ dokit: number; count: number; all: number }> {
     await this.lifecycle.start();
-    return { dokit: [...this.webSockets.getConnections()].length, all: this.ctx.getWebSockets().length };
+    return { dokit: [...this.webSockets.getConnections()].length, count: this.webSockets.count(), all: this.ctx.getWebSockets().length };
   }
 }

@@ -128,6 +128,26 @@ describe("connections and tags", () => {
     await c.close();
   });
 
+  it("counts the open connections as getConnections lists them, through closes from either side and a wake", async () => {
+    const name = fresh("count");
+    const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
+    const a = await joinRoom(name, { _pk: "a" });
+    const b = await joinRoom(name, { _pk: "b" });
+    const c = await joinRoom(name, { _pk: "c" });
+    expect(await stub.count()).toEqual({ count: 3, listed: 3 });
+    await b.close();
+    expect(await stub.count()).toEqual({ count: 2, listed: 2 });
+    // Closed by server code in the same turn as two counts: the second one sees it gone.
+    expect(await stub.closeAndCount("c")).toEqual({ before: 2, after: 1, listed: 1 });
+    expect(await c.closed).toEqual({ code: 4000, reason: "closed by the server" });
+    await hibernate(stub);
+    expect(await stub.count()).toEqual({ count: 1, listed: 1 });
+    const d = await joinRoom(name, { _pk: "d" });
+    expect(await stub.count()).toEqual({ count: 2, listed: 2 });
+    await Promise.all([a.close(), d.close()]);
+    expect(await stub.count()).toEqual({ count: 0, listed: 0 });
+  });
+
   it("refuses more than 10 tags, and empty or over-long tags, with a clear error", async () => {
     const logs = captureConsole();
     const name = fresh("badtags");
@@ -518,7 +538,7 @@ describe("mixing into an existing object", () => {
     expect(await raw.next()).toBe("raw:hi");
     ours.send("hi");
     expect(await ours.next()).toBe("dokit:hi");
-    expect(await env.WS_MIXED.get(env.WS_MIXED.idFromName(name)).counts()).toEqual({ dokit: 1, all: 2 });
+    expect(await env.WS_MIXED.get(env.WS_MIXED.idFromName(name)).counts()).toEqual({ dokit: 1, count: 1, all: 2 });
     await hibernate(env.WS_MIXED.get(env.WS_MIXED.idFromName(name)));
     raw.send("again");
     expect(await raw.next()).toBe("raw:again");
