@@ -12,7 +12,7 @@
 // process, so its open-file limit bounds the connections open at once (read at start; sizes above it
 // are reported as not run). With `--scale-hosts=K` the room is measured once more with its shards in
 // K workerd processes (lib/room-hosts.ts), each under its own limit: the way to 40,000 here.
-import { type ChildProcess, fork } from "node:child_process";
+import { type ChildProcess, fork, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { arg } from "./lib/cli.ts";
@@ -48,6 +48,8 @@ export interface ScaleSettings {
   hosts: number;
   /** Connection counts of the many-process room [`--scale-hosts-sizes=`, 40000]. */
   hostsSizes: number[];
+  /** Where `perf record` writes a profile of workerd during each group's publishes (`<prefix>-<rooms>-<size>.data`) [`--scale-perf=`, none]. */
+  perf: string;
 }
 
 /** One room under test: the one object, or the room over `shards` shards. */
@@ -292,6 +294,9 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
         log(`rooms-scale: ${size} to ${config.label} open in ${(ms / 1000).toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
       }
       const order = [...opened.values()];
+      // `perf record` of workerd over the publishes (not the opening), one file per group.
+      const perf = settings.perf ? spawn("perf", ["record", "-F", "1999", "-g", "-o", `${settings.perf}-${group.map((c) => c.key).join("-")}-${size}.data`, "-p", pids.join(",")], { stdio: "ignore" }) : undefined;
+      if (perf) await sleep(2_000); // perf attached
       for (let round = 0; round < settings.publishes + 2; round++) {
         for (let k = 0; k < order.length; k++) {
           const { row, room } = order[(round + k) % order.length];
@@ -305,6 +310,11 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
           }
           await sleep(150);
         }
+      }
+      if (perf) {
+        const exited = new Promise((resolve) => perf.once("exit", resolve));
+        perf.kill("SIGINT");
+        await exited;
       }
       for (const { row, room, counts } of order) {
         rows.push(row);
@@ -504,6 +514,7 @@ export function scaleSettings(quick: boolean): ScaleSettings {
     loop: process.argv.includes("--scale-loop"),
     hosts: Number(arg("scale-hosts", "0")),
     hostsSizes: list("scale-hosts-sizes", "40000"),
+    perf: arg("scale-perf", ""),
   };
 }
 
