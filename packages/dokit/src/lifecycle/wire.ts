@@ -28,18 +28,18 @@ export function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-/** Sockets of this isolate that opened or began to close through dokit, so far (see {@link socketsChanged}). */
+/** Closes started on this isolate's sockets so far, by dokit or by server code (see {@link socketsChanged}). */
 let socketChanges = 0;
 
 /**
- * A socket opened or began to close (accepted, closed by either side, errored): a count of open
- * sockets made before is stale. Counts keyed by {@link socketChangeCount} are walked again only then.
+ * A close was started on a socket whose owner is not known here (closeWith, a Connection's close):
+ * every kept count of open sockets in the isolate is stale (websockets/open-connections.ts).
  */
 export function socketsChanged(): void {
   socketChanges++;
 }
 
-/** @returns how many times a socket of this isolate opened or began to close through dokit */
+/** @returns how many closes were started on this isolate's sockets */
 export function socketChangeCount(): number {
   return socketChanges;
 }

@@ -5,7 +5,6 @@
 // its handle (transport-host.ts).
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { refuseUpgrade } from "../lifecycle/refuse";
-import { socketsChanged } from "../lifecycle/wire";
 import {
   CLOSE_INVALID_ID,
   CLOSE_OPEN_FAILED,
@@ -21,7 +20,7 @@ import { type ConnectionFlags, storeFlags } from "./attachment";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
 import { handlerSetsWith, runHandlers } from "./handlers";
 import { ANSWERING, CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
-import { closeConnection, isOpen } from "./open-connections";
+import { closeConnection, connectionsChanged, isOpen } from "./open-connections";
 import type { HeartbeatOptions, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectFrames } from "./protocol-frames";
 import { connectionTags, idTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
@@ -49,7 +48,7 @@ export async function accept(sockets: WebSockets, request: Request, url: URL): P
     // No await between the replacement and the accept: one id, one open connection.
     replace(sockets, id);
     installedOn(sockets).ctx.acceptWebSocket(server, runtimeTags(tags));
-    socketsChanged();
+    connectionsChanged(sockets, true);
     accepted = true;
     // Set in the same turn as the accept: no ping can arrive before it.
     const heartbeat = sockets[OPTIONS].heartbeat;

@@ -5,12 +5,13 @@
 import type { FrameContext, ProtocolFrame, SocketOwner } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { contextStorage, inConnectionContext } from "../lifecycle/context";
-import { closeWith, isThenable, parseFrame, socketsChanged } from "../lifecycle/wire";
+import { closeWith, isThenable, parseFrame } from "../lifecycle/wire";
 import { isDokitSocket } from "./attachment";
 import { asConnection, flagsOf } from "./connection";
 import { dispatchFrame, observedMessage } from "./dispatch";
 import { callHandlers, handlerSetsWith, nothing, runHandlers, runOnClose } from "./handlers";
 import { CLOSED, DISPATCH, HANDLERS, installedOn, OPTIONS, REFUSED } from "./internal";
+import { connectionsChanged } from "./open-connections";
 import { broadcastProtocol } from "./protocol-frames";
 import type { WebSockets } from "./websockets";
 
@@ -51,7 +52,7 @@ const OWNER: SocketOwner = {
     const sockets = this.of;
     if (sockets[REFUSED]?.has(ws)) return true; // its client never saw it open
     (sockets[CLOSED] ??= new WeakSet()).add(ws);
-    socketsChanged();
+    connectionsChanged(sockets, false);
     try {
       await runOnClose(sockets, connection, code, reason, wasClean);
     } finally {
@@ -74,7 +75,7 @@ const OWNER: SocketOwner = {
     if (!connection) return false;
     // An error ends the socket: it is open no more (whatever its readyState says).
     (this.of[CLOSED] ??= new WeakSet()).add(ws);
-    socketsChanged();
+    connectionsChanged(this.of, false);
     await runHandlers(this.of, connection, handlerSetsWith(this.of, "onError"), (handlers) => handlers.onError?.(connection, error));
     return true;
   },

@@ -17,8 +17,8 @@ import { accept } from "./accept";
 import type { Hold } from "./coalesce";
 import { asConnection, flagsOf, idOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
-import { ANSWERING, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
-import { closeConnection, isOpen, liveWith, openCount } from "./open-connections";
+import { ANSWERING, CHANGES, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
+import { closeConnection, type Counted, isOpen, liveWith, openCount } from "./open-connections";
 import type { BroadcastOptions, HeartbeatOptions, Identity, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
 import { socketOwner } from "./socket-events";
@@ -44,7 +44,8 @@ export class WebSockets implements Capability {
   declare [REFUSED]: WeakSet<WebSocket> | undefined;
   declare [CLOSED]: WeakSet<WebSocket> | undefined;
   declare [LIVE]: Map<string, Connection> | undefined;
-  declare [COUNTED]: { at: number; count: number } | undefined;
+  declare [COUNTED]: Counted | undefined;
+  declare [CHANGES]: number | undefined;
   declare [ANSWERING]: boolean | undefined;
   /** The state frame the state has just sent by itself, until a `broadcastState` of it is skipped. */
   #synced: string | undefined;

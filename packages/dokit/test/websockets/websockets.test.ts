@@ -132,14 +132,21 @@ describe("connections and tags", () => {
     const name = fresh("count");
     const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
     const a = await joinRoom(name, { _pk: "a" });
+    expect(await stub.count()).toEqual({ count: 1, listed: 1 });
+    // Counted on from the kept count as each one joins.
     const b = await joinRoom(name, { _pk: "b" });
+    expect(await stub.count()).toEqual({ count: 2, listed: 2 });
     const c = await joinRoom(name, { _pk: "c" });
+    expect(await stub.count()).toEqual({ count: 3, listed: 3 });
+    // A second connection with an id replaces the first: still 3.
+    const c2 = await joinRoom(name, { _pk: "c" });
+    expect(await c.closed).toMatchObject({ code: 4009 });
     expect(await stub.count()).toEqual({ count: 3, listed: 3 });
     await b.close();
     expect(await stub.count()).toEqual({ count: 2, listed: 2 });
     // Closed by server code in the same turn as two counts: the second one sees it gone.
     expect(await stub.closeAndCount("c")).toEqual({ before: 2, after: 1, listed: 1 });
-    expect(await c.closed).toEqual({ code: 4000, reason: "closed by the server" });
+    expect(await c2.closed).toEqual({ code: 4000, reason: "closed by the server" });
     await hibernate(stub);
     expect(await stub.count()).toEqual({ count: 1, listed: 1 });
     const d = await joinRoom(name, { _pk: "d" });
