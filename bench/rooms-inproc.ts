@@ -98,20 +98,32 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
     await status(); // the holders exist before the resident set is read
     const rss0 = rssKb(pids);
     log(`rooms-inproc: ${size} connections to ${label}: opening`);
+    // workerd evicts an object that had no request for about 70 s (measured: idle 80 s and more,
+    // evicted; 70 s and less, kept), open client WebSockets or not, and its sockets close with it.
+    // A holder done opening waits for the others, which may take minutes: each is called every 10 s.
+    const keepAlive = setInterval(() => void status().catch(() => {}), 10_000);
     const t0 = performance.now();
     let first = 0;
-    const opened = await Promise.all(
-      holders.map((h, i) => {
-        const count = Math.floor(size / holders.length) + (i < size % holders.length ? 1 : 0);
-        const options: OpenOptions = { room, shards, count, first, parallel: settings.parallel };
-        first += count;
-        return call<{ opened: number; failed: number; error?: string }>(base, `open/${h}`, options);
-      }),
-    );
-    const openS = (performance.now() - t0) / 1000;
-    const failed = opened.reduce((n, o) => n + o.failed, 0);
-    if (failed) throw new Error(`rooms-inproc: ${failed} of ${size} connections to ${label} did not open (${opened.find((o) => o.error)?.error})`);
-    await sleep(1_500); // the joins' count reports
+    let opened: { opened: number; failed: number; error?: string; ms: number; instance: string }[];
+    let openS: number;
+    try {
+      opened = await Promise.all(
+        holders.map((h, i) => {
+          const count = Math.floor(size / holders.length) + (i < size % holders.length ? 1 : 0);
+          const options: OpenOptions = { room, shards, count, first, parallel: settings.parallel };
+          first += count;
+          return call<(typeof opened)[number]>(base, `open/${h}`, options);
+        }),
+      );
+      openS = (performance.now() - t0) / 1000;
+      const failed = opened.reduce((n, o) => n + o.failed, 0);
+      if (failed) throw new Error(`rooms-inproc: ${failed} of ${size} connections to ${label} did not open (${opened.find((o) => o.error)?.error})`);
+      await sleep(1_500); // the joins' count reports
+    } finally {
+      clearInterval(keepAlive);
+    }
+    const replaced = (await status()).filter((s, h) => s.instance !== opened[h]?.instance).length;
+    if (replaced) throw new Error(`rooms-inproc: ${replaced} holders of ${label} were reset or evicted after they opened their connections`);
     const row: Row = { shards, label, size, last: [], first: [], each: [], roundTrip: [], cpu: [], rssKb: (rssKb(pids) - rss0) / size, openS, counted: !shards };
     log(`rooms-inproc: ${size} to ${label} open in ${openS.toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
 
@@ -123,10 +135,14 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
       const sent = performance.now();
       const published = await call<{ start: number; seq: number }>(base, `publish/${shards ? "room" : "single"}/${room}`, payload(seq, settings.bytes));
       if (published.seq !== seq) throw new Error(`rooms-inproc: publish ${seq} to ${label} got seq ${published.seq}`);
-      const received = (await Promise.all(waits)).reduce((n, r) => n + r, 0);
+      const each = await Promise.all(waits);
+      const received = each.reduce((n, r) => n + r, 0);
       const roundTrip = performance.now() - sent;
       const cpu = cpuMs(pids) - cpu0;
-      if (received !== size) throw new Error(`rooms-inproc: publish ${seq} reached ${received} of ${size} clients of ${label}`);
+      if (received !== size) {
+        const held = (await status()).map((s, h) => `${each[h]} of ${s.sockets} (${s.lost} lost; ${s.instance}, opened by ${opened[h]?.instance} in ${opened[h]?.ms} ms)`).join(", ");
+        throw new Error(`rooms-inproc: publish ${seq} reached ${received} of ${size} clients of ${label} after ${roundTrip.toFixed(0)} ms; by holder: ${held}`);
+      }
       const receipts = (await Promise.all(holders.map((h) => call<Receipts[]>(base, `report/${h}`, { seqs: [seq] })))).flat();
       const times = receipts.flatMap((r) => r.times);
       if (times.length !== size) throw new Error(`rooms-inproc: publish ${seq}: ${times.length} receipts of ${size} clients of ${label}`);

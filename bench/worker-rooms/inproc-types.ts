@@ -24,6 +24,8 @@ export interface Receipts {
 
 /** A holder's state beside its receipts. */
 export interface HolderStatus {
+  /** The holder's instance (a random id and its construction time): another one than `open` answered from was reset or evicted. */
+  instance: string;
   sockets: number;
   /** Connections a room welcomed (the one object sends no welcome: all of them). */
   welcomed: number;

@@ -34,6 +34,8 @@ const now = () => Date.now();
  * as its connections do (an accepted WebSocket keeps the object from being evicted).
  */
 export class BenchHolder extends DurableObject<InprocEnv> {
+  /** This instance: a new one (after a reset or an eviction) holds no connections. */
+  readonly #instance = `${crypto.randomUUID().slice(0, 8)}@${now()}`;
   /** By connection number; a connection that failed to open leaves a hole. */
   #sockets: (WebSocket | undefined)[] = [];
   /** Connections opened. */
@@ -58,7 +60,7 @@ export class BenchHolder extends DurableObject<InprocEnv> {
    * welcome frame arrived.
    * @returns how many opened, how many failed (with the first failure's text), and ms taken
    */
-  async open(options: OpenOptions): Promise<{ opened: number; failed: number; error?: string; ms: number }> {
+  async open(options: OpenOptions): Promise<{ opened: number; failed: number; error?: string; ms: number; instance: string }> {
     const start = now();
     const base = this.#sockets.length;
     this.#last = grow(this.#last, base + options.count);
@@ -97,7 +99,7 @@ export class BenchHolder extends DurableObject<InprocEnv> {
       while (next < options.count) await one(next++);
     };
     await Promise.all(Array.from({ length: Math.min(options.parallel, options.count) }, worker));
-    return { opened: options.count - failed, failed, ...(error && { error }), ms: now() - start };
+    return { opened: options.count - failed, failed, ...(error && { error }), ms: now() - start, instance: this.#instance };
   }
 
   #toSingle(room: string, id: string): Promise<Response> {
@@ -139,7 +141,7 @@ export class BenchHolder extends DurableObject<InprocEnv> {
   status(size: number): HolderStatus {
     let counted = 0;
     for (let i = 0; i < this.#sockets.length; i++) if (this.#sockets[i] && this.#count[i] === size) counted++;
-    return { sockets: this.#open, welcomed: this.#welcomed, counted, lost: this.#lost, duplicates: this.#duplicates };
+    return { instance: this.#instance, sockets: this.#open, welcomed: this.#welcomed, counted, lost: this.#lost, duplicates: this.#duplicates };
   }
 
   /** @returns once every connection received `seq`, or after `ms`: how many did */
