@@ -32,6 +32,8 @@ export interface InprocSettings {
   holders: number;
   /** Connections each holder opens at once [`--inproc-parallel=`, 16]. */
   parallel: number;
+  /** Connections a holder opens per call [`--inproc-chunk=`, 250]. */
+  chunk: number;
   /** ms between one publish's last receipt and the next publish [`--inproc-gap=`, 300]. */
   gapMs: number;
   /**
@@ -100,7 +102,9 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
     log(`rooms-inproc: ${size} connections to ${label}: opening`);
     // workerd evicts an object that had no request for about 70 s (measured: idle 80 s and more,
     // evicted; 70 s and less, kept), open client WebSockets or not, and its sockets close with it.
-    // A holder done opening waits for the others, which may take minutes: each is called every 10 s.
+    // Opening a room of 30,000 takes about 2 minutes, and holders that opened their part in one call
+    // that long were all replaced by the end (called every 10 s or not): each holder opens its part
+    // in calls of `chunk` connections, and is called every 10 s besides.
     const keepAlive = setInterval(() => void status().catch(() => {}), 10_000);
     const t0 = performance.now();
     let first = 0;
@@ -108,11 +112,22 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
     let openS: number;
     try {
       opened = await Promise.all(
-        holders.map((h, i) => {
+        holders.map(async (h, i) => {
           const count = Math.floor(size / holders.length) + (i < size % holders.length ? 1 : 0);
-          const options: OpenOptions = { room, shards, count, first, parallel: settings.parallel };
+          const from = first;
           first += count;
-          return call<(typeof opened)[number]>(base, `open/${h}`, options);
+          const total = { opened: 0, failed: 0, error: undefined as string | undefined, ms: 0, instance: "" };
+          for (let done = 0; done < count; done += settings.chunk) {
+            const options: OpenOptions = { room, shards, count: Math.min(settings.chunk, count - done), first: from + done, parallel: settings.parallel };
+            const part = await call<(typeof opened)[number]>(base, `open/${h}`, options);
+            if (total.instance && part.instance !== total.instance) throw new Error(`rooms-inproc: holder ${h} was reset or evicted while opening (${total.instance}, then ${part.instance})`);
+            total.instance = part.instance;
+            total.opened += part.opened;
+            total.failed += part.failed;
+            total.error ??= part.error;
+            total.ms += part.ms;
+          }
+          return total;
         }),
       );
       openS = (performance.now() - t0) / 1000;
@@ -122,8 +137,8 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
     } finally {
       clearInterval(keepAlive);
     }
-    const replaced = (await status()).filter((s, h) => s.instance !== opened[h]?.instance).length;
-    if (replaced) throw new Error(`rooms-inproc: ${replaced} holders of ${label} were reset or evicted after they opened their connections`);
+    const replaced = (await status()).map((s, h) => [opened[h]?.instance, s.instance]).filter(([before, after]) => before !== after);
+    if (replaced.length) throw new Error(`rooms-inproc: ${replaced.length} holders of ${label} were reset or evicted after they opened their connections (${replaced.slice(0, 3).map(([b, a]) => `${b} → ${a}`).join(", ")})`);
     const row: Row = { shards, label, size, last: [], first: [], each: [], roundTrip: [], cpu: [], rssKb: (rssKb(pids) - rss0) / size, openS, counted: !shards };
     log(`rooms-inproc: ${size} to ${label} open in ${openS.toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
 
@@ -273,6 +288,7 @@ export function inprocSettings(quick: boolean): InprocSettings {
     bytes: Number(arg("inproc-bytes", "1024")),
     holders: Number(arg("inproc-holders", "16")),
     parallel: Number(arg("inproc-parallel", "16")),
+    chunk: Number(arg("inproc-chunk", "250")),
     gapMs: Number(arg("inproc-gap", "300")),
     clock: arg("inproc-clock", "io") === "precise" ? "precise" : "io",
   };

@@ -24,18 +24,24 @@ const WELCOME = '{"type":"dokit_room_welcome"';
 const COUNT = '{"type":"dokit_room_count","count":';
 
 /**
- * The clock: `Date.now()`. In workerd it is frozen while JavaScript runs and moves when an event
- * arrives (each WebSocket message is one), to whole ms locally; `performance.now()` reads the same.
+ * The clock: `Date.now()`. Local workerd moves it as its event loop runs (each WebSocket message is
+ * an event), in whole ms; `performance.now()` reads the same clock. It agreed with the system clock
+ * read at each call (the `precise_timers` flag, `--inproc-clock=precise`) within the noise.
  */
 const now = () => Date.now();
 
+/** This isolate: every object of the worker runs in one locally (random values wait for a request). */
+let isolate: string | undefined;
+const isolateId = () => (isolate ??= crypto.randomUUID().slice(0, 8));
+
 /**
- * Holds WebSocket clients opened in-process and stamps each message frame's receipt. Lives as long
- * as its connections do (an accepted WebSocket keeps the object from being evicted).
+ * Holds WebSocket clients opened in-process and stamps each message frame's receipt. Its open
+ * connections do not keep it in memory: workerd evicts it after about 70 s without a request, and
+ * the connections close with it (the driver calls it while others open).
  */
 export class BenchHolder extends DurableObject<InprocEnv> {
-  /** This instance: a new one (after a reset or an eviction) holds no connections. */
-  readonly #instance = `${crypto.randomUUID().slice(0, 8)}@${now()}`;
+  /** This instance, `<isolate>/<object>@<constructed at>`: a new one (after a reset or an eviction) holds no connections. */
+  readonly #instance = `${isolateId()}/${crypto.randomUUID().slice(0, 8)}@${now()}`;
   /** By connection number; a connection that failed to open leaves a hole. */
   #sockets: (WebSocket | undefined)[] = [];
   /** Connections opened. */
@@ -53,7 +59,6 @@ export class BenchHolder extends DurableObject<InprocEnv> {
   #waiting = new Map<number, () => void>();
   /** Per connection being opened: resolves once its welcome arrives. */
   #welcome = new Map<number, () => void>();
-
 
   /**
    * Opens `count` connections, `parallel` at a time; a room's connection counts as open once its
