@@ -4,12 +4,14 @@
 // machine drift and the rooms' effect on each other cancel. Then the bundle sizes and the jobs measure. Writes bench/results/latest.json.
 //
 //   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate] [--no-pin] [--mcp]
-//                     [--only=echo,rpc,saturation,open,scale,memory,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,presence,rooms,rooms-scale,bundle,jobs,yjs]
+//                     [--only=echo,rpc,saturation,open,scale,memory,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,presence,rooms,rooms-scale,rooms-inproc,bundle,jobs,yjs]
 //                     [--rooms-clients=2000] [--rooms-shards=8] [--rooms-publishers=16] [--rooms-messages=20] [--rooms-faults=0.05]
 //                     [--rooms-strike-ms=500] [--rooms-fanout=tree|flat] [--rooms-no-cost]  (bench/rooms.ts)
 //                     [--scale-sizes=1000,5000,10000,20000,30000,40000] [--scale-shards=8,16] [--scale-publishes=10]
 //                     [--scale-bytes=1024] [--scale-procs=2] [--scale-parallel=64] [--scale-one-max=32768] [--scale-calls=2000]
 //                     [--scale-svg=bench/rooms-scale.svg] [--scale-loop]  (bench/rooms-scale.ts; only with --only=rooms-scale)
+//                     [--inproc-sizes=10000,20000,30000,40000] [--inproc-shards=0,8,16] [--inproc-publishes=10] [--inproc-one-max=32768]
+//                     [--inproc-bytes=1024] [--inproc-holders=16] [--inproc-parallel=16] [--inproc-gap=300]  (bench/rooms-inproc.ts; only with --only=rooms-inproc)
 //                     [--heartbeat-connections=4000] [--heartbeat-window=70] [--heartbeat-interval=30] [--deadlink-runs=12]
 //                     [--presence-watchers=1000] [--presence-connections=200] [--presence-rate=60] [--presence-seconds=10]  (bench/presence.ts)
 //                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)
@@ -57,7 +59,7 @@ if (DOKIT_ROOM && ONLY?.some((name) => !LOWER_BOUND_MEASURES.includes(name))) {
   throw new Error(`--dokit-room runs only ${LOWER_BOUND_MEASURES.join(", ")}`);
 }
 /** Measures that run only when `--only` names them (minutes long, tens of thousands of sockets). */
-const ON_REQUEST = ["rooms-scale"];
+const ON_REQUEST = ["rooms-scale", "rooms-inproc"];
 const enabled = (name: string) => (ONLY ? ONLY.includes(name) : !ON_REQUEST.includes(name));
 /** The heartbeat measures' settings (bench/heartbeat.ts; the sweep's timeout is worker/heartbeat.ts's SWEEP_TIMEOUT_MS). */
 const HEARTBEAT = {
@@ -553,6 +555,15 @@ async function main(): Promise<void> {
     scaleReport = result;
   }
 
+  let inprocReport: { text: string } | undefined;
+  if (!DOKIT_ROOM && enabled("rooms-inproc")) {
+    log("rooms at scale, clients in-process (dokit/rooms against one object, the clients inside workerd)");
+    const { roomsInprocBench, inprocSettings } = await import("./rooms-inproc.ts");
+    const result = await roomsInprocBench(inprocSettings(QUICK), log);
+    figures.push(...result.figures);
+    inprocReport = result;
+  }
+
   let bundle: Awaited<ReturnType<typeof bundleReport>> | undefined;
   if (enabled("bundle")) {
     log("bundle");
@@ -573,6 +584,7 @@ async function main(): Promise<void> {
   }
   if (roomsReport) console.log(`\nRooms (dokit/rooms over many shards, dokit only; bench/README.md)\n\n${roomsReport.text}`);
   if (scaleReport) console.log(`\nRooms at scale (dokit/rooms over 8 and 16 shards against one object; bench/README.md)\n\n${scaleReport.text}`);
+  if (inprocReport) console.log(`\nRooms at scale, clients in-process (dokit/rooms over 8 and 16 shards against one object; bench/MEASURES.md)\n\n${inprocReport.text}`);
   if (bundle) {
     console.log("\nBundle (esbuild, minified; gzip level 9)\n");
     console.log(bundle.text);

@@ -21,6 +21,8 @@ export interface BenchWorkerOptions {
   v8Flags?: string;
   /** wrangler's dev registry folder: sessions sharing one bind each other's services and Durable Objects (`script_name`). None by default. */
   registry?: string;
+  /** Compatibility flags added to the config's, e.g. `precise_timers`. None by default. */
+  compatibilityFlags?: string[];
 }
 
 /**
@@ -29,7 +31,7 @@ export interface BenchWorkerOptions {
  * @param options - an inspector and V8 flags, for the heap measure
  */
 export async function startBenchWorker(config: string, options: BenchWorkerOptions = {}): Promise<StartedWorker> {
-  const { unstable_DevEnv } = await import("wrangler");
+  const { unstable_DevEnv, unstable_readConfig } = await import("wrangler");
   const devEnv = new unstable_DevEnv();
   type Address = { protocol: string; hostname: string; port: string };
   const direct = new Promise<Address>((resolve) =>
@@ -51,6 +53,8 @@ export async function startBenchWorker(config: string, options: BenchWorkerOptio
     worker = await Promise.race([
       devEnv.startWorker({
         config,
+        // An input's flags replace the config's: the config's are read and kept.
+        ...(options.compatibilityFlags && { compatibilityFlags: [...(unstable_readConfig({ config }).compatibility_flags ?? []), ...options.compatibilityFlags] }),
         dev: {
           server: { hostname: "127.0.0.1", port: 0 },
           inspector: options.inspector ? { hostname: "127.0.0.1", port: 0 } : false,

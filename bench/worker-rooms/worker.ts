@@ -13,12 +13,15 @@
 //   /blast/single-stored/<room>                      the same broadcast after a SQLite write (as a shard stores its cursor before it sends)
 //   /blast/room/<room>    (POST, the data as body)   publishToRoom to the room (sequencer ROOM_SEQUENCER, shards b10)
 //   /pair?mode=<rpc|fetch>&calls=<n>&group=<g>       one object calls another n times; JSON: each group's mean ms per call
+//   /inproc/…                                        the in-process measure: clients held by objects in workerd (inproc.ts)
 import { publishToRoom, routeRoomRequest, shardName } from "../../packages/dokit/src/rooms";
+import { type BenchHolder, inprocRoute } from "./inproc";
 import { resetStats, setFaultRate, stats } from "./objects";
 import type { BenchPairCaller, BenchSingle } from "./scale";
 
 export { BenchRelay, BenchSequencer, BenchShardB0, BenchShardB10, BenchShardB50, BenchShardT4, BenchTreeSequencer } from "./objects";
 export { BenchPairCallee, BenchPairCaller, BenchSingle } from "./scale";
+export { BenchHolder } from "./inproc";
 
 type Abortable = DurableObjectStub & { benchAbort(): Promise<void> };
 interface Env {
@@ -32,6 +35,7 @@ interface Env {
   SINGLE: DurableObjectNamespace<BenchSingle>;
   PAIR_CALLER: DurableObjectNamespace<BenchPairCaller>;
   PAIR_CALLEE: DurableObjectNamespace;
+  INPROC_HOLDER: DurableObjectNamespace<BenchHolder>;
 }
 
 const BINDINGS = { b0: "ROOMS_B0", b10: "ROOMS_B10", b50: "ROOMS_B50", t4: "ROOMS_T4" } as const;
@@ -73,6 +77,7 @@ export default {
       if (kind === "room") return Response.json({ seq: await publishToRoom(env, room, JSON.parse(data)) });
       return new Response("no route", { status: 404 });
     }
+    if (action === "inproc") return inprocRoute(request, env);
     if (action === "pair") {
       const mode = url.searchParams.get("mode") === "fetch" ? "fetch" : "rpc";
       const caller = env.PAIR_CALLER.get(env.PAIR_CALLER.idFromName("caller"));
