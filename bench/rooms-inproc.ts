@@ -65,6 +65,8 @@ interface Row {
   openS: number;
   /** Whether every connection heard the full room-wide count before the counted publishes (rooms only). */
   counted: boolean;
+  /** Count frames the clients received during the counted publishes (none when the count is settled). */
+  countFrames: number;
 }
 
 /** @returns the summed resident set of `pids`, in KB */
@@ -139,9 +141,10 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
     }
     const replaced = (await status()).map((s, h) => [opened[h]?.instance, s.instance]).filter(([before, after]) => before !== after);
     if (replaced.length) throw new Error(`rooms-inproc: ${replaced.length} holders of ${label} were reset or evicted after they opened their connections (${replaced.slice(0, 3).map(([b, a]) => `${b} → ${a}`).join(", ")})`);
-    const row: Row = { shards, label, size, last: [], first: [], each: [], roundTrip: [], cpu: [], rssKb: (rssKb(pids) - rss0) / size, openS, counted: !shards };
+    const row: Row = { shards, label, size, last: [], first: [], each: [], roundTrip: [], cpu: [], rssKb: (rssKb(pids) - rss0) / size, openS, counted: !shards, countFrames: 0 };
     log(`rooms-inproc: ${size} to ${label} open in ${openS.toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
 
+    let countFrames0 = 0;
     for (let round = 0; round < settings.publishes + 2; round++) {
       const seq = round + 1;
       const waits = holders.map((h) => call<number>(base, `wait/${h}`, { seq, ms: 120_000 }));
@@ -178,15 +181,19 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
       // After the uncounted publishes, every connection of a room should have heard the full count
       // (the count frames go out within the shards' countMs of a change): wait for it, so no count
       // frame is sent during a counted publish.
-      if (shards && round === 1) row.counted = await countedBy(status, size, 15_000);
+      if (shards && round === 1) {
+        row.counted = await countedBy(status, size, 15_000);
+        countFrames0 = (await status()).reduce((n, s) => n + s.countFrames, 0);
+      }
       await sleep(settings.gapMs);
     }
     const held = await status();
     const lost = held.reduce((n, s) => n + s.lost, 0);
     const duplicates = held.reduce((n, s) => n + s.duplicates, 0);
+    row.countFrames = held.reduce((n, s) => n + s.countFrames, 0) - countFrames0;
     if (lost || duplicates) throw new Error(`rooms-inproc: ${label} at ${size}: ${lost} connections closed, ${duplicates} frames received twice or out of order`);
     log(
-      `rooms-inproc: ${size} ${label}: last client p50 ${quantile(row.last, 0.5).toFixed(0)} ms, p99 ${quantile(row.last, 0.99).toFixed(0)} ms; CPU ${median(row.cpu).toFixed(0)} ms per message`,
+      `rooms-inproc: ${size} ${label}: last client p50 ${quantile(row.last, 0.5).toFixed(0)} ms, p99 ${quantile(row.last, 0.99).toFixed(0)} ms; CPU ${median(row.cpu).toFixed(0)} ms per message; ${row.countFrames} count frames during the counted publishes`,
     );
     const closed = (await Promise.all(holders.map((h) => call<number>(base, `close/${h}`, {})))).reduce((n, c) => n + c, 0);
     if (closed !== size) log(`rooms-inproc: closed ${closed} of ${size}`);

@@ -35,4 +35,6 @@ export interface HolderStatus {
   lost: number;
   /** Message frames received again, or out of order. */
   duplicates: number;
+  /** Count frames received (`dokit_room_count`), on every connection. */
+  countFrames: number;
 }

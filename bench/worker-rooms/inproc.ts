@@ -53,6 +53,8 @@ export class BenchHolder extends DurableObject<InprocEnv> {
   #welcomed = 0;
   #lost = 0;
   #duplicates = 0;
+  /** Count frames received, on every connection. */
+  #countFrames = 0;
   /** Per seq: receipt times, one per connection that received it. */
   #times = new Map<number, number[]>();
   /** Per seq: resolves once every connection has it. */
@@ -139,6 +141,7 @@ export class BenchHolder extends DurableObject<InprocEnv> {
       this.#welcome.delete(index);
     } else if (data.startsWith(COUNT)) {
       this.#count[index] = Number.parseInt(data.slice(COUNT.length), 10);
+      this.#countFrames++;
     }
   }
 
@@ -146,7 +149,7 @@ export class BenchHolder extends DurableObject<InprocEnv> {
   status(size: number): HolderStatus {
     let counted = 0;
     for (let i = 0; i < this.#sockets.length; i++) if (this.#sockets[i] && this.#count[i] === size) counted++;
-    return { instance: this.#instance, sockets: this.#open, welcomed: this.#welcomed, counted, lost: this.#lost, duplicates: this.#duplicates };
+    return { instance: this.#instance, sockets: this.#open, welcomed: this.#welcomed, counted, lost: this.#lost, duplicates: this.#duplicates, countFrames: this.#countFrames };
   }
 
   /** @returns once every connection received `seq`, or after `ms`: how many did */
