@@ -8,6 +8,7 @@
 //
 // What differs from rooms-scale: no kernel sockets (no TCP, no syscalls per frame), and the clients'
 // receive events run on workerd's thread, beside the objects that send, in every configuration.
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import type { HolderStatus, OpenOptions, Receipts } from "./worker-rooms/inproc-types.ts";
@@ -42,6 +43,8 @@ export interface InprocSettings {
    * the default clock, which moves only when workerd's event loop polls the OS.
    */
   clock: "precise" | "io";
+  /** Where `perf record` writes a profile of workerd during each room's counted publishes (`<prefix>-<shards or one>-<size>.data`) [`--inproc-perf=`, none]. */
+  perf: string;
 }
 
 /** What one room measured at one size. */
@@ -145,8 +148,14 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
     log(`rooms-inproc: ${size} to ${label} open in ${openS.toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
 
     let countFrames0 = 0;
+    let perf: ChildProcess | undefined;
     for (let round = 0; round < settings.publishes + 2; round++) {
       const seq = round + 1;
+      // `perf record` of workerd over the counted publishes only.
+      if (round === 2 && settings.perf) {
+        perf = spawn("perf", ["record", "-F", "999", "-g", "-o", `${settings.perf}-${shards || "one"}-${size}.data`, "-p", pids.join(",")], { stdio: "ignore" });
+        await sleep(2_000); // perf attached
+      }
       const waits = holders.map((h) => call<number>(base, `wait/${h}`, { seq, ms: 120_000 }));
       await sleep(50); // the waits are in place
       const cpu0 = cpuMs(pids);
@@ -186,6 +195,11 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
         countFrames0 = (await status()).reduce((n, s) => n + s.countFrames, 0);
       }
       await sleep(settings.gapMs);
+    }
+    if (perf) {
+      const exited = new Promise((resolve) => perf.once("exit", resolve));
+      perf.kill("SIGINT");
+      await exited;
     }
     const held = await status();
     const lost = held.reduce((n, s) => n + s.lost, 0);
@@ -298,6 +312,7 @@ export function inprocSettings(quick: boolean): InprocSettings {
     chunk: Number(arg("inproc-chunk", "250")),
     gapMs: Number(arg("inproc-gap", "300")),
     clock: arg("inproc-clock", "io") === "precise" ? "precise" : "io",
+    perf: arg("inproc-perf", ""),
   };
 }
 
