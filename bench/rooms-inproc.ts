@@ -8,12 +8,11 @@
 //
 // What differs from rooms-scale: no kernel sockets (no TCP, no syscalls per frame), and the clients'
 // receive events run on workerd's thread, beside the objects that send, in every configuration.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import type { HolderStatus, OpenOptions, Receipts } from "./worker-rooms/inproc-types.ts";
-import { arg, quietWrangler } from "./lib/cli.ts";
-import { cpuMs, sleep, workerdPids } from "./lib/load.ts";
+import { arg, argList, quietWrangler } from "./lib/cli.ts";
+import { cpuMs, recordPerf, sleep, workerdPids } from "./lib/load.ts";
 import { type Figure, median, quantile } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
@@ -148,14 +147,11 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
     log(`rooms-inproc: ${size} to ${label} open in ${openS.toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
 
     let countFrames0 = 0;
-    let perf: ChildProcess | undefined;
+    let perf: { stop(): Promise<void> } | undefined;
     for (let round = 0; round < settings.publishes + 2; round++) {
       const seq = round + 1;
       // `perf record` of workerd over the counted publishes only.
-      if (round === 2 && settings.perf) {
-        perf = spawn("perf", ["record", "-F", "999", "-g", "-o", `${settings.perf}-${shards || "one"}-${size}.data`, "-p", pids.join(",")], { stdio: "ignore" });
-        await sleep(2_000); // perf attached
-      }
+      if (round === 2 && settings.perf) perf = await recordPerf(pids, `${settings.perf}-${shards || "one"}-${size}.data`, 999, 2_000);
       const waits = holders.map((h) => call<number>(base, `wait/${h}`, { seq, ms: 120_000 }));
       await sleep(50); // the waits are in place
       const cpu0 = cpuMs(pids);
@@ -196,11 +192,7 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
       }
       await sleep(settings.gapMs);
     }
-    if (perf) {
-      const exited = new Promise((resolve) => perf.once("exit", resolve));
-      perf.kill("SIGINT");
-      await exited;
-    }
+    await perf?.stop();
     const held = await status();
     const lost = held.reduce((n, s) => n + s.lost, 0);
     const duplicates = held.reduce((n, s) => n + s.duplicates, 0);
@@ -300,10 +292,9 @@ function report(rows: Row[], skipped: string[], settings: InprocSettings, loads:
 
 /** @returns the in-process settings from the command line */
 export function inprocSettings(quick: boolean): InprocSettings {
-  const list = (name: string, fallback: string) => arg(name, fallback).split(",").filter(Boolean).map(Number);
   return {
-    sizes: list("inproc-sizes", quick ? "1000,5000" : "10000,20000,30000,40000"),
-    shards: list("inproc-shards", "0,8,16"),
+    sizes: argList("inproc-sizes", quick ? "1000,5000" : "10000,20000,30000,40000"),
+    shards: argList("inproc-shards", "0,8,16"),
     oneMax: Number(arg("inproc-one-max", "32768")),
     publishes: Number(arg("inproc-publishes", quick ? "4" : "10")),
     bytes: Number(arg("inproc-bytes", "1024")),

@@ -12,12 +12,12 @@
 // process, so its open-file limit bounds the connections open at once (read at start; sizes above it
 // are reported as not run). With `--scale-hosts=K` the room is measured once more with its shards in
 // K workerd processes (lib/room-hosts.ts), each under its own limit: the way to 40,000 here.
-import { type ChildProcess, fork, spawn } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { arg } from "./lib/cli.ts";
+import { arg, argList } from "./lib/cli.ts";
 import { clock, type FromClients, type ToClients } from "./lib/fan-clients.ts";
-import { cpuMs, sleep, workerdPids } from "./lib/load.ts";
+import { cpuMs, recordPerf, sleep, workerdPids } from "./lib/load.ts";
 import { type Figure, median, quantile } from "./lib/stats.ts";
 import { startRoomHosts } from "./lib/room-hosts.ts";
 import { startBenchWorker } from "./lib/worker.ts";
@@ -295,8 +295,7 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
       }
       const order = [...opened.values()];
       // `perf record` of workerd over the publishes (not the opening), one file per group.
-      const perf = settings.perf ? spawn("perf", ["record", "-F", "1999", "-g", "-o", `${settings.perf}-${group.map((c) => c.key).join("-")}-${size}.data`, "-p", pids.join(",")], { stdio: "ignore" }) : undefined;
-      if (perf) await sleep(2_000); // perf attached
+      const perf = settings.perf ? await recordPerf(pids, `${settings.perf}-${group.map((c) => c.key).join("-")}-${size}.data`, 1999, 2_000) : undefined;
       for (let round = 0; round < settings.publishes + 2; round++) {
         for (let k = 0; k < order.length; k++) {
           const { row, room } = order[(round + k) % order.length];
@@ -311,11 +310,7 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
           await sleep(150);
         }
       }
-      if (perf) {
-        const exited = new Promise((resolve) => perf.once("exit", resolve));
-        perf.kill("SIGINT");
-        await exited;
-      }
+      await perf?.stop();
       for (const { row, room, counts } of order) {
         rows.push(row);
         log(`rooms-scale: ${size} ${row.config.label}: last client p50 ${quantile(row.last, 0.5).toFixed(1)} ms, p99 ${quantile(row.last, 0.99).toFixed(1)} ms; CPU ${median(row.cpu).toFixed(1)} ms per message`);
@@ -500,10 +495,9 @@ function niceCeil(v: number): number {
 
 /** @returns the scale settings from the command line */
 export function scaleSettings(quick: boolean): ScaleSettings {
-  const list = (name: string, fallback: string) => arg(name, fallback).split(",").filter(Boolean).map(Number);
   return {
-    sizes: list("scale-sizes", quick ? "1000,5000" : "1000,5000,10000,20000,30000,40000"),
-    shards: list("scale-shards", "8,16"),
+    sizes: argList("scale-sizes", quick ? "1000,5000" : "1000,5000,10000,20000,30000,40000"),
+    shards: argList("scale-shards", "8,16"),
     oneMax: Number(arg("scale-one-max", "32768")),
     publishes: Number(arg("scale-publishes", quick ? "4" : "10")),
     bytes: Number(arg("scale-bytes", "1024")),
@@ -513,7 +507,7 @@ export function scaleSettings(quick: boolean): ScaleSettings {
     svg: arg("scale-svg", new URL("./rooms-scale.svg", import.meta.url).pathname),
     loop: process.argv.includes("--scale-loop"),
     hosts: Number(arg("scale-hosts", "0")),
-    hostsSizes: list("scale-hosts-sizes", "40000"),
+    hostsSizes: argList("scale-hosts-sizes", "40000"),
     perf: arg("scale-perf", ""),
   };
 }

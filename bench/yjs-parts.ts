@@ -8,10 +8,9 @@
 //   [--burst=n]: the updates go n at a time, back to back, each burst until the watchers have all n (do they share commits?)
 //   [--all]: each update waits until every watcher has it, and its latency (send → last arrival) is reported (fan-out)
 //   [--perf=<dir>]: a `perf record` of workerd per room over its first round's updates (see DIAGNOSTICS.md)
-import { spawn } from "node:child_process";
 import WebSocket from "ws";
 import { arg, quietWrangler } from "./lib/cli.ts";
-import { cpuMs, pinWorkerd, workerdPids } from "./lib/load.ts";
+import { cpuMs, pinWorkerd, recordPerf, workerdPids } from "./lib/load.ts";
 import { quantile } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
@@ -73,8 +72,7 @@ try {
       const pending: Uint8Array[] = [];
       doc.on("update", (u: Uint8Array) => pending.push(u));
       const body = doc.getText("body");
-      const perf = perfDir && round === 0 ? spawn("perf", ["record", "-F", "4999", "-g", "-p", pids.join(","), "-o", `${perfDir}/${room}.data`], { stdio: "ignore" }) : undefined;
-      if (perf) await sleep(500);
+      const perf = perfDir && round === 0 ? await recordPerf(pids, `${perfDir}/${room}.data`, 4999, 500) : undefined;
       const cpu0 = cpuMs(pids);
       for (let i = 0; i < k; i += burst) {
         const got = Promise.all(waitFor.map((w) => arrivals(w, burst)));
@@ -86,7 +84,7 @@ try {
         samples[room]?.latency.push(performance.now() - start);
       }
       const cpu1 = cpuMs(pids);
-      if (perf) (perf.kill("SIGINT"), await new Promise((resolve) => perf.once("exit", resolve)));
+      await perf?.stop();
       await sleep(2_500);
       const cpu2 = cpuMs(pids);
       samples[room]?.updates.push((cpu1 - cpu0) / k);

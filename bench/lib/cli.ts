@@ -4,6 +4,9 @@
 export const arg = (name: string, fallback: string): string =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 
+/** @returns the numbers of `--<name>=a,b,c` on the command line, or of `fallback` (empty: none) */
+export const argList = (name: string, fallback: string): number[] => arg(name, fallback).split(",").filter(Boolean).map(Number);
+
 /**
  * Quiets wrangler for a diagnostic (no logs, no metrics) and turns its local observability off,
  * which would record every WebSocket message in the measured process (bench/README.md). Values

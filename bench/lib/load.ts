@@ -1,6 +1,6 @@
 // Load helpers: closed-loop saturation over many clients, and the workerd
 // processes' CPU time, read from /proc (Linux; elsewhere NaN).
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import type { Client } from "./client.ts";
@@ -146,6 +146,22 @@ export async function closedLoop(clients: readonly Client[], frame: (n: number) 
   await Promise.race([Promise.all(drained), sleep(5_000)]);
   for (const client of clients) client.onMessage = () => {};
   return { perSecond: (count / elapsed) * 1000, cpuPerMessageUs: (cpu * 1000) / count, replies };
+}
+
+/**
+ * Starts `perf record -g` on the workerd processes `pids`, writing to `out`, and waits `attachMs` for it
+ * to attach. @returns stop(): ends the recording (SIGINT, as perf expects) once perf has written its file
+ */
+export async function recordPerf(pids: readonly number[], out: string, hz: number, attachMs: number): Promise<{ stop(): Promise<void> }> {
+  const perf = spawn("perf", ["record", "-F", String(hz), "-g", "-o", out, "-p", pids.join(",")], { stdio: "ignore" });
+  const exited = new Promise<void>((resolve) => perf.once("exit", () => resolve()));
+  await sleep(attachMs);
+  return {
+    stop() {
+      perf.kill("SIGINT");
+      return exited;
+    },
+  };
 }
 
 export { sleep };

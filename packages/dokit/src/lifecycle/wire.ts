@@ -28,20 +28,20 @@ export function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-/** Closes started on this isolate's sockets so far, by dokit or by server code (see {@link socketsChanged}). */
-let socketChanges = 0;
+/** Closes started on this isolate's sockets so far, by dokit or by server code (see {@link closeStarted}). */
+let closes = 0;
 
 /**
  * A close was started on a socket whose owner is not known here (closeWith, a Connection's close):
  * every kept count of open sockets in the isolate is stale (websockets/open-connections.ts).
  */
-export function socketsChanged(): void {
-  socketChanges++;
+export function closeStarted(): void {
+  closes++;
 }
 
 /** @returns how many closes were started on this isolate's sockets */
-export function socketChangeCount(): number {
-  return socketChanges;
+export function closeCount(): number {
+  return closes;
 }
 
 /** Sends unless the socket has closed meanwhile (its close event cleans up). @returns whether it was sent */
@@ -59,7 +59,7 @@ export function trySend(socket: Sendable, payload: string | ArrayBuffer | ArrayB
  * endpoint may send (1005, 1006, 1015); ignores a socket that is already closed.
  */
 export function closeWith(socket: WebSocket, code: number, reason: string): void {
-  socketsChanged();
+  closeStarted();
   try {
     if (RESERVED_CLOSE_CODES.has(code)) socket.close();
     else socket.close(code, reason);

@@ -20,7 +20,7 @@ import { type ConnectionFlags, storeFlags } from "./attachment";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
 import { handlerSetsWith, runHandlers } from "./handlers";
 import { ANSWERING, CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
-import { closeConnection, connectionsChanged, isOpen } from "./open-connections";
+import { closeConnection, countAccepted, isOpen } from "./open-connections";
 import type { HeartbeatOptions, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectFrames } from "./protocol-frames";
 import { connectionTags, idTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
@@ -48,7 +48,7 @@ export async function accept(sockets: WebSockets, request: Request, url: URL): P
     // No await between the replacement and the accept: one id, one open connection.
     replace(sockets, id);
     installedOn(sockets).ctx.acceptWebSocket(server, runtimeTags(tags));
-    connectionsChanged(sockets, true);
+    countAccepted(sockets);
     accepted = true;
     // Set in the same turn as the accept: no ping can arrive before it.
     const heartbeat = sockets[OPTIONS].heartbeat;

@@ -1,5 +1,5 @@
 import type { Connection } from "../lifecycle/connection";
-import { socketsChanged } from "../lifecycle/wire";
+import { closeStarted } from "../lifecycle/wire";
 import { type Attachment, FLAGS_KEY, type ConnectionFlags, isDokitSocket, readAttachment, writeAttachment } from "./attachment";
 
 // A Connection is the platform WebSocket itself with a few properties defined
@@ -39,7 +39,7 @@ const descriptors: PropertyDescriptorMap = {
   // The platform's close, after telling the open-connection counts (open-connections.ts) they are stale.
   close: {
     value(this: WebSocket, ...args: [code?: number, reason?: string]) {
-      socketsChanged();
+      closeStarted();
       // SAFETY: a Connection's prototype is made on the socket's own prototype (asConnection), whose close this is.
       return (Object.getPrototypeOf(Object.getPrototypeOf(this)) as WebSocket).close.apply(this, args);
     },

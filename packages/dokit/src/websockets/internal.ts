@@ -25,10 +25,8 @@ export const REFUSED = Symbol();
 export const CLOSED = Symbol();
 /** Non-hibernating connections (Cap'n Web sessions), by id. */
 export const LIVE = Symbol();
-/** The open hibernating connections as last counted, with the change counts they hold for (open-connections.ts). */
+/** The open hibernating connections as last counted, while the count holds (open-connections.ts). */
 export const COUNTED = Symbol();
-/** How many of this WebSockets's sockets opened, closed or failed so far. */
-export const CHANGES = Symbol();
 /** Set once the instance has configured the runtime's ping answer (accept.ts). */
 export const ANSWERING = Symbol();
 

@@ -2,9 +2,9 @@
 // less those the server closed (their readyState may lag), and the non-hibernating ones (Cap'n
 // Web sessions) it tracks by id. The public lookups (getConnections, getConnection) are in websockets.ts.
 import type { Connection } from "../lifecycle/connection";
-import { closeWith, socketChangeCount } from "../lifecycle/wire";
+import { closeWith, closeCount } from "../lifecycle/wire";
 import { isDokitSocket } from "./attachment";
-import { CHANGES, CLOSED, COUNTED, installedOn, LIVE } from "./internal";
+import { CLOSED, COUNTED, installedOn, LIVE } from "./internal";
 import type { WebSockets } from "./websockets";
 
 const OPEN = 1;
@@ -14,40 +14,45 @@ export function isOpen(sockets: WebSockets, ws: WebSocket): boolean {
   return ws.readyState === OPEN && !sockets[CLOSED]?.has(ws) && isDokitSocket(ws);
 }
 
-/** A count of open hibernating connections, and the change counts it holds for. */
-export type Counted = { count: number; isolate: number; own: number };
+/** A count of open hibernating connections, and the isolate's close count it holds for. */
+export type Counted = { count: number; closes: number };
 
-/** @returns the kept count, if no socket changed since it was made */
+/** @returns the kept count, if it still holds (no close was started in the isolate since it was made) */
 function current(sockets: WebSockets): Counted | undefined {
   const counted = sockets[COUNTED];
-  return counted && counted.own === (sockets[CHANGES] ?? 0) && counted.isolate === socketChangeCount() ? counted : undefined;
+  return counted?.closes === closeCount() ? counted : undefined;
 }
 
 /**
  * @returns how many connections are open. The hibernating ones are walked (each one's readyState is
- * a call into the runtime) only when the kept count is stale: every accept, close event and error
- * event of this WebSockets counts as one of its changes, and every close dokit or server code starts
- * (wire.ts's closeWith, a Connection's close) as a change of the isolate's sockets.
+ * a call into the runtime) only when no kept count holds: an accept adds one to it, a close or error
+ * event of this WebSockets drops it ({@link markClosed}), and a close started anywhere in the isolate
+ * (wire.ts's closeWith, a Connection's close) makes every kept count stale.
  */
 export function openCount(sockets: WebSockets): number {
   let counted = current(sockets);
   if (!counted) {
     let count = 0;
     for (const ws of installedOn(sockets).ctx.getWebSockets()) if (isOpen(sockets, ws)) count++;
-    sockets[COUNTED] = counted = { count, isolate: socketChangeCount(), own: sockets[CHANGES] ?? 0 };
+    sockets[COUNTED] = counted = { count, closes: closeCount() };
   }
   return counted.count + (sockets[LIVE]?.size ?? 0);
 }
 
+/** A socket was accepted: a kept count moves on by one (a flash crowd of joins walks nothing). */
+export function countAccepted(sockets: WebSockets): void {
+  const counted = current(sockets);
+  if (counted) counted.count++;
+}
+
 /**
- * A socket of `sockets` was accepted (`opened`), or its close or error event came. An accept moves a
- * current count on by one (a flash crowd of joins walks nothing); a close or an error makes the next
- * count walk, since the socket may have left the count already (its readyState changes before its event).
+ * A socket is open no more (its close or error event came, or the server closes it): it leaves the
+ * open connections, and the next count walks, since it may have left a kept count already (its
+ * readyState changes before its event).
  */
-export function connectionsChanged(sockets: WebSockets, opened: boolean): void {
-  const counted = opened ? current(sockets) : undefined;
-  const own = (sockets[CHANGES] = (sockets[CHANGES] ?? 0) + 1);
-  if (counted) sockets[COUNTED] = { count: counted.count + 1, isolate: counted.isolate, own };
+export function markClosed(sockets: WebSockets, ws: WebSocket): void {
+  (sockets[CLOSED] ??= new WeakSet()).add(ws);
+  sockets[COUNTED] = undefined;
 }
 
 /** The non-hibernating connections (Cap'n Web sessions), optionally those with one tag. */
@@ -62,6 +67,6 @@ export function* liveWith(sockets: WebSockets, tag: string | undefined): Iterabl
 
 /** Closes a connection from the server, which lists it as open no more. */
 export function closeConnection(sockets: WebSockets, connection: Connection, code: number, reason: string): void {
-  (sockets[CLOSED] ??= new WeakSet()).add(connection);
+  markClosed(sockets, connection);
   closeWith(connection, code, reason);
 }

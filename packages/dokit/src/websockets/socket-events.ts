@@ -10,8 +10,8 @@ import { isDokitSocket } from "./attachment";
 import { asConnection, flagsOf } from "./connection";
 import { dispatchFrame, observedMessage } from "./dispatch";
 import { callHandlers, handlerSetsWith, nothing, runHandlers, runOnClose } from "./handlers";
-import { CLOSED, DISPATCH, HANDLERS, installedOn, OPTIONS, REFUSED } from "./internal";
-import { connectionsChanged } from "./open-connections";
+import { DISPATCH, HANDLERS, installedOn, OPTIONS, REFUSED } from "./internal";
+import { markClosed } from "./open-connections";
 import { broadcastProtocol } from "./protocol-frames";
 import type { WebSockets } from "./websockets";
 
@@ -51,8 +51,7 @@ const OWNER: SocketOwner = {
     if (!connection) return false;
     const sockets = this.of;
     if (sockets[REFUSED]?.has(ws)) return true; // its client never saw it open
-    (sockets[CLOSED] ??= new WeakSet()).add(ws);
-    connectionsChanged(sockets, false);
+    markClosed(sockets, ws);
     try {
       await runOnClose(sockets, connection, code, reason, wasClean);
     } finally {
@@ -74,8 +73,7 @@ const OWNER: SocketOwner = {
     const connection = asConnection(ws);
     if (!connection) return false;
     // An error ends the socket: it is open no more (whatever its readyState says).
-    (this.of[CLOSED] ??= new WeakSet()).add(ws);
-    connectionsChanged(this.of, false);
+    markClosed(this.of, ws);
     await runHandlers(this.of, connection, handlerSetsWith(this.of, "onError"), (handlers) => handlers.onError?.(connection, error));
     return true;
   },

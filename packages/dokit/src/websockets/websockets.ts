@@ -17,7 +17,7 @@ import { accept } from "./accept";
 import type { Hold } from "./coalesce";
 import { asConnection, flagsOf, idOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
-import { ANSWERING, CHANGES, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
+import { ANSWERING, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
 import { closeConnection, type Counted, isOpen, liveWith, openCount } from "./open-connections";
 import type { BroadcastOptions, HeartbeatOptions, Identity, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
@@ -45,7 +45,6 @@ export class WebSockets implements Capability {
   declare [CLOSED]: WeakSet<WebSocket> | undefined;
   declare [LIVE]: Map<string, Connection> | undefined;
   declare [COUNTED]: Counted | undefined;
-  declare [CHANGES]: number | undefined;
   declare [ANSWERING]: boolean | undefined;
   /** The state frame the state has just sent by itself, until a `broadcastState` of it is skipped. */
   #synced: string | undefined;

@@ -36,17 +36,17 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // file per part (its fields keyed by module symbols, the parts top-level functions) adds 163 B (9,457 B measured).
     // The yjs option (a wire server installed with the WebSockets, its connections' protocol decision) adds 18 B (9,475 B measured).
     // count(), kept between socket changes (an accept adds one; a close, an error or a close server code starts marks it
-    // stale, a Connection's own close() 30 B of it) so a room shard's deliveries and joins walk no sockets, adds 226 B (9,701 B measured).
-    ceiling: 9710,
-    target: 9710,
+    // stale, a Connection's own close() 30 B of it) so a room shard's deliveries and joins walk no sockets, adds 181 B (9,656 B measured).
+    ceiling: 9665,
+    target: 9665,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "a socket-only object must not pay for State, Callables' schemas, Cap'n Web, MCP or zod",
   },
   "lifecycle + websockets, callables short form": {
     // The bundle above plus the user's class: the short form is served by the JSON-rpc engine, not the Callables capability (9,317 B measured);
     // WebSockets split into one file per part adds 169 B (9,486 B measured); the yjs option 18 B (9,504 B measured);
-    // count() kept between socket changes 217 B (9,721 B measured).
-    ceiling: 9730,
+    // count() kept between socket changes 181 B (9,685 B measured).
+    ceiling: 9695,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the short form of installing Callables does not pull argument-schema code",
   },
@@ -55,8 +55,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // WebSockets split into one file per part adds 162 B (10,726 B measured); the yjs option 30 B (10,756 B measured).
     // The link dokit/rooms uses to spread presence over a room's shards (the other shards' entries merged into the
     // snapshot and each tick's frame, the tick's own changes handed to the room) adds 332 B (11,088 B measured).
-    // WebSockets' count() kept between socket changes adds 224 B (11,312 B measured).
-    ceiling: 11320,
+    // WebSockets' count() kept between socket changes adds 176 B (11,264 B measured).
+    ceiling: 11275,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "presence pays for itself only, not for State, Callables or a schema library",
   },
@@ -67,8 +67,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // and YjsDocument with its awareness relay in a class of its own (13,287 B measured on the WebSockets split into one file per part).
     // getAwareness(connection), a connection's kept awareness read back for the Inspector, adds 66 B (13,353 B measured).
     // A client's update relayed as the bytes it came in (no re-encoding per update) adds 56 B (13,409 B measured).
-    // WebSockets' count() kept between socket changes adds 223 B (13,632 B measured).
-    ceiling: 13640,
+    // WebSockets' count() kept between socket changes adds 173 B (13,582 B measured).
+    ceiling: 13590,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables", "yjs"],
     why: "a Yjs document pays for its wire and store, not for State, Callables or Cap'n Web",
   },
@@ -88,9 +88,9 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // The full real-time stack (12,450 B measured). Its 12 KB target is passed: the heartbeat, broadcast's coalesce
     // key and the rateLimit check, the presence hook and keepsAwake(); coalesceBroadcasts, RateLimit and Presence are opt-in by import.
     // WebSockets split into one file per part adds 179 B (12,629 B measured); the yjs option 16 B (12,645 B measured);
-    // WebSockets' count() kept between socket changes 204 B (12,849 B measured).
-    ceiling: 12860,
-    target: 12860,
+    // WebSockets' count() kept between socket changes 151 B (12,796 B measured).
+    ceiling: 12805,
+    target: 12805,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "the full real-time stack without Cap'n Web",
   },
