@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import type { HolderStatus, OpenOptions, Receipts } from "./worker-rooms/inproc-types.ts";
 import { arg, argList, quietWrangler } from "./lib/cli.ts";
-import { cpuMs, recordPerf, sleep, workerdPids } from "./lib/load.ts";
+import { cpuMs, PERF_V8_FLAGS, recordPerf, sleep, workerdPids } from "./lib/load.ts";
 import { type Figure, median, quantile } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
@@ -94,7 +94,10 @@ async function call<T>(base: URL, path: string, body: unknown): Promise<T> {
 /** Measures one room at one size in a fresh worker. */
 async function measure(settings: InprocSettings, shards: number, size: number, run: string, log: (message: string) => void): Promise<Row> {
   const label = shards ? `${shards} shards` : "one object";
-  const worker = await startBenchWorker(new URL("./worker-rooms/wrangler.jsonc", import.meta.url).pathname, settings.clock === "precise" ? { compatibilityFlags: ["precise_timers"] } : {});
+  const worker = await startBenchWorker(new URL("./worker-rooms/wrangler.jsonc", import.meta.url).pathname, {
+    ...(settings.clock === "precise" && { compatibilityFlags: ["precise_timers"] }),
+    ...(settings.perf && { v8Flags: PERF_V8_FLAGS }),
+  });
   try {
     const base = worker.direct;
     const pids = workerdPids();

@@ -17,7 +17,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { arg, argList } from "./lib/cli.ts";
 import { clock, type FromClients, type ToClients } from "./lib/fan-clients.ts";
-import { cpuMs, recordPerf, sleep, workerdPids } from "./lib/load.ts";
+import { cpuMs, PERF_V8_FLAGS, recordPerf, sleep, workerdPids } from "./lib/load.ts";
 import { type Figure, median, quantile } from "./lib/stats.ts";
 import { startRoomHosts } from "./lib/room-hosts.ts";
 import { startBenchWorker } from "./lib/worker.ts";
@@ -202,7 +202,7 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
   // A fresh worker for each group of rooms: its resident set then grows by what the group's
   // connections take, not into pages an earlier group freed.
   const startWorker = async (): Promise<{ worker: { dispose(): Promise<void> }; base: URL; pids: number[]; hosts: URL[] }> => {
-    const worker = await startBenchWorker(new URL("./worker-rooms/wrangler.jsonc", import.meta.url).pathname);
+    const worker = await startBenchWorker(new URL("./worker-rooms/wrangler.jsonc", import.meta.url).pathname, settings.perf ? { v8Flags: PERF_V8_FLAGS } : {});
     return { worker, base: worker.direct, pids: workerdPids(), hosts: [] };
   };
   let { worker, base, pids, hosts } = await startWorker();

@@ -10,7 +10,7 @@
 //   [--perf=<dir>]: a `perf record` of workerd per room over its first round's updates (see DIAGNOSTICS.md)
 import WebSocket from "ws";
 import { arg, quietWrangler } from "./lib/cli.ts";
-import { cpuMs, pinWorkerd, recordPerf, workerdPids } from "./lib/load.ts";
+import { cpuMs, pinWorkerd, PERF_V8_FLAGS, recordPerf, workerdPids } from "./lib/load.ts";
 import { quantile } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
@@ -49,7 +49,7 @@ function arrivals(ws: WebSocket, n: number): Promise<void> {
 }
 
 quietWrangler();
-const worker = await startBenchWorker(new URL("./worker/wrangler.yjs.jsonc", import.meta.url).pathname, perfDir ? { v8Flags: "--perf-basic-prof --interpreted-frames-native-stack" } : {});
+const worker = await startBenchWorker(new URL("./worker/wrangler.yjs.jsonc", import.meta.url).pathname, perfDir ? { v8Flags: PERF_V8_FLAGS } : {});
 const pids = workerdPids();
 const pin = pinWorkerd(pids);
 const samples: Record<string, { updates: number[]; after: number[]; latency: number[] }> = Object.fromEntries(rooms.map((r) => [r, { updates: [], after: [], latency: [] }]));

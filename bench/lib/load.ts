@@ -148,6 +148,9 @@ export async function closedLoop(clients: readonly Client[], frame: (n: number) 
   return { perSecond: (count / elapsed) * 1000, cpuPerMessageUs: (cpu * 1000) / count, replies };
 }
 
+/** V8 flags that let `perf` name a worker's JavaScript frames (give them to startBenchWorker's `v8Flags` before recording). */
+export const PERF_V8_FLAGS = "--perf-basic-prof --interpreted-frames-native-stack";
+
 /**
  * Starts `perf record -g` on the workerd processes `pids`, writing to `out`, and waits `attachMs` for it
  * to attach. @returns stop(): ends the recording (SIGINT, as perf expects) once perf has written its file
