@@ -126,8 +126,9 @@ class BenchClient {
           this.unacked.delete(frame.id as string);
           return;
         case "dokit_error":
-          // The room did not take a publish: everything unacknowledged goes again, in order (duplicates are dropped by the room).
-          if (frame.code === "ROOM_PUBLISH_FAILED") for (const { frame: publish } of this.unacked.values()) ws.send(publish);
+          // The room did not take a publish: it closes this connection next (3010), and everything
+          // unacknowledged goes again, in order, on the next one (duplicates are dropped by the room).
+          if (frame.code === "ROOM_PUBLISH_FAILED") this.welcomed = false;
           return;
       }
     });

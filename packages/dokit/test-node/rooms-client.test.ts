@@ -51,4 +51,29 @@ describe("RoomMember (dokit/client) over loopback", () => {
       expect(list.filter((message) => message.from === "a").map((message) => message.data)).toEqual([1, 2, 3, 4, 5]);
     }
   });
+
+  it("sends again, in order, the publishes the room failed to take, after the room closed it with 3010", async () => {
+    const room = fresh("loop-refused");
+    const errors: string[] = [];
+    const received: RoomMessage<number>[] = [];
+    const options = { host: base.host, basePath: `rooms/${room}`, minReconnectionDelay: 50, maxReconnectionDelay: 200 };
+    const a = new RoomMember<number>({ ...options, id: "a", query: { shards: "2", shard: "0" }, onPublishError: ({ code, id }) => errors.push(`${code} ${id}`) });
+    const b = new RoomMember<number>({ ...options, id: "b", query: { shards: "2", shard: "1" }, onRoomMessage: (message) => received.push(message) });
+    members.push(a, b);
+    await until(() => a.shard === 0 && b.shard === 1, "both joined");
+    const refuse = (on: boolean) => fetch(new URL(`/rooms/${room}/refuse?on=${on ? 1 : 0}`, base), { method: "POST" });
+    expect((await refuse(true)).status).toBe(200);
+    const closed = new Promise<number>((resolve) => a.client.addEventListener("close", (event) => resolve(event.code), { once: true }));
+    const first = a.publish(1);
+    // 1 is on its way to the sequencer: 2 and 3 wait behind it, and fail with it.
+    await sleep(50);
+    const rest = [a.publish(2), a.publish(3)];
+    expect(await closed).toBe(3010);
+    expect(errors).toEqual(["ROOM_PUBLISH_FAILED a:0", "ROOM_PUBLISH_FAILED a:1", "ROOM_PUBLISH_FAILED a:2"]);
+    expect((await refuse(false)).status).toBe(200);
+    const seqs = await Promise.all([first, ...rest]);
+    expect(seqs).toEqual([1, 2, 3]);
+    await until(() => received.length === 3, "1..3 on b");
+    expect(received.map((message) => message.data)).toEqual([1, 2, 3]);
+  });
 });

@@ -15,8 +15,20 @@ export class RoomsLoopShard extends DurableObject<Env> {
   }
 }
 
-/** The rooms' sequencer, as it ships, with test doors to reset it as a crash would and to lose its storage. */
+/** The rooms' sequencer, as it ships, with test doors to reset it as a crash would, to lose its storage and to refuse publishes. */
 export class RoomsLoopSequencer extends RoomSequencer {
+  #refusing = false;
+
+  override async publish(...args: Parameters<RoomSequencer["publish"]>) {
+    if (this.#refusing) throw new Error("test: publishes refused");
+    return super.publish(...args);
+  }
+
+  /** Fails every publish from now on (`true`), as an unreachable sequencer would, or none (`false`). */
+  refusePublishes(on: boolean): void {
+    this.#refusing = on;
+  }
+
   reset(): void {
     this.ctx.abort("test: reset");
   }

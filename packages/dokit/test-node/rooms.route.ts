@@ -4,7 +4,8 @@ import type { RoomsLoopSequencer, RoomsLoopShard } from "./rooms.objects";
 
 /**
  * `/rooms/<room>?shards=<n>[&capacity=<c>]`: a connection routed to one of the room's shards (each taking c connections). `POST /rooms/<room>/drain?shard=<i>`:
- * drains that shard and answers how many connections it closed. `POST /rooms/<room>/wipe`: the room's
+ * drains that shard and answers how many connections it closed. `POST /rooms/<room>/refuse?on=1|0`: the
+ * room's sequencer fails every publish, or none. `POST /rooms/<room>/wipe`: the room's
  * sequencer loses its storage (reset before, so no delivery of it is under way, and after). `undefined` for any other request.
  */
 export async function roomsRoute(request: Request, env: object): Promise<Response | undefined> {
@@ -15,6 +16,12 @@ export async function roomsRoute(request: Request, env: object): Promise<Respons
     // SAFETY: the loopback worker binds RoomsLoopShard (wrangler.jsonc).
     const shards = (env as { RoomsLoopShard: DurableObjectNamespace<RoomsLoopShard> }).RoomsLoopShard;
     return Response.json(await shards.getByName(`${room}#${url.searchParams.get("shard")}`).drain());
+  }
+  if (action === "refuse" && request.method === "POST") {
+    // SAFETY: the loopback worker binds RoomsLoopSequencer (wrangler.jsonc).
+    const namespace = (env as { RoomsLoopSequencer: DurableObjectNamespace<RoomsLoopSequencer> }).RoomsLoopSequencer;
+    await namespace.getByName(room).refusePublishes(url.searchParams.get("on") === "1");
+    return new Response("set");
   }
   if (action === "wipe" && request.method === "POST") {
     // SAFETY: the loopback worker binds RoomsLoopSequencer (wrangler.jsonc).

@@ -37,7 +37,10 @@ export interface RoomMemberOptions<T = unknown> extends Omit<AgentClientOptions,
   onJoin?: (welcome: { room: string; shard: number; seq: number; count: number }) => void;
   /** Runs when the room-wide connection count changed (`{"type":"dokit_room_count"}`, at most one per shard `countMs`). */
   onCount?: (count: number) => void;
-  /** Runs when the room refuses a publish (`ROOM_REJECTED`, `ROOM_PUBLISH_FAILED`); a failed one is sent again on the next connection. */
+  /**
+   * Runs when the room refuses a publish (`ROOM_REJECTED`) or failed to take it (`ROOM_PUBLISH_FAILED`: the
+   * room then closes the connection with 3010, and the member sends it again, in order, on the next).
+   */
   onPublishError?: (error: { code: string; error: string; id?: string }) => void;
 }
 
@@ -163,8 +166,10 @@ export class RoomMember<T = unknown> {
       case DOKIT_ERROR: {
         if (typeof frame.code !== "string" || !frame.code.startsWith("ROOM_")) return;
         const id = typeof frame.id === "string" ? frame.id : undefined;
-        // A refused publish is settled; one the room failed to take stays, and is sent again on the next connection.
-        if (frame.code === "ROOM_REJECTED" && id !== undefined) {
+        // A refused publish is settled. One the room failed to take stays: the room closes this connection (3010)
+        // right after, and what waits is sent again, in order, on the next; nothing new goes on this one meanwhile.
+        if (frame.code === "ROOM_PUBLISH_FAILED") this.#joined = false;
+        else if (frame.code === "ROOM_REJECTED" && id !== undefined) {
           const waiting = this.#waiting.get(id);
           this.#waiting.delete(id);
           waiting?.reject(new Error(`dokit: the room refused the message: ${String(frame.error)}`));

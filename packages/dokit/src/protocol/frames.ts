@@ -167,6 +167,13 @@ export const CLOSE_HEARTBEAT_TIMEOUT = 3008;
  */
 export const CLOSE_ROOM_DRAINED = 3009;
 export const ROOM_DRAINED_REASON = "dokit: room shard drained; reconnect";
+/**
+ * A room publisher whose publish the room's sequencer did not take after every retry (each such
+ * publish got a `ROOM_PUBLISH_FAILED` error frame first). In 3000–3999, so the client reconnects and
+ * sends its unacknowledged publishes again, in order, before anything new: none is ordered out of turn.
+ */
+export const CLOSE_ROOM_PUBLISH_FAILED = 3010;
+export const ROOM_PUBLISH_FAILED_REASON = "dokit: the room did not take a publish; reconnect and send again";
 
 // ------------------------------------------------------------------ rooms
 // dokit's own frames (not the Agents protocol's) for one logical room spread over many objects

@@ -69,7 +69,9 @@ const RETRY_MS = [100, 500, 2000];
 /**
  * A shard's publishes on their way to the sequencer: gathered for `batchMs`, sent as one batch,
  * ONE batch in flight at a time (so one publisher's messages are ordered as sent), retried with the
- * same messages when a call fails (the sequencer deduplicates them by publisher and id).
+ * same messages when a call fails (the sequencer deduplicates them by publisher and id). A batch that
+ * fails every retry fails its publishers' waiting messages with it, so a publisher that sends them
+ * again, in order, never has a later message ordered before an earlier one.
  * Waiting messages are held in memory: a client resends, in order, what was not acknowledged when it
  * reconnects. With `storage`, each is also stored until the sequencer has taken it, so a shard reset
  * with messages waiting sends them first, in order, when it next runs (`load`), at one storage
@@ -143,8 +145,10 @@ export class Outbox {
         } catch (error) {
           const wait = RETRY_MS[attempt];
           if (wait === undefined) {
-            this.#forget(batch);
-            this.#deps.failed(batch, error);
+            // Its publishers' later messages fail with it: none may be ordered before the one that failed.
+            const failed = [...batch, ...this.#behind(batch)];
+            this.#forget(failed);
+            this.#deps.failed(failed, error);
             break;
           }
           await new Promise((resolve) => setTimeout(resolve, wait));
@@ -159,6 +163,18 @@ export class Outbox {
 
   #forget(batch: readonly Pending[]): void {
     if (this.#deps.storage) void this.#deps.storage.delete(batch.flatMap((pending) => (pending.key === undefined ? [] : [pending.key])));
+  }
+
+  /** Takes out of the queue the messages of the publishers of `batch` (a connection's, or the shard's own server code's). */
+  #behind(batch: readonly Pending[]): Pending[] {
+    const publishers = new Set(batch.map((pending) => pending.message.from));
+    const taken: Pending[] = [];
+    for (let i = 0; i < this.#queue.length; ) {
+      const pending = this.#queue[i] as Pending;
+      if (publishers.has(pending.message.from)) taken.push(...this.#queue.splice(i, 1));
+      else i++;
+    }
+    return taken;
   }
 
   /** @returns the next batch, cut at MAX_BATCH messages or MAX_BATCH_BYTES (always at least one) */

@@ -4,7 +4,7 @@ import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Presence } from "../presence/presence";
 import { closeWith, overBytes, trySend } from "../lifecycle/wire";
-import { CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON, ROOM_EPOCH_PARAM, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
+import { CLOSE_ROOM_DRAINED, CLOSE_ROOM_PUBLISH_FAILED, ROOM_DRAINED_REASON, ROOM_PUBLISH_FAILED_REASON, ROOM_EPOCH_PARAM, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./cursors";
 import type { RoomsErrorCode } from "./errors";
@@ -107,7 +107,7 @@ export class RoomShard implements Capability {
       storage: this.#options.storeWaiting ? lifecycle.ctx.storage : undefined,
       send: (messages) => this.#publishBatch(messages),
       taken: (batch, seqs) => batch.forEach((pending, i) => this.#acknowledge(pending, seqs[i] as number)),
-      failed: (batch, error) => batch.forEach((pending) => this.#fail(pending, error)),
+      failed: (batch, error) => this.#fail(batch, error),
     });
     const sockets = this.#options.webSockets;
     sockets.use({
@@ -208,6 +208,8 @@ export class RoomShard implements Capability {
     try {
       await this.#load();
       const member = this.#member;
+      // After a leave under way: the last client's close may be taking the shard out of the room right now.
+      await member.settled();
       if (!member.record.registered) await member.join(false);
       // The client knows a later order than this shard (it was told on another shard): learn it first.
       else if (theirs !== undefined && member.record.epoch !== undefined && theirs > member.record.epoch) await member.join(true);
@@ -260,6 +262,8 @@ export class RoomShard implements Capability {
     if (typeof read === "string") return void trySend(connection, roomErrorFrame("ROOM_REJECTED", read, frame.id));
     // After the messages a reset left waiting (storeWaiting): one publisher's messages keep their order.
     await this.#load();
+    // Closed after a publish failed: what it sent since is sent again on its next connection, after the failed ones.
+    if (connection.readyState !== OPEN) return;
     this.#outboxOf().add({ message: { from: connection.id, id: read.id, data: read.data }, connection });
   }
 
@@ -279,13 +283,24 @@ export class RoomShard implements Capability {
     pending.settle?.resolve(seq);
   }
 
-  #fail(pending: Pending, error: unknown): void {
+  /**
+   * Publishes the sequencer did not take (a batch after every retry, and its publishers' messages
+   * waiting behind it): each is refused, and each publishing connection is then closed (3010), so
+   * that it sends them again, in order, on its next connection before anything new; a message it
+   * sends meanwhile is not taken, and can never be ordered before the ones that failed.
+   */
+  #fail(failed: readonly Pending[], error: unknown): void {
     console.error("dokit: a room shard could not publish to its room's sequencer", error);
-    const connection = this.#publisherOf(pending);
-    if (connection) {
-      trySend(connection, roomErrorFrame("ROOM_PUBLISH_FAILED", "The room did not take the message; send it again", pending.message.id));
+    const publishers = new Set<Connection>();
+    for (const pending of failed) {
+      const connection = this.#publisherOf(pending);
+      if (connection) {
+        trySend(connection, roomErrorFrame("ROOM_PUBLISH_FAILED", "The room did not take the message; send it again", pending.message.id));
+        publishers.add(connection);
+      }
+      pending.settle?.reject(new DokitError<RoomsErrorCode>("ROOM_PUBLISH_FAILED", "the room's sequencer did not take the message", { cause: error }));
     }
-    pending.settle?.reject(new DokitError<RoomsErrorCode>("ROOM_PUBLISH_FAILED", "the room's sequencer did not take the message", { cause: error }));
+    for (const connection of publishers) closeWith(connection, CLOSE_ROOM_PUBLISH_FAILED, ROOM_PUBLISH_FAILED_REASON);
   }
 
   /** @returns the open connection that published a message (found by id for one a reset left waiting), if any */

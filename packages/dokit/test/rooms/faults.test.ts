@@ -1,7 +1,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fresh, until } from "../helpers";
+import { fresh, sleep, until } from "../helpers";
 import { checkDelivery, openClients, type RoomClient } from "./room-client";
 
 const shardStub = (room: string, index: number) => env.ROOM_CHAT_FAULTY.get(env.ROOM_CHAT_FAULTY.idFromName(`${room}#${index}`));
@@ -35,5 +35,36 @@ describe("a room whose objects fail a share of their calls to each other", () =>
     // The faults happened: the run went through failed calls, not around them.
     expect((await sequencerStub(room).faultsInjected()) - before).toBeGreaterThan(5);
     for (const client of clients) await client.close();
+  });
+
+  it("fails a publisher's waiting messages with the batch that failed every retry, closes it (3010), and orders them as sent when it sends them again", async () => {
+    const room = fresh("r-refused");
+    const [publisher, listener] = (await openClients(room, 2, 2, "p", { faulty: "1" })) as [RoomClient, RoomClient];
+    await sequencerStub(room).refusePublishes(true);
+    publisher.publish(1);
+    // 1 is in flight (gathered for 10 ms): 2 and 3 wait behind it.
+    await sleep(50);
+    publisher.publish(2);
+    publisher.publish(3);
+    // Sent once the failures are on their way, before the close reaches the client: the shard must not take it.
+    let late = false;
+    publisher.socket?.ws.addEventListener("message", (event) => {
+      if (!late && String(event.data).includes('"ROOM_PUBLISH_FAILED"')) {
+        late = true;
+        publisher.publish(4);
+      }
+    });
+    await until(() => publisher.publishFailedCloses === 1, "the publisher closed with 3010 (after 4 tries, about 2.6 s)", 10_000);
+    const refused = publisher.frames.filter((frame) => frame.type === "dokit_error").map((frame) => [frame.code, frame.id]);
+    expect(refused).toEqual([1, 2, 3].map((n) => ["ROOM_PUBLISH_FAILED", `p0-${n}`]));
+    await sequencerStub(room).refusePublishes(false);
+    await until(() => publisher.unacked.size === 0, "1..4 acknowledged after the reconnect", 10_000);
+    await until(() => listener.messages.length >= 4 && publisher.messages.length >= 4, "1..4 on both", 10_000);
+    const order = checkDelivery([publisher, listener], ids([publisher], 4));
+    expect([...order.values()]).toEqual(["p0-1", "p0-2", "p0-3", "p0-4"]);
+    expect([1, 2, 3, 4].map((n) => publisher.acks.get(`p0-${n}`))).toEqual([1, 2, 3, 4]);
+    expect(publisher.publishFailedCloses).toBe(1);
+    await publisher.close();
+    await listener.close();
   });
 });

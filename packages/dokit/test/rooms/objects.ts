@@ -88,20 +88,36 @@ function fault(what: string): void {
  * the shards' publish calls (before and after the batch is ordered) and log pulls.
  */
 export class FaultySequencer extends RoomSequencer {
+  /** Set by `refusePublishes`: every publish fails, and no call fails at random (this instance only). */
+  #refusing: boolean | undefined;
+
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env, { retryMs: 50, countMs: 50, deliveryHook: (_shard, phase) => fault(`deliver ${phase}`) });
+    super(ctx, env, { retryMs: 50, countMs: 50, deliveryHook: (_shard, phase) => this.#fault(`deliver ${phase}`) });
   }
 
   override async publish(shard: Parameters<RoomSequencer["publish"]>[0], messages: Parameters<RoomSequencer["publish"]>[1]) {
-    fault("publish request");
+    if (this.#refusing) {
+      injected++;
+      throw new Error("test: injected fault (publish refused)");
+    }
+    this.#fault("publish request");
     const published = await super.publish(shard, messages);
-    fault("publish answer");
+    this.#fault("publish answer");
     return published;
   }
 
   override async since(after: number, limit?: number) {
-    fault("since");
+    this.#fault("since");
     return super.since(after, limit);
+  }
+
+  /** From now on, every publish fails (`true`), or none does (`false`); either way no call fails at random any more. */
+  refusePublishes(on: boolean): void {
+    this.#refusing = on;
+  }
+
+  #fault(what: string): void {
+    if (this.#refusing === undefined) fault(what);
   }
 
   /** @returns the calls failed on purpose so far */

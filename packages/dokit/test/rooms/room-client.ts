@@ -2,6 +2,7 @@
 // ids and resends what was not acknowledged (the room deduplicates), and reconnects with its last seq.
 // `checkDelivery` is the checker every test runs on what the clients received.
 import { exports } from "cloudflare:workers";
+import { CLOSE_ROOM_PUBLISH_FAILED } from "../../src/protocol/frames";
 import { openSocket, type TestSocket } from "../../src/testing";
 import { until } from "../helpers";
 
@@ -25,6 +26,9 @@ export class RoomClient {
   readonly acks = new Map<string, number>();
   socket: TestSocket | undefined;
   shard = -1;
+  /** How many times the room closed this client because a publish failed (it reconnects each time). */
+  publishFailedCloses = 0;
+  #closing = false;
   #resender: ReturnType<typeof setInterval> | undefined;
 
   constructor(id: string, readonly room: string, readonly query: Record<string, string> = {}) {
@@ -70,6 +74,13 @@ export class RoomClient {
       }
       if (frame.type !== "cf_agent_identity") this.frames.push(frame);
     });
+    // Closed because a publish failed: back at once, on the same shard, resuming, resending in order (as the dokit client does).
+    void socket.closed.then(({ code }) => {
+      if (code === CLOSE_ROOM_PUBLISH_FAILED && this.socket === socket && !this.#closing) {
+        this.publishFailedCloses++;
+        void this.connect({ shard: this.shard, since: this.lastSeq });
+      }
+    });
     await until(() => this.frames.filter((frame) => frame.type === "dokit_room_welcome").length > welcomes, `${this.id}'s welcome`, 10_000);
     const welcome = this.frames.filter((frame) => frame.type === "dokit_room_welcome").at(-1) as Frame;
     this.shard = welcome.shard as number;
@@ -103,6 +114,7 @@ export class RoomClient {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     clearInterval(this.#resender);
     await this.socket?.close();
   }

@@ -35,6 +35,25 @@ describe("rooms across objects", () => {
     for (const client of clients) await client.close();
   });
 
+  it("keeps a shard in the room when a client arrives while its last one's close is taking it out", async () => {
+    const room = fresh("r-rejoin");
+    const [publisher, leaving] = (await openClients(room, 2, 2)) as [RoomClient, RoomClient];
+    publisher.publish(1);
+    await until(received([publisher, leaving], 1), "1 on both", 10_000);
+    // The last client of shard 1 goes, and another comes while the shard leaves the room.
+    const closing = leaving.close();
+    const arriving = new RoomClient("arriving", room, { shards: "2" });
+    await arriving.connect({ shard: 1 });
+    await closing;
+    expect(arriving.shard).toBe(1);
+    publisher.publish(2);
+    await until(() => publisher.messages.length >= 2, "2 on the publisher", 10_000);
+    await until(() => arriving.messages.length >= 1, "2 on the client that arrived", 10_000);
+    expect(arriving.messages.map((message) => message.data.n)).toEqual([2]);
+    await publisher.close();
+    await arriving.close();
+  });
+
   it("loses nothing when shards are evicted and the sequencer is evicted and reset mid-run", async () => {
     const room = fresh("r-chaos");
     const clients = await openClients(room, 4, 8);
