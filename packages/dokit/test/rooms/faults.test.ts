@@ -67,4 +67,27 @@ describe("a room whose objects fail a share of their calls to each other", () =>
     await publisher.close();
     await listener.close();
   });
+
+  it("rejects server code's waiting publishes with the one that failed every retry, and takes the next", async () => {
+    const room = fresh("r-refused-server");
+    const [listener] = (await openClients(room, 1, 1, "l", { faulty: "1" })) as [RoomClient];
+    await sequencerStub(room).refusePublishes(true);
+    const outcomes = await runInDurableObject(shardStub(room, 0), async (instance) => {
+      const shard = (instance as unknown as { room: { publish(data: unknown): Promise<number> } }).room;
+      const first = shard.publish({ by: "server", n: 1 });
+      await sleep(50);
+      const second = shard.publish({ by: "server", n: 2 });
+      const settled = [first, second].map((published) => published.then(String, (error: { code?: string }) => `rejected ${error.code}`));
+      // The sequencer takes publishes again as soon as the first failed: the second failed with it, or it would be taken now.
+      await settled[0];
+      await sequencerStub(room).refusePublishes(false);
+      return Promise.all(settled);
+    });
+    expect(outcomes).toEqual(["rejected ROOM_PUBLISH_FAILED", "rejected ROOM_PUBLISH_FAILED"]);
+    const seq = await runInDurableObject(shardStub(room, 0), (instance) => (instance as unknown as { room: { publish(data: unknown): Promise<number> } }).room.publish({ by: "server", n: 3 }));
+    expect(seq).toBe(1);
+    await until(() => listener.messages.length >= 1, "3 on the listener", 10_000);
+    expect(listener.messages.map((message) => message.data.n)).toEqual([3]);
+    await listener.close();
+  });
 });
