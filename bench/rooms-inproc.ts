@@ -42,8 +42,14 @@ export interface InprocSettings {
    * the default clock, which moves only when workerd's event loop polls the OS.
    */
   clock: "precise" | "io";
-  /** Where `perf record` writes a profile of workerd during each room's counted publishes (`<prefix>-<shards or one>-<size>.data`) [`--inproc-perf=`, none]. */
+  /** Where `perf record` writes a profile of workerd during each worker's counted publishes (`<prefix>-<rooms>-<size>.data`) [`--inproc-perf=`, none]. */
   perf: string;
+  /**
+   * Every room of a size in one worker, side by side, their publishes taken in turn, rather than
+   * one room per fresh worker [`--inproc-paired`]: a drift of the machine between workers then
+   * moves every room alike.
+   */
+  paired: boolean;
 }
 
 /** What one room measured at one size. */
@@ -91,9 +97,139 @@ async function call<T>(base: URL, path: string, body: unknown): Promise<T> {
   return (await response.json()) as T;
 }
 
-/** Measures one room at one size in a fresh worker. */
-async function measure(settings: InprocSettings, shards: number, size: number, run: string, log: (message: string) => void): Promise<Row> {
+/** A room whose connections are open, in a running worker. */
+interface OpenRoom {
+  shards: number;
+  label: string;
+  size: number;
+  room: string;
+  holders: string[];
+  /** Each holder's instance when it opened its part: it must answer from the same one to the end. */
+  instances: string[];
+  row: Row;
+  /** Count frames the clients had received when the counted publishes began. */
+  countFrames0: number;
+}
+
+/** @returns every holder's status, each told the room's size */
+function holderStatus(base: URL, room: OpenRoom | { holders: string[]; size: number }): Promise<HolderStatus[]> {
+  return Promise.all(room.holders.map((h) => call<HolderStatus>(base, `status/${h}`, { size: room.size })));
+}
+
+/**
+ * Opens `size` connections to one room: the one object (`shards` 0) or the room over that many
+ * shards. The caller keeps the holders called every 10 s (`alive`: it adds this room's holders).
+ */
+async function openRoom(base: URL, pids: readonly number[], settings: InprocSettings, shards: number, size: number, run: string, alive: string[], log: (message: string) => void): Promise<OpenRoom> {
   const label = shards ? `${shards} shards` : "one object";
+  const room = `inproc-${run}-${shards}-${size}`;
+  const holders = Array.from({ length: settings.holders }, (_, h) => `${room}-h${h}`);
+  await holderStatus(base, { holders, size }); // the holders exist before the resident set is read
+  alive.push(...holders);
+  const rss0 = rssKb(pids);
+  log(`rooms-inproc: ${size} connections to ${label}: opening`);
+  const t0 = performance.now();
+  let first = 0;
+  const opened = await Promise.all(
+    holders.map(async (h, i) => {
+      const count = Math.floor(size / holders.length) + (i < size % holders.length ? 1 : 0);
+      const from = first;
+      first += count;
+      const total = { opened: 0, failed: 0, error: undefined as string | undefined, ms: 0, instance: "" };
+      for (let done = 0; done < count; done += settings.chunk) {
+        const options: OpenOptions = { room, shards, count: Math.min(settings.chunk, count - done), first: from + done, parallel: settings.parallel };
+        const part = await call<{ opened: number; failed: number; error?: string; ms: number; instance: string }>(base, `open/${h}`, options);
+        if (total.instance && part.instance !== total.instance) throw new Error(`rooms-inproc: holder ${h} was reset or evicted while opening (${total.instance}, then ${part.instance})`);
+        total.instance = part.instance;
+        total.opened += part.opened;
+        total.failed += part.failed;
+        total.error ??= part.error;
+        total.ms += part.ms;
+      }
+      return total;
+    }),
+  );
+  const openS = (performance.now() - t0) / 1000;
+  const failed = opened.reduce((n, o) => n + o.failed, 0);
+  if (failed) throw new Error(`rooms-inproc: ${failed} of ${size} connections to ${label} did not open (${opened.find((o) => o.error)?.error})`);
+  const row: Row = { shards, label, size, last: [], first: [], each: [], roundTrip: [], cpu: [], rssKb: (rssKb(pids) - rss0) / size, openS, counted: !shards, countFrames: 0 };
+  log(`rooms-inproc: ${size} to ${label} open in ${openS.toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
+  return { shards, label, size, room, holders, instances: opened.map((o) => o.instance), row, countFrames0: 0 };
+}
+
+/** Fails the run when a holder of `room` answers from another instance than the one that opened its part. */
+async function checkInstances(base: URL, room: OpenRoom): Promise<void> {
+  const replaced = (await holderStatus(base, room)).map((s, h) => [room.instances[h], s.instance]).filter(([before, after]) => before !== after);
+  if (replaced.length) throw new Error(`rooms-inproc: ${replaced.length} holders of ${room.label} were reset or evicted after they opened their connections (${replaced.slice(0, 3).map(([b, a]) => `${b} → ${a}`).join(", ")})`);
+}
+
+/**
+ * Publishes `seq` to the room and waits until every client has it; from the third publish on, its
+ * times are counted in the room's row. After the second, a room over shards waits until every
+ * connection heard the full room-wide count (the count frames go out within the shards' countMs of
+ * a change), so no count frame is sent during a counted publish.
+ */
+async function publishRound(base: URL, pids: readonly number[], room: OpenRoom, seq: number, settings: InprocSettings): Promise<void> {
+  const { row, holders, size, label } = room;
+  const waits = holders.map((h) => call<number>(base, `wait/${h}`, { seq, ms: 120_000 }));
+  await sleep(50); // the waits are in place
+  const cpu0 = cpuMs(pids);
+  const sent = performance.now();
+  const published = await call<{ start: number; seq: number }>(base, `publish/${room.shards ? "room" : "single"}/${room.room}`, payload(seq, settings.bytes));
+  if (published.seq !== seq) throw new Error(`rooms-inproc: publish ${seq} to ${label} got seq ${published.seq}`);
+  const each = await Promise.all(waits);
+  const received = each.reduce((n, r) => n + r, 0);
+  const roundTrip = performance.now() - sent;
+  const cpu = cpuMs(pids) - cpu0;
+  if (received !== size) {
+    const held = (await holderStatus(base, room)).map((s, h) => `${each[h]} of ${s.sockets} (${s.lost} lost; ${s.instance}, opened by ${room.instances[h]})`).join(", ");
+    throw new Error(`rooms-inproc: publish ${seq} reached ${received} of ${size} clients of ${label} after ${roundTrip.toFixed(0)} ms; by holder: ${held}`);
+  }
+  const receipts = (await Promise.all(holders.map((h) => call<Receipts[]>(base, `report/${h}`, { seqs: [seq] })))).flat();
+  const times = receipts.flatMap((r) => r.times);
+  if (times.length !== size) throw new Error(`rooms-inproc: publish ${seq}: ${times.length} receipts of ${size} clients of ${label}`);
+  if (seq > 2) {
+    let last = Number.NEGATIVE_INFINITY;
+    let firstAt = Number.POSITIVE_INFINITY;
+    for (const at of times) {
+      const ms = at - published.start;
+      row.each.push(ms);
+      if (ms > last) last = ms;
+      if (ms < firstAt) firstAt = ms;
+    }
+    row.last.push(last);
+    row.first.push(firstAt);
+    row.roundTrip.push(roundTrip);
+    row.cpu.push(cpu);
+  }
+  if (room.shards && seq === 2) {
+    row.counted = await countedBy(() => holderStatus(base, room), size, 15_000);
+    room.countFrames0 = (await holderStatus(base, room)).reduce((n, s) => n + s.countFrames, 0);
+  }
+  await sleep(settings.gapMs);
+}
+
+/** Checks that no connection of the room closed and no frame came twice, logs its figures, closes its connections. @returns its row */
+async function closeRoom(base: URL, room: OpenRoom, log: (message: string) => void): Promise<Row> {
+  const { row, label, size } = room;
+  const held = await holderStatus(base, room);
+  const lost = held.reduce((n, s) => n + s.lost, 0);
+  const duplicates = held.reduce((n, s) => n + s.duplicates, 0);
+  row.countFrames = held.reduce((n, s) => n + s.countFrames, 0) - room.countFrames0;
+  if (lost || duplicates) throw new Error(`rooms-inproc: ${label} at ${size}: ${lost} connections closed, ${duplicates} frames received twice or out of order`);
+  log(
+    `rooms-inproc: ${size} ${label}: last client p50 ${quantile(row.last, 0.5).toFixed(0)} ms, p99 ${quantile(row.last, 0.99).toFixed(0)} ms; CPU ${median(row.cpu).toFixed(0)} ms per message; ${row.countFrames} count frames during the counted publishes`,
+  );
+  const closed = (await Promise.all(room.holders.map((h) => call<number>(base, `close/${h}`, {})))).reduce((n, c) => n + c, 0);
+  if (closed !== size) log(`rooms-inproc: closed ${closed} of ${size}`);
+  return row;
+}
+
+/**
+ * Measures rooms at one size in one fresh worker: one room alone, or (`paired`) every room of the
+ * size opened side by side, their publishes taken in turn (the first room of each round rotates).
+ */
+async function measure(settings: InprocSettings, rooms: number[], size: number, run: string, log: (message: string) => void): Promise<Row[]> {
   const worker = await startBenchWorker(new URL("./worker-rooms/wrangler.jsonc", import.meta.url).pathname, {
     ...(settings.clock === "precise" && { compatibilityFlags: ["precise_timers"] }),
     ...(settings.perf && { v8Flags: PERF_V8_FLAGS }),
@@ -101,112 +237,31 @@ async function measure(settings: InprocSettings, shards: number, size: number, r
   try {
     const base = worker.direct;
     const pids = workerdPids();
-    const room = `inproc-${run}-${shards}-${size}`;
-    const holders = Array.from({ length: settings.holders }, (_, h) => `${room}-h${h}`);
-    const status = () => Promise.all(holders.map((h) => call<HolderStatus>(base, `status/${h}`, { size })));
-    await status(); // the holders exist before the resident set is read
-    const rss0 = rssKb(pids);
-    log(`rooms-inproc: ${size} connections to ${label}: opening`);
     // workerd evicts an object that had no request for about 70 s (measured: idle 80 s and more,
     // evicted; 70 s and less, kept), open client WebSockets or not, and its sockets close with it.
-    // Opening a room of 30,000 takes about 2 minutes, and holders that opened their part in one call
-    // that long were all replaced by the end (called every 10 s or not): each holder opens its part
-    // in calls of `chunk` connections, and is called every 10 s besides.
-    const keepAlive = setInterval(() => void status().catch(() => {}), 10_000);
-    const t0 = performance.now();
-    let first = 0;
-    let opened: { opened: number; failed: number; error?: string; ms: number; instance: string }[];
-    let openS: number;
+    // Opening a room of 30,000 takes 7 to 20 s, and holders that opened their part in one call of
+    // minutes were all replaced by the end (called every 10 s or not): each holder opens its part
+    // in calls of `chunk` connections, and every holder is called every 10 s until the publishes.
+    const alive: string[] = [];
+    const keepAlive = setInterval(() => void Promise.all(alive.map((h) => call(base, `status/${h}`, { size }))).catch(() => {}), 10_000);
+    const open: OpenRoom[] = [];
     try {
-      opened = await Promise.all(
-        holders.map(async (h, i) => {
-          const count = Math.floor(size / holders.length) + (i < size % holders.length ? 1 : 0);
-          const from = first;
-          first += count;
-          const total = { opened: 0, failed: 0, error: undefined as string | undefined, ms: 0, instance: "" };
-          for (let done = 0; done < count; done += settings.chunk) {
-            const options: OpenOptions = { room, shards, count: Math.min(settings.chunk, count - done), first: from + done, parallel: settings.parallel };
-            const part = await call<(typeof opened)[number]>(base, `open/${h}`, options);
-            if (total.instance && part.instance !== total.instance) throw new Error(`rooms-inproc: holder ${h} was reset or evicted while opening (${total.instance}, then ${part.instance})`);
-            total.instance = part.instance;
-            total.opened += part.opened;
-            total.failed += part.failed;
-            total.error ??= part.error;
-            total.ms += part.ms;
-          }
-          return total;
-        }),
-      );
-      openS = (performance.now() - t0) / 1000;
-      const failed = opened.reduce((n, o) => n + o.failed, 0);
-      if (failed) throw new Error(`rooms-inproc: ${failed} of ${size} connections to ${label} did not open (${opened.find((o) => o.error)?.error})`);
+      for (const shards of rooms) open.push(await openRoom(base, pids, settings, shards, size, run, alive, log));
       await sleep(1_500); // the joins' count reports
     } finally {
       clearInterval(keepAlive);
     }
-    const replaced = (await status()).map((s, h) => [opened[h]?.instance, s.instance]).filter(([before, after]) => before !== after);
-    if (replaced.length) throw new Error(`rooms-inproc: ${replaced.length} holders of ${label} were reset or evicted after they opened their connections (${replaced.slice(0, 3).map(([b, a]) => `${b} → ${a}`).join(", ")})`);
-    const row: Row = { shards, label, size, last: [], first: [], each: [], roundTrip: [], cpu: [], rssKb: (rssKb(pids) - rss0) / size, openS, counted: !shards, countFrames: 0 };
-    log(`rooms-inproc: ${size} to ${label} open in ${openS.toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
-
-    let countFrames0 = 0;
+    for (const room of open) await checkInstances(base, room);
     let perf: { stop(): Promise<void> } | undefined;
     for (let round = 0; round < settings.publishes + 2; round++) {
-      const seq = round + 1;
       // `perf record` of workerd over the counted publishes only.
-      if (round === 2 && settings.perf) perf = await recordPerf(pids, `${settings.perf}-${shards || "one"}-${size}.data`, 999, 2_000);
-      const waits = holders.map((h) => call<number>(base, `wait/${h}`, { seq, ms: 120_000 }));
-      await sleep(50); // the waits are in place
-      const cpu0 = cpuMs(pids);
-      const sent = performance.now();
-      const published = await call<{ start: number; seq: number }>(base, `publish/${shards ? "room" : "single"}/${room}`, payload(seq, settings.bytes));
-      if (published.seq !== seq) throw new Error(`rooms-inproc: publish ${seq} to ${label} got seq ${published.seq}`);
-      const each = await Promise.all(waits);
-      const received = each.reduce((n, r) => n + r, 0);
-      const roundTrip = performance.now() - sent;
-      const cpu = cpuMs(pids) - cpu0;
-      if (received !== size) {
-        const held = (await status()).map((s, h) => `${each[h]} of ${s.sockets} (${s.lost} lost; ${s.instance}, opened by ${opened[h]?.instance} in ${opened[h]?.ms} ms)`).join(", ");
-        throw new Error(`rooms-inproc: publish ${seq} reached ${received} of ${size} clients of ${label} after ${roundTrip.toFixed(0)} ms; by holder: ${held}`);
-      }
-      const receipts = (await Promise.all(holders.map((h) => call<Receipts[]>(base, `report/${h}`, { seqs: [seq] })))).flat();
-      const times = receipts.flatMap((r) => r.times);
-      if (times.length !== size) throw new Error(`rooms-inproc: publish ${seq}: ${times.length} receipts of ${size} clients of ${label}`);
-      if (round >= 2) {
-        let last = Number.NEGATIVE_INFINITY;
-        let firstAt = Number.POSITIVE_INFINITY;
-        for (const at of times) {
-          const ms = at - published.start;
-          row.each.push(ms);
-          if (ms > last) last = ms;
-          if (ms < firstAt) firstAt = ms;
-        }
-        row.last.push(last);
-        row.first.push(firstAt);
-        row.roundTrip.push(roundTrip);
-        row.cpu.push(cpu);
-      }
-      // After the uncounted publishes, every connection of a room should have heard the full count
-      // (the count frames go out within the shards' countMs of a change): wait for it, so no count
-      // frame is sent during a counted publish.
-      if (shards && round === 1) {
-        row.counted = await countedBy(status, size, 15_000);
-        countFrames0 = (await status()).reduce((n, s) => n + s.countFrames, 0);
-      }
-      await sleep(settings.gapMs);
+      if (round === 2 && settings.perf) perf = await recordPerf(pids, `${settings.perf}-${rooms.map((r) => r || "one").join("+")}-${size}.data`, 999, 2_000);
+      for (let i = 0; i < open.length; i++) await publishRound(base, pids, open[(i + round) % open.length] as OpenRoom, round + 1, settings);
     }
     await perf?.stop();
-    const held = await status();
-    const lost = held.reduce((n, s) => n + s.lost, 0);
-    const duplicates = held.reduce((n, s) => n + s.duplicates, 0);
-    row.countFrames = held.reduce((n, s) => n + s.countFrames, 0) - countFrames0;
-    if (lost || duplicates) throw new Error(`rooms-inproc: ${label} at ${size}: ${lost} connections closed, ${duplicates} frames received twice or out of order`);
-    log(
-      `rooms-inproc: ${size} ${label}: last client p50 ${quantile(row.last, 0.5).toFixed(0)} ms, p99 ${quantile(row.last, 0.99).toFixed(0)} ms; CPU ${median(row.cpu).toFixed(0)} ms per message; ${row.countFrames} count frames during the counted publishes`,
-    );
-    const closed = (await Promise.all(holders.map((h) => call<number>(base, `close/${h}`, {})))).reduce((n, c) => n + c, 0);
-    if (closed !== size) log(`rooms-inproc: closed ${closed} of ${size}`);
-    return row;
+    const rows: Row[] = [];
+    for (const room of open) rows.push(await closeRoom(base, room, log));
+    return rows;
   } finally {
     await worker.dispose();
   }
@@ -229,17 +284,17 @@ export async function roomsInprocBench(settings: InprocSettings, log: (message: 
   const skipped: string[] = [];
   const loads: number[] = [];
   for (const size of settings.sizes) {
-    for (const shards of settings.shards) {
-      if (!shards && size > settings.oneMax) {
-        skipped.push(`${size.toLocaleString("en")} connections to the one object: not run, over --inproc-one-max (${settings.oneMax.toLocaleString("en")}, the platform's cap on one object's hibernating sockets)`);
-        continue;
-      }
-      rows.push(await measure(settings, shards, size, run, log));
+    const rooms = settings.shards.filter((shards) => shards || size <= settings.oneMax);
+    if (rooms.length < settings.shards.length) {
+      skipped.push(`${size.toLocaleString("en")} connections to the one object: not run, over --inproc-one-max (${settings.oneMax.toLocaleString("en")}, the platform's cap on one object's hibernating sockets)`);
+    }
+    for (const group of settings.paired ? [rooms] : rooms.map((shards) => [shards])) {
+      rows.push(...(await measure(settings, group, size, run, log)));
       loads.push(os.loadavg()[0] ?? Number.NaN);
       await sleep(1_000);
     }
   }
-  const figures = inprocFigures(rows);
+  const figures = inprocFigures(rows, settings);
   const text = report(rows, skipped, settings, loads);
   const out = new URL("./results/", import.meta.url);
   mkdirSync(out, { recursive: true });
@@ -249,7 +304,7 @@ export async function roomsInprocBench(settings: InprocSettings, log: (message: 
 }
 
 /** The figures for `pnpm bench`'s table: the one object in the raw column, the room in the dokit column. */
-function inprocFigures(rows: Row[]): Figure[] {
+function inprocFigures(rows: Row[], settings: InprocSettings): Figure[] {
   const figures: Figure[] = [];
   for (const row of rows.filter((r) => r.shards > 0)) {
     const one = rows.find((r) => r.size === row.size && r.shards === 0);
@@ -261,7 +316,7 @@ function inprocFigures(rows: Row[]): Figure[] {
         values: { dokit: quantile(row.last, q), ...(one && { raw: quantile(one.last, q) }) },
         samples: { dokit: row.last.length, ...(one && { raw: one.last.length }) },
         ...(one && { target: 1.3 }),
-        note: "alone: one room per worker",
+        note: settings.paired ? "paired: the rooms side by side, publishes in turn" : "alone: one room per worker",
       });
     }
   }
@@ -274,7 +329,7 @@ const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "-");
 /** The report's text: one line per room and size. */
 function report(rows: Row[], skipped: string[], settings: InprocSettings, loads: number[]): string {
   const lines = [
-    `${os.cpus().length} cores, one workerd process holding both ends of every connection (${settings.holders} holder objects); a fresh worker for each room and size; 1-minute load average after each: ${loads.map((l) => l.toFixed(1)).join(", ")}.`,
+    `${os.cpus().length} cores, one workerd process holding both ends of every connection (${settings.holders} holder objects per room); ${settings.paired ? "the rooms of a size side by side in one fresh worker, their publishes in turn" : "a fresh worker for each room and size"}; 1-minute load average after each: ${loads.map((l) => l.toFixed(1)).join(", ")}.`,
     "",
     `Fan-out of ${settings.bytes} bytes of data published from the Worker, from workerd's clock read right before the publish until the last client's receipt (ms; ${settings.publishes} publishes per room and size, p50 / p99 over them), each client's own receipt (p50 / p99 over every client of every publish), the ratio to the one object (p50, p99), the driver's round trip (request → every holder answered, median; a check on workerd's clock), workerd CPU per message (median; the clients' receive events included), and workerd's resident set growth per connection (both ends):`,
     "",
@@ -307,6 +362,7 @@ export function inprocSettings(quick: boolean): InprocSettings {
     gapMs: Number(arg("inproc-gap", "300")),
     clock: arg("inproc-clock", "io") === "precise" ? "precise" : "io",
     perf: arg("inproc-perf", ""),
+    paired: process.argv.includes("--inproc-paired"),
   };
 }
 

@@ -11,7 +11,7 @@
 //                     [--scale-bytes=1024] [--scale-procs=2] [--scale-parallel=64] [--scale-one-max=32768] [--scale-calls=2000]
 //                     [--scale-svg=bench/rooms-scale.svg] [--scale-loop]  (bench/rooms-scale.ts; only with --only=rooms-scale)
 //                     [--inproc-sizes=10000,20000,30000,40000] [--inproc-shards=0,8,16] [--inproc-publishes=10] [--inproc-one-max=32768]
-//                     [--inproc-bytes=1024] [--inproc-holders=16] [--inproc-parallel=16] [--inproc-gap=300]  (bench/rooms-inproc.ts; only with --only=rooms-inproc)
+//                     [--inproc-bytes=1024] [--inproc-holders=16] [--inproc-parallel=16] [--inproc-gap=300] [--inproc-paired]  (bench/rooms-inproc.ts; only with --only=rooms-inproc)
 //                     [--heartbeat-connections=4000] [--heartbeat-window=70] [--heartbeat-interval=30] [--deadlink-runs=12]
 //                     [--presence-watchers=1000] [--presence-connections=200] [--presence-rate=60] [--presence-seconds=10]  (bench/presence.ts)
 //                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)
