@@ -20,7 +20,11 @@ import { startBenchWorker } from "./lib/worker.ts";
 export interface InprocSettings {
   /** Connection counts [`--inproc-sizes=`, 10000,20000,30000,40000; 1000,5000 with --quick]. */
   sizes: number[];
-  /** The rooms: 0 is the one object, any other number the room over that many shards [`--inproc-shards=`, 0,8,16]. */
+  /**
+   * The rooms: 0 is the one object, N > 0 the room over N shards, −N the control: N plain objects
+   * like the one object, each holding its part and blasted together, no room code between them
+   * [`--inproc-shards=`, 0,8,16].
+   */
   shards: number[];
   /** The one object's largest size: the platform's cap on one object's hibernating sockets [`--inproc-one-max=`, 32768]. */
   oneMax: number;
@@ -121,7 +125,7 @@ function holderStatus(base: URL, room: OpenRoom | { holders: string[]; size: num
  * shards. The caller keeps the holders called every 10 s (`alive`: it adds this room's holders).
  */
 async function openRoom(base: URL, pids: readonly number[], settings: InprocSettings, shards: number, size: number, run: string, alive: string[], log: (message: string) => void): Promise<OpenRoom> {
-  const label = shards ? `${shards} shards` : "one object";
+  const label = shards > 0 ? `${shards} shards` : shards < 0 ? `${-shards} plain objects` : "one object";
   const room = `inproc-${run}-${shards}-${size}`;
   const holders = Array.from({ length: settings.holders }, (_, h) => `${room}-h${h}`);
   await holderStatus(base, { holders, size }); // the holders exist before the resident set is read
@@ -152,7 +156,7 @@ async function openRoom(base: URL, pids: readonly number[], settings: InprocSett
   const openS = (performance.now() - t0) / 1000;
   const failed = opened.reduce((n, o) => n + o.failed, 0);
   if (failed) throw new Error(`rooms-inproc: ${failed} of ${size} connections to ${label} did not open (${opened.find((o) => o.error)?.error})`);
-  const row: Row = { shards, label, size, last: [], first: [], each: [], roundTrip: [], cpu: [], rssKb: (rssKb(pids) - rss0) / size, openS, counted: !shards, countFrames: 0 };
+  const row: Row = { shards, label, size, last: [], first: [], each: [], roundTrip: [], cpu: [], rssKb: (rssKb(pids) - rss0) / size, openS, counted: shards <= 0, countFrames: 0 };
   log(`rooms-inproc: ${size} to ${label} open in ${openS.toFixed(1)} s; workerd RSS +${row.rssKb.toFixed(1)} KB per connection`);
   return { shards, label, size, room, holders, instances: opened.map((o) => o.instance), row, countFrames0: 0 };
 }
@@ -175,7 +179,7 @@ async function publishRound(base: URL, pids: readonly number[], room: OpenRoom, 
   await sleep(50); // the waits are in place
   const cpu0 = cpuMs(pids);
   const sent = performance.now();
-  const published = await call<{ start: number; seq: number }>(base, `publish/${room.shards ? "room" : "single"}/${room.room}`, payload(seq, settings.bytes));
+  const published = await call<{ start: number; seq: number }>(base, room.shards > 0 ? `publish/room/${room.room}` : room.shards < 0 ? `publish/plain/${room.room}?n=${-room.shards}` : `publish/single/${room.room}`, payload(seq, settings.bytes));
   if (published.seq !== seq) throw new Error(`rooms-inproc: publish ${seq} to ${label} got seq ${published.seq}`);
   const each = await Promise.all(waits);
   const received = each.reduce((n, r) => n + r, 0);
@@ -202,7 +206,7 @@ async function publishRound(base: URL, pids: readonly number[], room: OpenRoom, 
     row.roundTrip.push(roundTrip);
     row.cpu.push(cpu);
   }
-  if (room.shards && seq === 2) {
+  if (room.shards > 0 && seq === 2) {
     row.counted = await countedBy(() => holderStatus(base, room), size, 15_000);
     room.countFrames0 = (await holderStatus(base, room)).reduce((n, s) => n + s.countFrames, 0);
   }
@@ -284,7 +288,7 @@ export async function roomsInprocBench(settings: InprocSettings, log: (message: 
   const skipped: string[] = [];
   const loads: number[] = [];
   for (const size of settings.sizes) {
-    const rooms = settings.shards.filter((shards) => shards || size <= settings.oneMax);
+    const rooms = settings.shards.filter((shards) => shards > 0 || size <= settings.oneMax);
     if (rooms.length < settings.shards.length) {
       skipped.push(`${size.toLocaleString("en")} connections to the one object: not run, over --inproc-one-max (${settings.oneMax.toLocaleString("en")}, the platform's cap on one object's hibernating sockets)`);
     }
@@ -306,7 +310,7 @@ export async function roomsInprocBench(settings: InprocSettings, log: (message: 
 /** The figures for `pnpm bench`'s table: the one object in the raw column, the room in the dokit column. */
 function inprocFigures(rows: Row[], settings: InprocSettings): Figure[] {
   const figures: Figure[] = [];
-  for (const row of rows.filter((r) => r.shards > 0)) {
+  for (const row of rows.filter((r) => r.shards !== 0)) {
     const one = rows.find((r) => r.size === row.size && r.shards === 0);
     for (const q of [0.5, 0.99]) {
       figures.push({
@@ -315,7 +319,7 @@ function inprocFigures(rows: Row[], settings: InprocSettings): Figure[] {
         unit: "ms",
         values: { dokit: quantile(row.last, q), ...(one && { raw: quantile(one.last, q) }) },
         samples: { dokit: row.last.length, ...(one && { raw: one.last.length }) },
-        ...(one && { target: 1.3 }),
+        ...(one && row.shards > 0 && { target: 1.3 }),
         note: settings.paired ? "paired: the rooms side by side, publishes in turn" : "alone: one room per worker",
       });
     }
@@ -339,7 +343,7 @@ function report(rows: Row[], skipped: string[], settings: InprocSettings, loads:
   for (const row of rows) {
     const one = rows.find((r) => r.size === row.size && r.shards === 0);
     const cpu = median(row.cpu);
-    const vs = row.shards && one ? `${f2(quantile(row.last, 0.5) / quantile(one.last, 0.5))}× / ${f2(quantile(row.last, 0.99) / quantile(one.last, 0.99))}×` : "";
+    const vs = row.shards !== 0 && one ? `${f2(quantile(row.last, 0.5) / quantile(one.last, 0.5))}× / ${f2(quantile(row.last, 0.99) / quantile(one.last, 0.99))}×` : "";
     lines.push(
       `| ${row.size.toLocaleString("en")} | ${row.label}${row.counted ? "" : " (count not settled)"} | ${f1(quantile(row.last, 0.5))} / ${f1(quantile(row.last, 0.99))} | ${f1(median(row.first))} | ${f1(quantile(row.each, 0.5))} / ${f1(quantile(row.each, 0.99))} | ${vs} | ${f1(median(row.roundTrip))} | ${f1(cpu)} ms | ${f2((cpu * 1000) / row.size)} µs | ${f1(row.rssKb)} KB | ${row.openS.toFixed(1)} s |`,
     );

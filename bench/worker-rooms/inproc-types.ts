@@ -1,6 +1,9 @@
 // What the in-process measure's holders (inproc.ts) and its driver (bench/rooms-inproc.ts) exchange.
 
-/** What a holder opens: `count` connections to the one object (`shards` 0) or to the room over `shards` shards. */
+/**
+ * What a holder opens: `count` connections to the one object (`shards` 0), to the room over `shards`
+ * shards, or (`shards` −N) to N plain objects like the one object, connection i to object i mod N.
+ */
 export interface OpenOptions {
   room: string;
   shards: number;

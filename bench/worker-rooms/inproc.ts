@@ -4,7 +4,7 @@
 // held open per connection and one workerd process holds tens of thousands. Every receipt is stamped
 // with workerd's clock, the same clock the Worker reads right before it publishes.
 //
-//   /inproc/publish/<single|room>/<room>  (POST, the data as body)  `{ start, seq }`: `start` is the
+//   /inproc/publish/<single|plain|room>/<room>[?n=<plain objects>]  (POST, the data as body)  `{ start, seq }`: `start` is the
 //                                         clock read right before the blast or the publish
 //   /inproc/<open|status|wait|report|close>/<holder>  (POST, JSON)   the holder's RPC method of that name
 import { DurableObject } from "cloudflare:workers";
@@ -79,11 +79,14 @@ export class BenchHolder extends DurableObject<InprocEnv> {
       const index = base + i;
       const id = `c${options.first + i}`;
       try {
-        const response = options.shards ? await this.#toRoom(options, id) : await this.#toSingle(options.room, id);
+        const response =
+          options.shards > 0
+            ? await this.#toRoom(options, id)
+            : await this.#toSingle(options.shards < 0 ? `${options.room}#${(options.first + i) % -options.shards}` : options.room, id);
         const socket = response.webSocket;
         if (!socket) throw new Error(`no WebSocket: ${response.status} ${await response.text()}`);
         let timer: ReturnType<typeof setTimeout> | undefined;
-        const welcomed = options.shards
+        const welcomed = options.shards > 0
           ? new Promise<void>((resolve, reject) => {
               this.#welcome.set(index, resolve);
               timer = setTimeout(() => reject(new Error("no welcome within 60 s")), 60_000);
@@ -213,6 +216,15 @@ export async function inprocRoute(request: Request, env: InprocEnv): Promise<Res
       const stub = env.SINGLE.get(env.SINGLE.idFromName(room));
       const start = now();
       return Response.json({ start, seq: await stub.blast(data) });
+    }
+    // N plain objects like the one object, each holding its part, blasted together: the room's
+    // sends without the room (no sequencer, no delivery call, no stored record).
+    if (kind === "plain") {
+      const count = Number(new URL(request.url).searchParams.get("n"));
+      const stubs = Array.from({ length: count }, (_, i) => env.SINGLE.get(env.SINGLE.idFromName(`${room}#${i}`)));
+      const start = now();
+      const seqs = await Promise.all(stubs.map((stub) => stub.blast(data)));
+      return Response.json({ start, seq: seqs[0] });
     }
     if (kind === "room") {
       const value: unknown = JSON.parse(data);
