@@ -90,7 +90,10 @@ export class Membership {
     return this.#serial;
   }
 
-  /** Registers with the sequencer (`keep`: at the seq delivered so far, for clients that are here; else at the room's head). */
+  /**
+   * Registers with the sequencer (`keep`: at the seq delivered so far, for clients that are here; else
+   * at the room's head, and only when not registered once the joins and leaves before it are done).
+   */
   join(keep: boolean): Promise<void> {
     return this.#serially(async () => {
       if (this.#record.registered && !keep) return;

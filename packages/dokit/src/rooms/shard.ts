@@ -208,11 +208,10 @@ export class RoomShard implements Capability {
     try {
       await this.#load();
       const member = this.#member;
-      // After a leave under way: the last client's close may be taking the shard out of the room right now.
-      await member.settled();
-      if (!member.record.registered) await member.join(false);
+      // Joins unless registered, decided after any leave under way (the last client's close may be taking the shard out).
+      await member.join(false);
       // The client knows a later order than this shard (it was told on another shard): learn it first.
-      else if (theirs !== undefined && member.record.epoch !== undefined && theirs > member.record.epoch) await member.join(true);
+      if (theirs !== undefined && member.record.epoch !== undefined && theirs > member.record.epoch) await member.join(true);
     } catch (error) {
       cursors.drop(connection.id);
       throw error;
