@@ -5,72 +5,125 @@ import { awarenessMessage } from "./wire";
 
 /** The state kept for a client whose awareness is over the budget: present, its state not kept (never valid JSON). */
 const KEPT_OUT = "";
+/** The shortest time between two answers to one connection's awareness queries. */
+const QUERY_INTERVAL_MS = 1000;
+
+/** The bounds of the relay (YjsDocument's options). */
+export interface AwarenessBounds {
+  /** The largest entries of one connection kept in its attachment, as JSON. */
+  maxBytes: number;
+  /** The most clients one connection speaks for. */
+  perConnection: number;
+  /** The most clients the document's connections speak for together. */
+  perDocument: number;
+}
+
+/** Who speaks for a client: the connection that introduced it, and the highest clock it sent. */
+interface Owner {
+  connection: string;
+  clock: number;
+}
 
 /**
- * The document's awareness (cursors, names) without y-protocols' Awareness class and its timer:
- * messages are relayed when they carry news, and each connection's own entries are kept in its
- * attachment, so newcomers after a wake get them and a closed connection's clients are withdrawn.
+ * The document's awareness (cursors, names) without y-protocols' Awareness class and its timer.
+ * Each client id belongs to the connection that introduced it (the first to announce it while no
+ * open connection spoke for it) until that connection closes: only that connection's entries for
+ * it are relayed and kept, so nobody can set, silence or remove another's awareness, whatever clock
+ * it sends. Each connection's own entries are kept in its attachment, so ownership, clocks and
+ * states survive hibernation, and a closed connection's clients are withdrawn and forgotten.
  */
 export class AwarenessRelay {
-  readonly #maxBytes: number;
+  readonly #bounds: AwarenessBounds;
   readonly #connections: () => Connection[];
   readonly #send: (message: Uint8Array, except: Connection | undefined) => void;
-  /** The highest clock seen per client, rebuilt from the connections' attachments after a wake. */
-  #clocks: Map<number, number> | undefined;
+  /** Each client's owner, rebuilt from the open connections' attachments after a wake. */
+  #owners: Map<number, Owner> | undefined;
+  /** Counts every change relayed, so a repeated query with nothing new is not answered again. */
+  #version = 0;
+  /** Per connection id: the version and time of its last query answer. */
+  readonly #answered = new Map<string, { version: number; at: number }>();
+  #warned = false;
 
   /**
-   * @param maxBytes - the largest entries of one connection kept in its attachment, as JSON
+   * @param bounds - what one connection and the document may hold
    * @param connections - the open Yjs connections
    * @param send - sends a message to every Yjs connection but `except`
    */
-  constructor(maxBytes: number, connections: () => Connection[], send: (message: Uint8Array, except: Connection | undefined) => void) {
-    this.#maxBytes = maxBytes;
+  constructor(bounds: AwarenessBounds, connections: () => Connection[], send: (message: Uint8Array, except: Connection | undefined) => void) {
+    this.#bounds = bounds;
     this.#connections = connections;
     this.#send = send;
   }
 
   /**
-   * A client's awareness update (`message` is the whole `[1, update]` message, relayed as it came).
+   * A client's awareness update (`message` is the whole `[1, update]` message, relayed as it came
+   * when every entry in it is news).
    * @throws MalformedMessage when the update is cut short
    */
   receive(connection: Connection, update: Uint8Array, message: Uint8Array): void {
-    // News: a clock higher than any seen for its client. y-protocols clients pass on everything they
-    // hear (y-websocket's provider sends back each state it receives, at the same clock): a message
-    // with no news is not relayed, or every change would come back from every client.
-    const known = this.#knownClocks();
-    const news = readAwareness(update).filter(([client, clock]) => {
-      if (clock <= (known.get(client) ?? -1)) return false;
-      known.set(client, clock);
-      return true;
-    });
-    if (!news.length) return;
-    this.#send(message, connection);
-    // Kept: the news of the clients this connection speaks for (not a client's removal of another it timed out).
+    const owners = this.#ownersOf();
     const previous = flagsOf(connection).yjs?.awareness ?? [];
-    const own = news.filter(([client, , state]) => state !== "null" || previous.some((entry) => entry[0] === client));
-    if (!own.length) return;
-    const kept = mergeAwareness(previous, own);
-    // Over the budget: the ids and clocks are kept (so the client's leaving is announced), not the states.
-    const stored = JSON.stringify(kept).length <= this.#maxBytes ? kept : kept.map(([client, clock, state]): AwarenessEntry => [client, clock, state === "null" ? state : KEPT_OUT]);
-    try {
-      updateFlags(connection, { yjs: { awareness: stored } });
-    } catch {
-      // The attachment is full (the user's connection state and the entries together): the entries are not kept.
+    const entries = readAwareness(update);
+    const news: AwarenessEntry[] = [];
+    const introduced: number[] = [];
+    let speaksFor = previous.length;
+    for (const entry of entries) {
+      const [client, clock, state] = entry;
+      const owner = owners.get(client);
+      if (owner) {
+        // Another connection's client, or no news: y-websocket's provider sends back every state it
+        // hears at the same clock, and passes on the removals it decides after a timeout.
+        if (owner.connection !== connection.id || clock <= owner.clock) continue;
+        owner.clock = clock;
+      } else {
+        // A client nobody speaks for: introduced by this connection, within the bounds. Removing one is no news.
+        if (state === "null") continue;
+        if (speaksFor >= this.#bounds.perConnection || owners.size >= this.#bounds.perDocument) {
+          this.#warnOnce(connection);
+          continue;
+        }
+        speaksFor++;
+        owners.set(client, { connection: connection.id, clock });
+        introduced.push(client);
+      }
+      news.push(entry);
     }
+    if (!news.length) return;
+    if (!this.#keep(connection, mergeAwareness(previous, news))) {
+      // Its ownership could not be kept across a wake: the clients it introduced are not taken.
+      for (const client of introduced) owners.delete(client);
+      const kept = news.filter(([client]) => !introduced.includes(client));
+      if (!kept.length) return;
+      news.length = 0;
+      news.push(...kept);
+    }
+    this.#version++;
+    this.#send(news.length === entries.length ? message : awarenessMessage(writeAwareness(news)), connection);
   }
 
-  /** A connection closed (also one that closed while the object slept): its clients' awareness goes. */
+  /** A connection closed (also one that closed while the object slept): its clients' awareness goes, and who they were is forgotten. */
   left(connection: Connection): void {
+    this.#answered.delete(connection.id);
     const entries = flagsOf(connection).yjs?.awareness;
     if (!entries) return;
-    // A client another open connection speaks for has reconnected (its old socket closes late): it stays.
-    const elsewhere = new Set<number>();
-    for (const other of this.#connections()) {
-      if (other === connection) continue;
-      for (const [client, , state] of flagsOf(other).yjs?.awareness ?? []) if (state !== "null") elsewhere.add(client);
-    }
-    const gone = leaving(entries).filter(([client]) => !elsewhere.has(client));
-    if (gone.length) this.#send(awarenessMessage(writeAwareness(gone)), connection);
+    for (const [client] of entries) if (this.#owners?.get(client)?.connection === connection.id) this.#owners.delete(client);
+    const gone = leaving(entries);
+    if (!gone.length) return;
+    this.#version++;
+    this.#send(awarenessMessage(writeAwareness(gone)), connection);
+  }
+
+  /**
+   * @returns the answer to a connection's awareness query: everyone's kept awareness; `undefined` when the
+   *   connection was answered less than a second ago or nothing changed since (it holds that answer and
+   *   every change relayed after it), so a query repeated by a client that does not read queues one answer
+   */
+  answer(connection: Connection): Uint8Array | undefined {
+    const now = Date.now();
+    const last = this.#answered.get(connection.id);
+    if (last && (last.version === this.#version || now - last.at < QUERY_INTERVAL_MS)) return undefined;
+    this.#answered.set(connection.id, { version: this.#version, at: now });
+    return awarenessMessage(writeAwareness(this.all(undefined)));
   }
 
   /** @returns the kept entries of every Yjs connection but `except` (states only: none that left or was over the budget) */
@@ -89,13 +142,39 @@ export class AwarenessRelay {
     return entries.filter((entry) => entry[2] !== "null").map(([clientID, , state]) => ({ clientID, state: state === KEPT_OUT ? undefined : parsed(state) }));
   }
 
-  #knownClocks(): Map<number, number> {
-    if (this.#clocks) return this.#clocks;
-    const clocks = new Map<number, number>();
-    for (const connection of this.#connections()) {
-      for (const [client, clock] of flagsOf(connection).yjs?.awareness ?? []) clocks.set(client, Math.max(clock, clocks.get(client) ?? -1));
+  /**
+   * Keeps a connection's entries in its attachment; over the budget, their ids and clocks without the states.
+   * @returns whether they were kept (not when the user's connection state leaves no room)
+   */
+  #keep(connection: Connection, kept: AwarenessEntry[]): boolean {
+    const idsOnly = kept.map(([client, clock, state]): AwarenessEntry => [client, clock, state === "null" ? state : KEPT_OUT]);
+    for (const awareness of JSON.stringify(kept).length <= this.#bounds.maxBytes ? [kept, idsOnly] : [idsOnly]) {
+      try {
+        updateFlags(connection, { yjs: { awareness } });
+        return true;
+      } catch {
+        // The attachment is full (the user's connection state and the entries together): try without the states.
+      }
     }
-    return (this.#clocks = clocks);
+    return false;
+  }
+
+  #ownersOf(): Map<number, Owner> {
+    if (this.#owners) return this.#owners;
+    const owners = new Map<number, Owner>();
+    for (const connection of this.#connections()) {
+      for (const [client, clock] of flagsOf(connection).yjs?.awareness ?? []) if (!owners.has(client)) owners.set(client, { connection: connection.id, clock });
+    }
+    return (this.#owners = owners);
+  }
+
+  #warnOnce(connection: Connection): void {
+    if (this.#warned) return;
+    this.#warned = true;
+    console.warn(
+      `dokit: YjsDocument ignores new awareness clients of connection ${connection.id} and others past their bounds ` +
+        `(${this.#bounds.perConnection} per connection, ${this.#bounds.perDocument} per document); logged once`,
+    );
   }
 }
 

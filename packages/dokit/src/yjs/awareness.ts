@@ -35,7 +35,10 @@ export function mergeAwareness(kept: readonly AwarenessEntry[], incoming: readon
   return [...byClient.values()];
 }
 
-/** @returns the entries that tell others these clients left: each one's clock plus one, state `null` */
+/**
+ * @returns the entries that tell others these clients left: each one's clock plus one, state `null`
+ *   (at most 2^53 - 1: y-protocols also takes a `null` at the clock it holds)
+ */
 export function leaving(entries: readonly AwarenessEntry[]): AwarenessEntry[] {
-  return entries.filter((entry) => entry[2] !== "null").map(([client, clock]) => [client, clock + 1, "null"]);
+  return entries.filter((entry) => entry[2] !== "null").map(([client, clock]) => [client, Math.min(clock + 1, Number.MAX_SAFE_INTEGER), "null"]);
 }

@@ -12,6 +12,7 @@ import type { WireServer } from "../websockets/options";
 import type { WebSockets } from "../websockets/websockets";
 import { writeAwareness } from "./awareness";
 import { AwarenessRelay } from "./awareness-relay";
+import { countStructs, documentStructs, OverBound } from "./bounds";
 import type { YjsErrorCode } from "./errors";
 import type { YjsDocumentOptions } from "./options";
 import { MESSAGE_BYTES, splitUpdate } from "./chunks";
@@ -34,6 +35,8 @@ import {
 /** The close code for a message that is not the Yjs wire (RFC 6455: inconsistent data). */
 const CLOSE_INVALID = 1007;
 const INVALID_REASON = "Invalid Yjs message";
+/** The close reason for an update over the document's bounds. */
+const TOO_LARGE_REASON = "Yjs update too large";
 /** What a readonly connection is told when it sends an update. */
 export const READONLY_REASON = "Connection is readonly";
 
@@ -61,6 +64,9 @@ export class YjsDocument implements Capability, WireServer {
   readonly #awareness: AwarenessRelay;
   readonly #changeDelayMs: number;
   readonly #changeMaxWaitMs: number;
+  readonly #maxUpdateBytes: number;
+  readonly #maxUpdateStructs: number;
+  readonly #maxDocumentStructs: number;
   #lifecycle: Lifecycle | undefined;
   #sockets: WebSockets | undefined;
   #store: DocumentStore | undefined;
@@ -83,12 +89,19 @@ export class YjsDocument implements Capability, WireServer {
     this.#compactUpdates = inRange("compactAfter.updates", options.compactAfter?.updates ?? 1000, 1, 1_000_000);
     this.#compactBytes = inRange("compactAfter.bytes", options.compactAfter?.bytes ?? 1024 * 1024, 1, 1 << 30);
     this.#awareness = new AwarenessRelay(
-      inRange("maxAwarenessBytes", options.maxAwarenessBytes ?? 4096, 0, 8192),
+      {
+        maxBytes: inRange("maxAwarenessBytes", options.maxAwarenessBytes ?? 4096, 0, 8192),
+        perConnection: inRange("maxAwarenessClientsPerConnection", options.maxAwarenessClientsPerConnection ?? 4, 1, 64),
+        perDocument: inRange("maxAwarenessClients", options.maxAwarenessClients ?? 500, 1, 100_000),
+      },
       () => this.getConnections(),
       (message, except) => this.#toClients([message], except),
     );
     this.#changeDelayMs = inRange("changeDelayMs", options.changeDelayMs ?? 1000, 0, 60_000);
     this.#changeMaxWaitMs = inRange("changeMaxWaitMs", options.changeMaxWaitMs ?? 10_000, 0, 600_000);
+    this.#maxUpdateBytes = inRange("maxUpdateBytes", options.maxUpdateBytes ?? 8 * 1024 * 1024, 1024, 32 * 1024 * 1024);
+    this.#maxUpdateStructs = inRange("maxUpdateStructs", options.maxUpdateStructs ?? 50_000, 1, 10_000_000);
+    this.#maxDocumentStructs = inRange("maxDocumentStructs", options.maxDocumentStructs ?? 200_000, 1, 10_000_000);
   }
 
   /** Checks at start that a WebSockets serves the document, and forgets it on destroy. */
@@ -268,9 +281,10 @@ export class YjsDocument implements Capability, WireServer {
     try {
       this.#receive(connection, new Uint8Array(message));
     } catch (error) {
-      // Not the Yjs wire, or an update Yjs cannot read: the sender is closed; nothing was stored or relayed.
-      console.warn(`dokit: YjsDocument closed connection ${connection.id}: ${error instanceof MalformedMessage ? error.message : "its update could not be applied"}`);
-      closeWith(connection, CLOSE_INVALID, INVALID_REASON);
+      // Not the Yjs wire, an update Yjs cannot read, or one over the bounds: the sender is closed; nothing was stored or relayed.
+      const known = error instanceof MalformedMessage || error instanceof OverBound;
+      console.warn(`dokit: YjsDocument closed connection ${connection.id}: ${known ? error.message : "its update could not be applied"}`);
+      closeWith(connection, CLOSE_INVALID, error instanceof OverBound ? TOO_LARGE_REASON : INVALID_REASON);
     }
     return true;
   }
@@ -290,9 +304,11 @@ export class YjsDocument implements Capability, WireServer {
       // [1, awarenessUpdate]
       case MESSAGE_AWARENESS:
         return this.#awareness.receive(connection, reader.bytes(), bytes);
-      // [3]: everyone's awareness
-      case MESSAGE_QUERY_AWARENESS:
-        return void trySend(connection, awarenessMessage(writeAwareness(this.#awareness.all(undefined))));
+      // [3]: everyone's awareness, unless this connection was just answered (AwarenessRelay.answer)
+      case MESSAGE_QUERY_AWARENESS: {
+        const answer = this.#awareness.answer(connection);
+        return void (answer && trySend(connection, answer));
+      }
       // [2, …]: auth is the server's to send; a client's is ignored, as are types this version does not know.
       case MESSAGE_AUTH:
       default:
@@ -306,12 +322,14 @@ export class YjsDocument implements Capability, WireServer {
    */
   #update(connection: Connection, update: Uint8Array, subtype: number, message: Uint8Array | undefined): void {
     if (isEmptyUpdate(update)) return;
+    if (update.byteLength > this.#maxUpdateBytes) throw new OverBound(`an update of ${update.byteLength} bytes is over maxUpdateBytes (${this.#maxUpdateBytes})`);
     const doc = this.doc;
     if (flagsOf(connection).readonly) {
       // A sync answer that adds nothing (a reconnecting viewer's) is not worth a refusal.
       if (subtype === SYNC_UPDATE || addsContent(doc, update)) trySend(connection, permissionDenied(READONLY_REASON));
       return;
     }
+    this.#checkStructs(doc, update);
     const store = this.#storeOf();
     const seq = store.append(update);
     this.#applying = connection;
@@ -327,6 +345,19 @@ export class YjsDocument implements Capability, WireServer {
     }
     this.#toClients(message && update.byteLength <= MESSAGE_BYTES ? [relayed(message, subtype)] : updateMessages(update), connection);
     this.#changed();
+  }
+
+  /**
+   * Refuses an update with more structs than one update or the document may hold, counted before
+   * anything is stored (bounds.ts).
+   * @throws OverBound naming the bound
+   * @throws what Yjs throws for an update it cannot read
+   */
+  #checkStructs(doc: Doc, update: Uint8Array): void {
+    const structs = countStructs(update, this.#maxUpdateStructs);
+    if (structs > this.#maxUpdateStructs) throw new OverBound(`an update of more than ${this.#maxUpdateStructs} structs is over maxUpdateStructs`);
+    const total = documentStructs(doc) + structs;
+    if (total > this.#maxDocumentStructs) throw new OverBound(`the document would hold ${total} structs, over maxDocumentStructs (${this.#maxDocumentStructs})`);
   }
 
   /** Sends messages, in order, to every Yjs connection but `except` (the same bytes to each). */

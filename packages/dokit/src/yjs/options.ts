@@ -36,6 +36,30 @@ export interface YjsDocumentOptions {
    * again when its client renews it (every 15 s by default in y-protocols).
    */
   maxAwarenessBytes?: number;
+  /**
+   * The most awareness clients one connection speaks for: 1 to 64 (default 4; a provider speaks for
+   * one). A client id belongs to the connection that first announced it until that connection closes;
+   * new ids past the bound are not relayed or kept.
+   */
+  maxAwarenessClientsPerConnection?: number;
+  /** The most awareness clients the document's connections speak for together: 1 to 100,000 (default 500). */
+  maxAwarenessClients?: number;
+  /**
+   * The largest update a client may send, in bytes: 1,024 to 33,554,432 (default 8 MiB). A larger one
+   * closes its sender with 1007 `Yjs update too large`; nothing of it is stored. Server-side changes are not bound.
+   */
+  maxUpdateBytes?: number;
+  /**
+   * The most structs (Yjs items, plus two per deleted range) one client update may add: 1 to
+   * 10,000,000 (default 50,000). Over it, as for `maxUpdateBytes`.
+   */
+  maxUpdateStructs?: number;
+  /**
+   * The most structs the document may hold after a client's update: 1 to 10,000,000 (default
+   * 200,000, about 38 MB of heap once loaded). A client update that would pass it is refused as for
+   * `maxUpdateBytes`; server-side changes are not bound.
+   */
+  maxDocumentStructs?: number;
   /** Yjs garbage collection of deleted content (default `true`; `false` keeps history for snapshots). */
   gc?: boolean;
 }

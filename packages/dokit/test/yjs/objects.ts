@@ -14,6 +14,19 @@ export class YjsDoc extends DurableObject<Env> {
   readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
 }
 
+/** Small bounds: 2 awareness clients per connection, 3 per document; updates of 4 KiB and 100 structs, a document of 150. */
+export class YjsCapped extends DurableObject<Env> {
+  readonly doc: YjsDocument = new YjsDocument({
+    maxAwarenessClientsPerConnection: 2,
+    maxAwarenessClients: 3,
+    maxUpdateBytes: 4096,
+    maxUpdateStructs: 100,
+    maxDocumentStructs: 150,
+  });
+  readonly webSockets: WebSockets = new WebSockets({ yjs: this.doc });
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
+}
+
 /** A YjsDocument used without giving it to WebSockets: it cannot be served. */
 export class YjsUnserved extends DurableObject<Env> {
   readonly doc: YjsDocument = new YjsDocument();

@@ -1,6 +1,6 @@
 import { routeAgentRequest } from "../../src/routing";
 
-export { YjsDoc, YjsUnserved } from "./objects";
+export { YjsCapped, YjsDoc, YjsUnserved } from "./objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {

@@ -8,6 +8,7 @@ import * as Y from "yjs";
 import { isDokitError } from "../../src/lifecycle";
 import { expectHibernates, openSocket, type TestSocket } from "../../src/testing";
 import { readAwareness, writeAwareness } from "../../src/yjs/awareness";
+import { countStructs } from "../../src/yjs/bounds";
 import { splitUpdate } from "../../src/yjs/chunks";
 import { Reader, Writer } from "../../src/yjs/wire";
 import { YjsDocument } from "../../src/yjs";
@@ -18,9 +19,9 @@ import type { YjsDoc } from "./objects";
 const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } }).default;
 const stubOf = (name: string) => env.YJS_DOC.getByName(name);
 
-/** Opens a Yjs connection on `/agents/yjs-doc/<name>/yjs` and reads the server's sync step 1. */
-async function open(name: string, query: Record<string, string> = {}): Promise<TestSocket> {
-  const socket = await openSocket(worker, `http://example.com/agents/yjs-doc/${name}/yjs`, { query });
+/** Opens a Yjs connection on `/agents/<agent>/<name>/yjs` (YjsDoc unless told) and reads the server's sync step 1. */
+async function open(name: string, query: Record<string, string> = {}, agent = "yjs-doc"): Promise<TestSocket> {
+  const socket = await openSocket(worker, `http://example.com/agents/${agent}/${name}/yjs`, { query });
   const first = await nextBytes(socket);
   expect([...first.subarray(0, 2)]).toEqual([0, 0]);
   return socket;
@@ -48,8 +49,21 @@ function edits(words: string[]): Uint8Array[] {
   return updates;
 }
 
-const rows = (name: string) =>
-  runInDurableObject(stubOf(name), (_instance: YjsDoc, state) => ({
+/**
+ * @returns a valid v1 update of `count` one-character items of client `client` in the text `body`, each
+ *   inserted before the one before it, so Yjs cannot merge them (about 7 bytes each, and 190 of heap once applied)
+ */
+function bomb(count: number, client = 1): Uint8Array {
+  const writer = new Writer().uint(1).uint(count).uint(client).uint(0);
+  // The first: no neighbours, its parent the root type "body" (info 4: a string, parent named).
+  writer.uint(4).uint(1).string("body").string("a");
+  // Each next one: info 0x44 (a string with a right origin), the right origin (client, clock - 1).
+  for (let clock = 1; clock < count; clock++) writer.uint(0x44).uint(client).uint(clock - 1).string("a");
+  return writer.uint(0).finish();
+}
+
+const rows = (name: string, namespace: "YJS_DOC" | "YJS_CAPPED" = "YJS_DOC") =>
+  runInDurableObject(env[namespace].getByName(name) as DurableObjectStub, (_instance: unknown, state) => ({
     snapshot: state.storage.sql.exec<{ n: number; max: number | null }>("SELECT count(*) AS n, max(length(data)) AS max FROM _dokit_yjs_snapshot").one(),
     updates: state.storage.sql.exec<{ n: number; max: number | null }>("SELECT count(*) AS n, max(length(data)) AS max FROM _dokit_yjs_updates").one(),
   }));
@@ -262,9 +276,8 @@ describe("YjsDocument awareness", () => {
     const big = JSON.stringify({ name: "x".repeat(5000) });
     talker.send(awarenessOf([[7, 1, big]]));
     expect(await nextAwareness(watcher)).toEqual([[7, 1, big]]);
-    // Another client's removal it passes on (a y-protocols timeout) is relayed, not kept as its own.
+    // A removal of a client nobody speaks for (a y-protocols client passes on those it timed out) is no news.
     talker.send(awarenessOf([[99, 4, "null"]]));
-    expect(await nextAwareness(watcher)).toEqual([[99, 4, "null"]]);
     // A newcomer is not sent the state that was not kept.
     const late = await open(name);
     expect(await late.drain(100)).toEqual([]);
@@ -275,7 +288,7 @@ describe("YjsDocument awareness", () => {
     await late.close();
   });
 
-  it("does not announce a client leaving when its old connection closes after it reconnected", async () => {
+  it("a client that reconnects before its old socket closes takes its id back once that socket closes", async () => {
     const name = fresh("aw-reconnect");
     const watcher = await open(name);
     const before = await open(name);
@@ -283,13 +296,135 @@ describe("YjsDocument awareness", () => {
     expect(await nextAwareness(watcher)).toEqual([[8, 1, '{"at":1}']]);
     const after = await open(name);
     await after.drain(100); // everyone's awareness, client 8's included
+    // Client 8 belongs to the open connection that introduced it: the new one cannot speak for it yet.
     after.send(awarenessOf([[8, 2, '{"at":2}']]));
-    expect(await nextAwareness(watcher)).toEqual([[8, 2, '{"at":2}']]);
-    await before.close();
     expect(await watcher.drain(200)).toEqual([]);
+    await before.close();
+    // Everyone hears client 8 left, the reconnected client too: y-protocols answers its own removal by
+    // announcing itself again, and the id is then the new connection's.
+    expect(await nextAwareness(watcher)).toEqual([[8, 2, "null"]]);
+    expect(await nextAwareness(after)).toEqual([[8, 2, "null"]]);
+    after.send(awarenessOf([[8, 3, '{"at":2}']]));
+    expect(await nextAwareness(watcher)).toEqual([[8, 3, '{"at":2}']]);
     await after.close();
-    expect(await nextAwareness(watcher)).toEqual([[8, 3, "null"]]);
+    expect(await nextAwareness(watcher)).toEqual([[8, 4, "null"]]);
     await watcher.close();
+  });
+
+  it("a connection cannot set, silence or remove a client another introduced, whatever the clock, also after an eviction", async () => {
+    const name = fresh("aw-forge");
+    const watcher = await open(name);
+    const victim = await open(name);
+    const attacker = await open(name);
+    victim.send(awarenessOf([[5, 1, '{"name":"ada"}']]));
+    expect(await nextAwareness(watcher)).toEqual([[5, 1, '{"name":"ada"}']]);
+    await attacker.drain(100);
+    const forge = async () => {
+      attacker.send(awarenessOf([[5, Number.MAX_SAFE_INTEGER, '{"name":"mallory"}']]));
+      attacker.send(awarenessOf([[5, Number.MAX_SAFE_INTEGER, "null"]]));
+      // Mixed with its own client: only its own entry goes on.
+      attacker.send(awarenessOf([[5, Number.MAX_SAFE_INTEGER - 1, '{"name":"mallory"}'], [66, 1, '{"name":"eve"}']]));
+      expect(await nextAwareness(watcher)).toEqual([[66, 1, '{"name":"eve"}']]);
+      expect(await watcher.drain(100)).toEqual([]);
+    };
+    await forge();
+    // The real client's next update still goes through, at its own clock.
+    victim.send(awarenessOf([[5, 2, '{"name":"ada","cursor":1}']]));
+    expect(await nextAwareness(watcher)).toEqual([[5, 2, '{"name":"ada","cursor":1}']]);
+    await evictDurableObject(stubOf(name));
+    const late = await open(name);
+    expect((await nextAwareness(late)).sort((a, b) => a[0] - b[0])).toEqual([
+      [5, 2, '{"name":"ada","cursor":1}'],
+      [66, 1, '{"name":"eve"}'],
+    ]);
+    attacker.send(awarenessOf([[66, 2, '{"name":"eve"}']]));
+    expect(await nextAwareness(watcher)).toEqual([[66, 2, '{"name":"eve"}']]);
+    attacker.send(awarenessOf([[5, Number.MAX_SAFE_INTEGER, '{"name":"mallory"}']]));
+    victim.send(awarenessOf([[5, 3, '{"name":"ada","cursor":2}']]));
+    expect(await nextAwareness(watcher)).toEqual([[5, 3, '{"name":"ada","cursor":2}']]);
+    const kept = await runInDurableObject(stubOf(name), (instance: YjsDoc) => instance.doc.getConnections().flatMap((c) => instance.doc.getAwareness(c)));
+    expect(kept.sort((a, b) => a.clientID - b.clientID)).toEqual([
+      { clientID: 5, state: { name: "ada", cursor: 2 } },
+      { clientID: 66, state: { name: "eve" } },
+    ]);
+    // A client's removal comes from its own connection only: here, when it closes.
+    await victim.close();
+    expect(await nextAwareness(watcher)).toEqual([[5, 4, "null"]]);
+    for (const socket of [watcher, attacker, late]) await socket.close();
+  });
+
+  it("a readonly connection publishes its own awareness and cannot touch another's", async () => {
+    const name = fresh("aw-viewer");
+    const writer = await open(name);
+    const viewer = await open(name, { mode: "view" });
+    writer.send(awarenessOf([[11, 1, '{"name":"writer"}']]));
+    expect(await nextAwareness(viewer)).toEqual([[11, 1, '{"name":"writer"}']]);
+    viewer.send(awarenessOf([[12, 1, '{"name":"viewer"}']]));
+    expect(await nextAwareness(writer)).toEqual([[12, 1, '{"name":"viewer"}']]);
+    viewer.send(awarenessOf([[11, 9, "null"]]));
+    viewer.send(awarenessOf([[11, 10, '{"name":"forged"}']]));
+    expect(await writer.drain(150)).toEqual([]);
+    await viewer.close();
+    expect(await nextAwareness(writer)).toEqual([[12, 2, "null"]]);
+    await writer.close();
+  });
+
+  it("bounds the clients one connection and the document speak for, and forgets a closed connection's", async () => {
+    const name = fresh("aw-caps");
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const watcher = await open(name, {}, "yjs-capped");
+    const flooder = await open(name, {}, "yjs-capped");
+    // 10,000 ids in one message: the first 2 are taken (2 per connection), the rest are not relayed or kept.
+    const ids = Array.from({ length: 10_000 }, (_, i): [number, number, string] => [1000 + i, 1, "{}"]);
+    flooder.send(awarenessOf(ids));
+    expect(await nextAwareness(watcher)).toEqual([
+      [1000, 1, "{}"],
+      [1001, 1, "{}"],
+    ]);
+    expect(await watcher.drain(100)).toEqual([]);
+    const other = await open(name, {}, "yjs-capped");
+    await other.drain(100);
+    // 3 per document: one more fits, the next does not.
+    other.send(awarenessOf([[7, 1, "{}"], [8, 1, "{}"]]));
+    expect(await nextAwareness(watcher)).toEqual([[7, 1, "{}"]]);
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/^dokit: YjsDocument ignores new awareness clients .*logged once$/));
+    expect(warn).toHaveBeenCalledTimes(1);
+    // Closed: its clients leave and are forgotten, so others may introduce ids again (the same ones too).
+    await flooder.close();
+    for (const socket of [watcher, other]) {
+      expect(await nextAwareness(socket)).toEqual([
+        [1000, 2, "null"],
+        [1001, 2, "null"],
+      ]);
+    }
+    other.send(awarenessOf([[8, 1, "{}"], [1000, 5, "{}"]]));
+    expect(await nextAwareness(watcher)).toEqual([[8, 1, "{}"]]);
+    watcher.send(awarenessOf([[1000, 5, "{}"]]));
+    expect(await nextAwareness(other)).toEqual([[1000, 5, "{}"]]);
+    warn.mockRestore();
+    for (const socket of [watcher, other]) await socket.close();
+  });
+
+  it("answers one of 2,000 awareness queries sent at once, and answers again once something changed", async () => {
+    const name = fresh("aw-queries");
+    const talker = await open(name);
+    talker.send(awarenessOf([[5, 1, JSON.stringify({ name: "x".repeat(3000) })]]));
+    const reader = await open(name);
+    expect(await nextAwareness(reader)).toHaveLength(1);
+    const viewer = await open(name, { mode: "view" });
+    await viewer.drain(100);
+    for (let i = 0; i < 2000; i++) viewer.send(Uint8Array.from([3]).buffer);
+    const answers = await viewer.drain(500);
+    expect(answers).toHaveLength(1);
+    // Asked again with nothing new: not answered; after a change and a second, answered.
+    viewer.send(Uint8Array.from([3]).buffer);
+    expect(await viewer.drain(100)).toEqual([]);
+    talker.send(awarenessOf([[5, 2, '{"name":"y"}']]));
+    expect(await nextAwareness(viewer)).toEqual([[5, 2, '{"name":"y"}']]);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    viewer.send(Uint8Array.from([3]).buffer);
+    expect(await nextAwareness(viewer)).toEqual([[5, 2, '{"name":"y"}']]);
+    for (const socket of [talker, reader, viewer]) await socket.close();
   });
 
   it("sends a newcomer the kept states, and answers an awareness query with them", async () => {
@@ -313,6 +448,83 @@ describe("YjsDocument awareness", () => {
     await echo.close();
     expect(await nextAwareness(talker)).toEqual([[6, 2, "null"]]);
     await talker.close();
+  });
+});
+
+describe("YjsDocument update bounds", () => {
+  /** @returns how the socket closed, once it has */
+  const closedWith = async (socket: TestSocket) => {
+    const { code, reason } = await socket.closed;
+    return { code, reason };
+  };
+
+  it("counts an update's structs and deleted ranges as Yjs reads them, and stops past a limit", () => {
+    const doc = new Y.Doc();
+    doc.getText("body").insert(0, "hello world");
+    doc.getMap("meta").set("title", { nested: [1, 2n, null, true, "x", new Uint8Array([1])] });
+    doc.getArray("list").insert(0, [1, "two", { three: 3 }]);
+    doc.getXmlFragment("xml").insert(0, [new Y.XmlElement("p"), new Y.XmlText("t")]);
+    const withoutDeletes = Y.encodeStateAsUpdate(doc);
+    expect(countStructs(withoutDeletes)).toBe(Y.decodeUpdate(withoutDeletes).structs.length);
+    doc.getText("body").delete(2, 3);
+    doc.getText("body").delete(0, 1);
+    const update = Y.encodeStateAsUpdate(doc);
+    const decoded = Y.decodeUpdate(update);
+    const ranges = [...decoded.ds.clients.values()].reduce((sum, list) => sum + list.length, 0);
+    expect(ranges).toBeGreaterThan(0);
+    expect(countStructs(update)).toBe(decoded.structs.length + 2 * ranges);
+    expect(countStructs(bomb(1000))).toBe(1000);
+    expect(countStructs(bomb(1000), 10)).toBe(11);
+    // The generator writes what Yjs reads: 1,000 items it cannot merge.
+    const bombed = new Y.Doc();
+    Y.applyUpdate(bombed, bomb(1000));
+    expect(bombed.getText("body").toString()).toBe("a".repeat(1000));
+    expect(bombed.store.clients.get(1)).toHaveLength(1000);
+  });
+
+  it("refuses a valid update of 1M one-character items with 1007 before storing it; editing carries on", async () => {
+    const name = fresh("bomb");
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const writer = await open(name);
+    const attacker = await open(name);
+    const update = bomb(1_000_000);
+    expect(update.byteLength).toBeLessThan(8 * 1024 * 1024); // under maxUpdateBytes: the struct count refuses it
+    attacker.send(updateMessage(update));
+    expect(await closedWith(attacker)).toEqual({ code: 1007, reason: "Yjs update too large" });
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/closed connection .*: an update of more than 50000 structs is over maxUpdateStructs/));
+    expect(await rows(name)).toMatchObject({ updates: { n: 0 }, snapshot: { n: 0 } });
+    writer.send(updateMessage(edits(["still here"])[0] as Uint8Array));
+    await expect.poll(async () => (await rows(name)).updates.n).toBe(1);
+    await evictDurableObject(stubOf(name));
+    expect(await runInDurableObject(stubOf(name), (instance: YjsDoc) => instance.doc.getText("body").toString())).toBe("still here");
+    warn.mockRestore();
+    await writer.close();
+  }, 60_000);
+
+  it("refuses an update over maxUpdateBytes, over maxUpdateStructs, or one the document cannot take, storing nothing", async () => {
+    const name = fresh("bounds");
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const refused = async (update: Uint8Array, detail: RegExp) => {
+      const socket = await open(name, {}, "yjs-capped");
+      socket.send(updateMessage(update));
+      expect(await closedWith(socket)).toEqual({ code: 1007, reason: "Yjs update too large" });
+      expect(warn).toHaveBeenLastCalledWith(expect.stringMatching(detail));
+    };
+    const text = new Y.Doc();
+    text.getText("body").insert(0, "x".repeat(5000));
+    await refused(Y.encodeStateAsUpdate(text), /an update of \d+ bytes is over maxUpdateBytes \(4096\)/);
+    await refused(bomb(101, 2), /more than 100 structs is over maxUpdateStructs/);
+    const writer = await open(name, {}, "yjs-capped");
+    writer.send(updateMessage(bomb(100, 3)));
+    await expect.poll(async () => (await rows(name, "YJS_CAPPED")).updates.n).toBe(1);
+    // 100 held, 60 more would pass 150.
+    await refused(bomb(60, 4), /the document would hold 160 structs, over maxDocumentStructs \(150\)/);
+    expect((await rows(name, "YJS_CAPPED")).updates.n).toBe(1);
+    // Within every bound: taken.
+    writer.send(updateMessage(bomb(50, 5)));
+    await expect.poll(async () => (await rows(name, "YJS_CAPPED")).updates.n).toBe(2);
+    warn.mockRestore();
+    await writer.close();
   });
 });
 
@@ -344,6 +556,11 @@ describe("YjsDocument refusals", () => {
   it("refuses options out of range and a document nobody serves, with stable codes", async () => {
     expect(() => new YjsDocument({ path: "yjs" })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(() => new YjsDocument({ maxAwarenessBytes: 9000 })).toThrow(/maxAwarenessBytes must be 0 to 8192/);
+    expect(() => new YjsDocument({ maxAwarenessClientsPerConnection: 0 })).toThrow(/maxAwarenessClientsPerConnection must be 1 to 64/);
+    expect(() => new YjsDocument({ maxAwarenessClients: 0 })).toThrow(/maxAwarenessClients must be 1 to 100000/);
+    expect(() => new YjsDocument({ maxUpdateBytes: 64 * 1024 * 1024 })).toThrow(/maxUpdateBytes must be 1024 to 33554432/);
+    expect(() => new YjsDocument({ maxUpdateStructs: 0 })).toThrow(/maxUpdateStructs must be 1 to 10000000/);
+    expect(() => new YjsDocument({ maxDocumentStructs: -1 })).toThrow(/maxDocumentStructs must be 1 to 10000000/);
     const response = await worker.fetch("http://example.com/agents/yjs-unserved/x");
     expect(response.status).toBe(500);
     const error = await runInDurableObject(env.YJS_UNSERVED.getByName("x"), (instance) =>
