@@ -5,7 +5,9 @@ import WebSocket from "ws";
 import * as Y from "yjs";
 import { WebsocketProvider } from "y-websocket";
 import YProvider from "y-partyserver/provider";
-import { eventually, evict, fresh } from "./helpers";
+import { writeAwareness } from "../src/yjs/awareness";
+import { awarenessMessage, Writer } from "../src/yjs/wire";
+import { eventually, evict, fresh, sleep } from "./helpers";
 
 /** The WebSocket class y-websocket's provider takes. */
 type Polyfill = NonNullable<NonNullable<ConstructorParameters<typeof WebsocketProvider>[3]>["WebSocketPolyfill"]>;
@@ -58,6 +60,17 @@ function updateMessage(update: Uint8Array): Uint8Array {
   }
   length.push(rest);
   return Uint8Array.from([0, 2, ...length, ...update]);
+}
+
+/**
+ * @returns a valid v1 update of `count` one-character items of client `client` in the text `body`, each
+ *   inserted before the one before it, so Yjs cannot merge them (about 7 bytes each)
+ */
+function bomb(count: number, client = 1): Uint8Array {
+  const writer = new Writer().uint(1).uint(count).uint(client).uint(0);
+  writer.uint(4).uint(1).string("body").string("a");
+  for (let clock = 1; clock < count; clock++) writer.uint(0x44).uint(client).uint(clock - 1).string("a");
+  return writer.uint(0).finish();
 }
 
 afterEach(() => vi.restoreAllMocks());
@@ -240,6 +253,78 @@ describe("dokit/yjs with y-websocket's provider", () => {
     await eventually(() => expect(c.awareness.getStates().has(a.doc.clientID)).toBe(false));
     await eventually(() => expect(b.awareness.getStates().has(a.doc.clientID)).toBe(false));
   });
+
+  it("a forged awareness entry (another's client id, clock up to 2^53 - 1) neither shows nor silences the real client, also after an eviction", async () => {
+    const name = fresh("forge");
+    const a = provider(name);
+    const b = provider(name);
+    await Promise.all([synced(a), synced(b)]);
+    a.awareness.setLocalStateField("user", "ada");
+    await eventually(() => expect(b.awareness.getStates().get(a.doc.clientID)).toEqual({ user: "ada" }));
+    // A viewer's socket (readonly, as any participant may be) forges a's entry, then announces its own.
+    const attacker = rawSocket(name, "?mode=view");
+    await attacker.opened;
+    let own = 900;
+    const forge = async () => {
+      attacker.ws.send(awarenessMessage(writeAwareness([[a.doc.clientID, Number.MAX_SAFE_INTEGER, '{"user":"mallory"}']])));
+      attacker.ws.send(awarenessMessage(writeAwareness([[a.doc.clientID, Number.MAX_SAFE_INTEGER, "null"]])));
+      own++;
+      attacker.ws.send(awarenessMessage(writeAwareness([[4242, own, '{"user":"eve"}']])));
+      // Its own entry came after the forged ones on the same socket: once b has it, the forgeries were handled.
+      await eventually(() => expect(b.awareness.meta.get(4242)?.clock).toBe(own));
+      expect(b.awareness.getStates().get(a.doc.clientID)).toEqual({ user: expect.stringMatching(/^ada/) });
+    };
+    await forge();
+    a.awareness.setLocalStateField("user", "ada 2");
+    await eventually(() => expect(b.awareness.getStates().get(a.doc.clientID)).toEqual({ user: "ada 2" }));
+    await evict(name, "evict-yjs");
+    await forge();
+    a.awareness.setLocalStateField("user", "ada 3");
+    await eventually(() => expect(b.awareness.getStates().get(a.doc.clientID)).toEqual({ user: "ada 3" }));
+    expect(b.awareness.meta.get(a.doc.clientID)?.clock).toBeLessThan(100);
+    const c = provider(name);
+    await synced(c);
+    await eventually(() => expect(c.awareness.getStates().get(a.doc.clientID)).toEqual({ user: "ada 3" }));
+  });
+
+  it("2,000 awareness queries from a socket that does not read are answered once", async () => {
+    const name = fresh("queries");
+    const a = provider(name);
+    await synced(a);
+    a.awareness.setLocalStateField("user", "x".repeat(3000));
+    const viewer = rawSocket(name, "?mode=view");
+    await viewer.opened;
+    await eventually(() => expect(viewer.messages.filter((m) => typeof m !== "string" && m[0] === 1)).toHaveLength(1));
+    // SAFETY: ws keeps its net.Socket as _socket; pausing it stops reading, as a client that never reads.
+    const socket = (viewer.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    socket.pause();
+    for (let i = 0; i < 2000; i++) viewer.ws.send(Uint8Array.from([3]));
+    await sleep(1000);
+    socket.resume();
+    await sleep(1000);
+    // What it was sent on connect, and one answer.
+    expect(viewer.messages.filter((m) => typeof m !== "string" && m[0] === 1)).toHaveLength(2);
+  });
+
+  it("a valid update of 1M one-character items is refused with 1007 and nothing is stored; editing carries on", async () => {
+    const name = fresh("bomb");
+    const a = provider(name);
+    const b = provider(name);
+    await Promise.all([synced(a), synced(b)]);
+    a.doc.getText("body").insert(0, "before");
+    await eventually(async () => expect(await (await route(name, "text")).text()).toBe("before"));
+    const attacker = rawSocket(name);
+    await attacker.opened;
+    attacker.ws.send(new Writer().uint(0).uint(2).bytes(bomb(1_000_000)).finish());
+    expect(await attacker.closed).toBe(1007);
+    const size = (await (await route(name, "size")).json()) as { length: number; snapshotBytes: number; updateBytes: number };
+    expect(size.length).toBe(6);
+    expect(size.snapshotBytes + size.updateBytes).toBeLessThan(1000);
+    a.doc.getText("body").insert(6, " and after");
+    await eventually(() => expect(body(b)).toBe("before and after"));
+    await evict(name, "evict-yjs");
+    expect(await (await route(name, "text")).text()).toBe("before and after");
+  }, 60_000);
 
   it("a malformed message closes only its sender with 1007; the document and other clients are unaffected", async () => {
     const name = fresh("malformed");
