@@ -287,23 +287,29 @@ describe("dokit/yjs with y-websocket's provider", () => {
     await eventually(() => expect(c.awareness.getStates().get(a.doc.clientID)).toEqual({ user: "ada 3" }));
   });
 
-  it("2,000 awareness queries from a socket that does not read are answered once", async () => {
+  it("2,000 awareness queries and 2,000 sync step 1 requests from a socket that does not read are answered once each", async () => {
     const name = fresh("queries");
     const a = provider(name);
     await synced(a);
     a.awareness.setLocalStateField("user", "x".repeat(3000));
+    a.doc.getText("body").insert(0, "y".repeat(10_000));
     const viewer = rawSocket(name, "?mode=view");
     await viewer.opened;
     await eventually(() => expect(viewer.messages.filter((m) => typeof m !== "string" && m[0] === 1)).toHaveLength(1));
     // SAFETY: ws keeps its net.Socket as _socket; pausing it stops reading, as a client that never reads.
     const socket = (viewer.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
     socket.pause();
-    for (let i = 0; i < 2000; i++) viewer.ws.send(Uint8Array.from([3]));
+    const stepOne = new Writer().uint(0).uint(0).bytes(Y.encodeStateVector(new Y.Doc())).finish();
+    for (let i = 0; i < 2000; i++) {
+      viewer.ws.send(Uint8Array.from([3]));
+      viewer.ws.send(stepOne);
+    }
     await sleep(1000);
     socket.resume();
     await sleep(1000);
-    // What it was sent on connect, and one answer.
+    // The awareness it was sent on connect, and one answer of each kind.
     expect(viewer.messages.filter((m) => typeof m !== "string" && m[0] === 1)).toHaveLength(2);
+    expect(viewer.messages.filter((m) => typeof m !== "string" && m[0] === 0 && m[1] === 1)).toHaveLength(1);
   });
 
   it("a valid update of 1M one-character items is refused with 1007 and nothing is stored; editing carries on", async () => {

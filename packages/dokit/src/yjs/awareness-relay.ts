@@ -1,12 +1,11 @@
 import type { Connection } from "../lifecycle/connection";
 import { flagsOf, updateFlags } from "../websockets/connection";
+import { Answers } from "./answers";
 import { type AwarenessEntry, leaving, mergeAwareness, readAwareness, writeAwareness } from "./awareness";
 import { awarenessMessage } from "./wire";
 
 /** The state kept for a client whose awareness is over the budget: present, its state not kept (never valid JSON). */
 const KEPT_OUT = "";
-/** The shortest time between two answers to one connection's awareness queries. */
-const QUERY_INTERVAL_MS = 1000;
 
 /** The bounds of the relay (YjsDocument's options). */
 export interface AwarenessBounds {
@@ -40,8 +39,8 @@ export class AwarenessRelay {
   #owners: Map<number, Owner> | undefined;
   /** Counts every change relayed, so a repeated query with nothing new is not answered again. */
   #version = 0;
-  /** Per connection id: the version and time of its last query answer. */
-  readonly #answered = new Map<string, { version: number; at: number }>();
+  /** Which awareness queries are answered. */
+  readonly #answers = new Answers();
   #warned = false;
 
   /**
@@ -103,7 +102,7 @@ export class AwarenessRelay {
 
   /** A connection closed (also one that closed while the object slept): its clients' awareness goes, and who they were is forgotten. */
   left(connection: Connection): void {
-    this.#answered.delete(connection.id);
+    this.#answers.forget(connection.id);
     const entries = flagsOf(connection).yjs?.awareness;
     if (!entries) return;
     for (const [client] of entries) if (this.#owners?.get(client)?.connection === connection.id) this.#owners.delete(client);
@@ -114,16 +113,11 @@ export class AwarenessRelay {
   }
 
   /**
-   * @returns the answer to a connection's awareness query: everyone's kept awareness; `undefined` when the
-   *   connection was answered less than a second ago or nothing changed since (it holds that answer and
-   *   every change relayed after it), so a query repeated by a client that does not read queues one answer
+   * @returns the answer to a connection's awareness query: everyone's kept awareness; `undefined` for a
+   *   repeat with nothing new, or within a second of the last answer (answers.ts)
    */
   answer(connection: Connection): Uint8Array | undefined {
-    const now = Date.now();
-    const last = this.#answered.get(connection.id);
-    if (last && (last.version === this.#version || now - last.at < QUERY_INTERVAL_MS)) return undefined;
-    this.#answered.set(connection.id, { version: this.#version, at: now });
-    return awarenessMessage(writeAwareness(this.all(undefined)));
+    return this.#answers.take(connection.id, this.#version) ? awarenessMessage(writeAwareness(this.all(undefined))) : undefined;
   }
 
   /** @returns the kept entries of every Yjs connection but `except` (states only: none that left or was over the budget) */

@@ -11,6 +11,7 @@ import { flagsOf, updateFlags } from "../websockets/connection";
 import type { WireServer } from "../websockets/options";
 import type { WebSockets } from "../websockets/websockets";
 import { writeAwareness } from "./awareness";
+import { Answers } from "./answers";
 import { AwarenessRelay } from "./awareness-relay";
 import { countStructs, documentStructs, OverBound } from "./bounds";
 import type { YjsErrorCode } from "./errors";
@@ -74,6 +75,10 @@ export class YjsDocument implements Capability, WireServer {
   /** The connection whose update is being applied: the document's update event for it stores nothing (it is stored). */
   #applying: Connection | undefined;
   #changeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Counts the document's changes since the object woke, so a repeated sync step 1 with nothing new is not answered again. */
+  #version = 0;
+  /** Which sync step 1 requests are answered. */
+  readonly #syncAnswers = new Answers();
   /** When a pending `onChange` must run at the latest (ms since epoch). */
   #changeDue = 0;
 
@@ -125,7 +130,10 @@ export class YjsDocument implements Capability, WireServer {
     sockets.use({
       onConnect: (connection, ctx) => this.#connect(connection, ctx),
       onMessage: (connection, message) => this.#message(connection, message),
-      onClose: (connection) => this.#awareness.left(connection),
+      onClose: (connection) => {
+        this.#syncAnswers.forget(connection.id);
+        this.#awareness.left(connection);
+      },
     });
   }
 
@@ -295,8 +303,8 @@ export class YjsDocument implements Capability, WireServer {
       case MESSAGE_SYNC: {
         const subtype = reader.uint();
         const payload = reader.bytes();
-        // [0, 0, stateVector]: answered with what the client lacks.
-        if (subtype === SYNC_STEP_1) return sendStep2(connection, encodeStateAsUpdate(this.doc, payload));
+        // [0, 0, stateVector]: answered with what the client lacks; a repeat only once the document changed (answers.ts).
+        if (subtype === SYNC_STEP_1) return void (this.#syncAnswers.take(connection.id, this.#version) && sendStep2(connection, encodeStateAsUpdate(this.doc, payload)));
         // [0, 1, update] (the client's answer to our step 1) or [0, 2, update]
         if (subtype === SYNC_STEP_2 || subtype === SYNC_UPDATE) return this.#update(connection, payload, subtype, reader.done ? bytes : undefined);
         throw new MalformedMessage(`unknown sync message ${subtype}`);
@@ -372,6 +380,7 @@ export class YjsDocument implements Capability, WireServer {
 
   /** After a stored change: compacts when the policy says so, and schedules `onChange`. */
   #changed(): void {
+    this.#version++;
     const size = this.#storeOf().size;
     if (size.updates >= this.#compactUpdates || size.updateBytes >= Math.max(this.#compactBytes, size.snapshotBytes)) this.compact();
     if (!this.#options.onChange) return;

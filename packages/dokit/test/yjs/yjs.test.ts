@@ -229,6 +229,32 @@ describe("YjsDocument storage", () => {
     await socket.close();
   });
 
+  it("answers one of 2,000 sync step 1 requests sent at once, and a repeat once the document changed", async () => {
+    const name = fresh("sync-repeat");
+    const writer = await open(name);
+    writer.send(updateMessage(edits(["x".repeat(10_000)])[0] as Uint8Array));
+    await expect.poll(async () => (await rows(name)).updates.n).toBe(1);
+    const viewer = await open(name, { mode: "view" });
+    const stepOne = new Writer().uint(0).uint(0).bytes(Y.encodeStateVector(new Y.Doc())).finish().slice().buffer;
+    for (let i = 0; i < 2000; i++) viewer.send(stepOne);
+    const answers = await viewer.drain(500);
+    expect(answers).toHaveLength(1);
+    // SAFETY: the test socket's client end receives binary as a Blob (see nextBytes).
+    const answer = new Reader(new Uint8Array(await (answers[0] as unknown as Blob).arrayBuffer()));
+    expect([answer.uint(), answer.uint()]).toEqual([0, 1]);
+    // Nothing new: not answered again; after a change (relayed to it) and a second, answered.
+    viewer.send(stepOne);
+    expect(await viewer.drain(100)).toEqual([]);
+    writer.send(updateMessage(edits(["y"])[0] as Uint8Array));
+    await nextBytes(viewer);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    viewer.send(stepOne);
+    const again = new Reader(await nextBytes(viewer));
+    expect([again.uint(), again.uint()]).toEqual([0, 1]);
+    await writer.close();
+    await viewer.close();
+  });
+
   it("loads past a stored update that no longer applies (a row altered by hand), and logs it", async () => {
     const name = fresh("altered");
     const socket = await open(name);
