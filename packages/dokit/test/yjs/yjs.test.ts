@@ -379,6 +379,22 @@ describe("YjsDocument awareness", () => {
     for (const socket of [watcher, attacker, late]) await socket.close();
   });
 
+  it("does not take a new id from a connection whose attachment has no room to keep it (it could not be defended after a wake)", async () => {
+    const name = fresh("aw-full");
+    const watcher = await open(name);
+    const full = await open(name, { _pk: "full" });
+    await runInDurableObject(stubOf(name), (instance: YjsDoc) => {
+      instance.webSockets.getConnection("full")?.setState("x".repeat(16_200));
+    });
+    full.send(awarenessOf([[31, 1, '{"a":1}']]));
+    expect(await watcher.drain(150)).toEqual([]);
+    // Nobody owns it: another connection may introduce it.
+    const other = await open(name);
+    other.send(awarenessOf([[31, 1, '{"b":1}']]));
+    expect(await nextAwareness(watcher)).toEqual([[31, 1, '{"b":1}']]);
+    for (const socket of [watcher, full, other]) await socket.close();
+  });
+
   it("a readonly connection publishes its own awareness and cannot touch another's", async () => {
     const name = fresh("aw-viewer");
     const writer = await open(name);
