@@ -287,6 +287,28 @@ describe("dokit/yjs with y-websocket's provider", () => {
     await eventually(() => expect(c.awareness.getStates().get(a.doc.clientID)).toEqual({ user: "ada 3" }));
   });
 
+  it("a provider that reconnects before its old socket closes gets its awareness id back when that socket closes", async () => {
+    const name = fresh("handover");
+    const b = provider(name);
+    await synced(b);
+    // The old socket of client 777, still open on the server.
+    const old = rawSocket(name);
+    await old.opened;
+    old.ws.send(awarenessMessage(writeAwareness([[777, 5, '{"user":"old"}']])));
+    await eventually(() => expect(b.awareness.getStates().get(777)).toEqual({ user: "old" }));
+    // The same client on a new connection: its announcement waits for the old socket to go.
+    const doc = new Y.Doc();
+    doc.clientID = 777;
+    const a = provider(name, {}, doc);
+    await synced(a);
+    a.awareness.setLocalStateField("user", "new");
+    await sleep(300);
+    expect(b.awareness.getStates().get(777)).toEqual({ user: "old" });
+    old.ws.close();
+    // The object tells everyone 777 left; y-protocols in a answers by announcing itself again.
+    await eventually(() => expect(b.awareness.getStates().get(777)).toEqual({ user: "new" }));
+  });
+
   it("2,000 awareness queries and 2,000 sync step 1 requests from a socket that does not read are answered once each", async () => {
     const name = fresh("queries");
     const a = provider(name);
