@@ -69,7 +69,7 @@ const RETRY_MS = [100, 500, 2000];
 /**
  * A shard's publishes on their way to the sequencer: gathered for `batchMs`, sent as one batch,
  * ONE batch in flight at a time (so one publisher's messages are ordered as sent), retried with the
- * same messages when a call fails (the sequencer deduplicates them by publisher and id). A batch that
+ * same messages when a call fails (the sequencer deduplicates them by publisher, id and content). A batch that
  * fails every retry fails its publishers' waiting messages with it, so a publisher that sends them
  * again, in order, never has a later message ordered before an earlier one.
  * Waiting messages are held in memory: a client resends, in order, what was not acknowledged when it

@@ -5,7 +5,7 @@ import type { RoomsErrorCode } from "./errors";
 import type { DeliveryHook } from "./deliver";
 import { type Fanout, FlatFanout } from "./fanout";
 import { TreeFanout, WidthFanout } from "./tree";
-import { RoomLog } from "./log";
+import { contentDigest, RoomLog } from "./log";
 import { Members } from "./members";
 import { RoomPresence } from "./room-presence";
 import type { Joined, LogRange, OutgoingMessage, PresenceAnswer, PresenceKnown, PresenceUpdate, Published, Reported, SequencerApi, ShardReport } from "./types";
@@ -155,8 +155,9 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
         throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `a room message is over ${MAX_DATA_BYTES} bytes as JSON (one row of the log holds it)`);
       }
     }
+    const digests = await Promise.all(messages.map(contentDigest));
     const now = Date.now();
-    const seqs = this.ctx.storage.transactionSync(() => this.#log.append(messages, now));
+    const seqs = this.ctx.storage.transactionSync(() => this.#log.append(messages, digests, now));
     const before = this.#members.count;
     const registered = shard ? this.#members.report(shard) : false;
     this.#countChanged(before);
