@@ -12,9 +12,9 @@ afterEach(() => {
 
 type Frame = Record<string, unknown> & { type: string };
 
-/** Opens a room connection on shard `shard`. @returns the socket and the JSON frames it receives */
-async function join(room: string, id: string, shard: number): Promise<{ ws: WebSocket; frames: Frame[] }> {
-  const url = new URL(`/rooms/${room}?shards=2&shard=${shard}&_pk=${id}`, base);
+/** Opens a room connection on shard `shard` (resuming after `since`, when given). @returns the socket and the JSON frames it receives */
+async function join(room: string, id: string, shard: number, since?: number): Promise<{ ws: WebSocket; frames: Frame[] }> {
+  const url = new URL(`/rooms/${room}?shards=2&shard=${shard}&_pk=${id}${since === undefined ? "" : `&since=${since}`}`, base);
   url.protocol = "ws:";
   const ws = new WebSocket(url.href);
   cleanup.push(() => ws.readyState < 2 && ws.close());
@@ -91,4 +91,37 @@ describe("rooms over loopback", () => {
     expect(frames.find((frame) => frame.type === "dokit_room_welcome")).toMatchObject({ shard: 0 });
     expect(frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 2, from: "stay", data: 2 }]);
   });
+
+  it("delivers a catch-up of 260 legal 64 KB messages, each with one non-Latin-1 character (34 MB as copied between objects), then live traffic", async () => {
+    const room = fresh("loop-big-catchup");
+    const a = await join(room, "a", 0);
+    // 65,000 ASCII characters and one euro sign: 65,003 bytes as JSON, under the default maxMessageBytes (65,536).
+    const text = `${"x".repeat(65_000)}€`;
+    for (let n = 1; n <= 260; n++) a.ws.send(JSON.stringify({ type: "dokit_room_publish", id: `m${n}`, data: { n, text } }));
+    await until(() => a.frames.filter((frame) => frame.type === "dokit_room_ack").length === 260, 30_000);
+    const b = await join(room, "b", 1, 0);
+    await until(() => b.frames.filter((frame) => frame.type === "dokit_room").length === 260, 30_000);
+    a.ws.send(JSON.stringify({ type: "dokit_room_publish", id: "live", data: { n: 261, text: "live" } }));
+    await until(() => b.frames.filter((frame) => frame.type === "dokit_room").length === 261, 10_000);
+    const got = b.frames.filter((frame) => frame.type === "dokit_room") as unknown as { seq: number; data: { n: number; text: string } }[];
+    expect(got.map((frame) => frame.seq)).toEqual(Array.from({ length: 261 }, (_, i) => i + 1));
+    expect(got.every((frame, i) => frame.data.n === i + 1 && frame.data.text === (i < 260 ? text : "live"))).toBe(true);
+  }, 120_000);
+
+  it("delivers a catch-up of 34 messages of 1 MiB (the largest a room takes), each with one non-Latin-1 character, then live traffic", async () => {
+    const room = fresh("loop-huge-catchup");
+    // 1,048,000 ASCII characters and one euro sign: under 1 MiB as JSON.
+    const text = `${"y".repeat(1_048_000)}€`;
+    for (let n = 1; n <= 34; n++) {
+      const response = await fetch(new URL(`/rooms/${room}/publish`, base), { method: "POST", body: JSON.stringify({ n, text }) });
+      expect(await response.json()).toBe(n);
+    }
+    const b = await join(room, "b", 0, 0);
+    await until(() => b.frames.filter((frame) => frame.type === "dokit_room").length === 34, 30_000);
+    await fetch(new URL(`/rooms/${room}/publish`, base), { method: "POST", body: JSON.stringify({ n: 35, text: "live" }) });
+    await until(() => b.frames.filter((frame) => frame.type === "dokit_room").length === 35, 10_000);
+    const got = b.frames.filter((frame) => frame.type === "dokit_room") as unknown as { seq: number; data: { n: number; text: string } }[];
+    expect(got.map((frame) => frame.seq)).toEqual(Array.from({ length: 35 }, (_, i) => i + 1));
+    expect(got.every((frame, i) => frame.data.n === i + 1 && frame.data.text === (i < 34 ? text : "live"))).toBe(true);
+  }, 120_000);
 });

@@ -1,3 +1,4 @@
+import { BATCH_BYTES, estimateBytes } from "./sizes";
 import type { LogRange, OutgoingMessage, RoomMessage } from "./types";
 
 /** How much of the room's past the sequencer keeps for shards and clients that catch up. */
@@ -76,15 +77,23 @@ export class RoomLog {
     return seqs;
   }
 
-  /** @returns up to `limit` messages after `after`, in order (those the window dropped are skipped) */
+  /**
+   * @returns the messages after `after`, in order (those the window dropped are skipped): up to
+   * `limit` of them and {@link BATCH_BYTES} by {@link estimateBytes}, always at least one when there is one
+   */
   after(after: number, limit: number): RoomMessage[] {
-    return this.#sql
-      .exec<Row>("SELECT seq, publisher, data, filter FROM dokit_room_log WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
-      .toArray()
-      .map(toMessage);
+    const messages: RoomMessage[] = [];
+    let bytes = 0;
+    // Read row by row: the byte bound stops the read, so no more than a batch is ever held.
+    for (const row of this.#sql.exec<Row>("SELECT seq, publisher, data, filter FROM dokit_room_log WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)) {
+      bytes += estimateBytes(row.data, row.publisher, row.filter);
+      if (messages.length > 0 && bytes > BATCH_BYTES) break;
+      messages.push(toMessage(row));
+    }
+    return messages;
   }
 
-  /** @returns what follows `after`: the gap the window made, if any, then up to `limit` messages */
+  /** @returns what follows `after`: the gap the window made, if any, then up to `limit` messages (and {@link BATCH_BYTES}) */
   range(after: number, limit: number): LogRange {
     // A seq beyond the head (a client of a room whose storage was deleted) counts as the head.
     const from = Math.min(Math.max(0, after), this.#head);

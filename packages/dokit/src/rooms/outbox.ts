@@ -1,5 +1,6 @@
 import type { Connection } from "../lifecycle/connection";
 import { overBytes } from "../lifecycle/wire";
+import { outgoingBytes } from "./sizes";
 import type { OutgoingMessage, Published } from "./types";
 
 /** Options of a publish (`RoomShard.publish`, `publishToRoom`). */
@@ -60,9 +61,9 @@ export interface OutboxDeps {
 
 const PREFIX = "__dokit_room_out:";
 
-/** The most messages one batch carries, and (about) the most bytes of their bodies. */
+/** The most messages one batch carries, and the most bytes of them by {@link outgoingBytes} (a message alone always goes). */
 const MAX_BATCH = 256;
-const MAX_BATCH_BYTES = 512 * 1024;
+const MAX_BATCH_BYTES = 2 * 1024 * 1024;
 /** The waits before each retry of a batch the sequencer did not answer (4 tries in about 2.6 s). */
 const RETRY_MS = [100, 500, 2000];
 
@@ -182,7 +183,7 @@ export class Outbox {
     let bytes = 0;
     let count = 0;
     for (const pending of this.#queue) {
-      bytes += pending.message.data.length;
+      bytes += outgoingBytes(pending.message);
       if (count > 0 && (count >= MAX_BATCH || bytes > MAX_BATCH_BYTES)) break;
       count++;
     }

@@ -12,6 +12,7 @@ import { Membership } from "./membership";
 import { CountNotice } from "./shard-count";
 import { ShardDelivery } from "./shard-delivery";
 import { ShardPresence } from "./shard-presence";
+import { MESSAGE_BYTES, outgoingBytes } from "./sizes";
 import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
 import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./outbox";
 import { ackFrame, resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
@@ -158,7 +159,7 @@ export class RoomShard implements Capability {
   /**
    * Publishes to the whole room from server code, batched with the shard's other publishes.
    * @returns the message's seq, once the sequencer has ordered it
-   * @throws DokitError INVALID_ARGUMENT for a value that is not JSON or over `maxMessageBytes`; rejects with ROOM_PUBLISH_FAILED when the sequencer cannot be reached
+   * @throws DokitError INVALID_ARGUMENT for a value that is not JSON or over `maxMessageBytes` (or with an except list of megabytes); rejects with ROOM_PUBLISH_FAILED when the sequencer cannot be reached
    */
   publish(data: unknown, options: RoomPublishOptions = {}): Promise<number> {
     const json = JSON.stringify(data);
@@ -167,6 +168,7 @@ export class RoomShard implements Capability {
       throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `RoomShard.publish: the data is over maxMessageBytes (${this.#maxBytes} bytes as JSON)`);
     }
     const message: OutgoingMessage = { id: crypto.randomUUID(), data: json, ...filters(options) };
+    if (outgoingBytes(message) > MESSAGE_BYTES) throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", "RoomShard.publish: the data and filters together are too large to deliver (keep except lists short)");
     return new Promise((resolve, reject) => {
       this.#load().then(() => this.#outboxOf().add({ message, settle: { resolve, reject } }), reject);
     });
