@@ -229,9 +229,10 @@ export class RoomShard implements Capability {
       trySend(connection, resetFrame(epoch));
       since = 0;
     }
-    // Behind the shard: caught up from the log. Else live (with a floor when ahead of the shard's deliveries).
-    if (since !== undefined && since < delivered) void this.#deliveryOf().catchUp(connection, since);
-    else cursors.release(connection.id, since ?? delivered, delivered);
+    // Behind the shard, or ahead of it (it gave a seq of another shard, or past the head): through the
+    // log, which sends what it missed and leaves at most a floor at the room's head. Else live.
+    if (since !== undefined && since !== delivered) void this.#deliveryOf().catchUp(connection, since);
+    else cursors.release(connection.id, delivered, delivered);
     this.#member.countChanged();
   }
 

@@ -113,6 +113,22 @@ describe("rooms across objects", () => {
     for (const client of [publisher, stay, moving, late]) await client.close();
   });
 
+  it("holds nothing for a client resuming past the room's head: it gets the next live messages, and no cursor stays stored", async () => {
+    const room = fresh("r-past-head");
+    const [a] = (await openClients(room, 1, 1)) as [RoomClient];
+    for (let n = 1; n <= 3; n++) a.publish(n);
+    await until(() => a.messages.length >= 3, "3 on a", 10_000);
+    // Past the head (a hostile client, or a room whose storage was deleted): at most a floor at the head, which the next delivery passes.
+    const clients = Array.from({ length: 20 }, (_, i) => new RoomClient(`far${i}`, room, { shards: "1" }));
+    for (const client of clients) await client.connect({ shard: 0, since: 999_999_999_999_999 });
+    for (let n = 4; n <= 5; n++) a.publish(n);
+    await until(() => clients.every((client) => client.messages.length >= 2), "4 and 5 on every client that resumed past the head", 10_000);
+    for (const client of clients) expect(client.messages.map((message) => message.seq)).toEqual([4, 5]);
+    const stored = await runInDurableObject(shardStub(room, 0), async (_instance, ctx) => [...(await ctx.storage.list()).keys()].filter((key) => key.includes("cursor")));
+    expect(stored).toEqual([]);
+    for (const client of [a, ...clients]) await client.close();
+  });
+
   it("tells a client resuming from before the log's window of the gap first, then sends the rest", async () => {
     const room = fresh("r-gap");
     for (let n = 1; n <= 12; n++) {
