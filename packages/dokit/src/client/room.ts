@@ -1,7 +1,7 @@
 // A member of a room spread over many objects (dokit/rooms on the server): an AgentClient whose
 // every connection asks for the messages after the last one it received (`since`) on the shard it
 // was on (`shard`), and that resends, in order, the publishes not yet acknowledged.
-import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
+import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_MORE, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
 import { AgentClient } from "./client";
 import { AgentFrameError } from "./errors";
 import type { AgentClientOptions, QueryParams } from "./types";
@@ -160,6 +160,9 @@ export class RoomMember<T = unknown> {
         for (const [id, { data }] of this.#waiting) this.#send(id, data);
         return options.onJoin?.({ room: frame.room as string, shard: this.shard, seq: frame.seq as number, count: this.count });
       }
+      // {"type":"dokit_room_more","token"}: a catch-up waits for the member to show it read this far
+      case ROOM_MORE:
+        return void this.client.send(JSON.stringify({ type: ROOM_MORE, token: frame.token }));
       // {"type":"dokit_room_count","count"}
       case ROOM_COUNT: {
         if (typeof frame.count !== "number" || frame.count === this.count) return;
@@ -217,6 +220,8 @@ function roomFrameProblem(frame: Record<string, unknown>): string | undefined {
       return frame.epoch === undefined || typeof frame.epoch === "string" ? undefined : "epoch is not a string";
     case ROOM_COUNT:
       return isSeq(frame.count) ? undefined : "count is not a whole number";
+    case ROOM_MORE:
+      return typeof frame.token === "string" ? undefined : "token is not a string";
     case ROOM_ACK:
       if (typeof frame.id !== "string") return "id is not a string";
       return isSeq(frame.seq) ? undefined : "seq is not a whole number";

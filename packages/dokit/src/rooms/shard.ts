@@ -4,7 +4,7 @@ import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Presence } from "../presence/presence";
 import { closeWith, overBytes, trySend } from "../lifecycle/wire";
-import { CLOSE_ROOM_DRAINED, CLOSE_ROOM_PUBLISH_FAILED, ROOM_DRAINED_REASON, ROOM_PUBLISH_FAILED_REASON, ROOM_EPOCH_PARAM, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
+import { CLOSE_ROOM_DRAINED, CLOSE_ROOM_PUBLISH_FAILED, ROOM_DRAINED_REASON, ROOM_PUBLISH_FAILED_REASON, ROOM_EPOCH_PARAM, ROOM_MORE, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./cursors";
 import type { RoomsErrorCode } from "./errors";
@@ -122,6 +122,11 @@ export class RoomShard implements Capability {
     claims.use(sockets);
     // {"type":"dokit_room_publish","id":<string>,"data":<json>} from any connection.
     claims.frame(ROOM_PUBLISH, (connection, frame) => this.#publishFrame(connection, frame));
+    // {"type":"dokit_room_more","token"}: the client read a catch-up up to its pause (after a wake, the catch-up has gone on already).
+    claims.frame(ROOM_MORE, async (connection, frame) => {
+      await this.#load();
+      this.#deliveryOf().more(connection, frame.token);
+    });
     // POST /__dokit_room/deliver from the sequencer, with the room's key.
     claims.route(DELIVER_PATH, (request) => this.#deliverRoute(request));
     this.#linkPresence();
@@ -253,6 +258,7 @@ export class RoomShard implements Capability {
   /** A connection closed or failed: it is no longer counted (its close or error event made the count stale). */
   #closed(connection: Connection): void {
     this.#cursorsOf().drop(connection.id);
+    this.#deliveryOf().closed(connection.id);
     this.#member.countChanged();
     if (this.#options.webSockets.count() === 0) void this.#member.leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
   }

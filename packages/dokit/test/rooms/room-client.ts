@@ -68,6 +68,8 @@ export class RoomClient {
       const text = String(event.data);
       if (!text.startsWith("{")) return void this.texts.push(text);
       const frame = JSON.parse(text) as Frame;
+      // A paused catch-up: read this far, send the rest (as the dokit client does).
+      if (frame.type === "dokit_room_more") socket.send({ type: "dokit_room_more", token: frame.token });
       if (frame.type === "dokit_room_ack") {
         this.unacked.delete(frame.id as string);
         this.acks.set(frame.id as string, frame.seq as number);
