@@ -35,7 +35,7 @@ export class ShardDelivery {
   /** Deliveries, one at a time. */
   #delivering: Promise<unknown> = Promise.resolve();
   /** Catch-ups waiting for their client to send back a token, by connection id (one per connection). */
-  readonly #paused = new Map<string, { token: string; resume(read: boolean): void }>();
+  readonly #paused = new Map<string, { token: string; connection: Connection; resume(read: boolean): void }>();
 
   constructor(deps: ShardDeliveryDeps) {
     this.#deps = deps;
@@ -96,19 +96,25 @@ export class ShardDelivery {
     waiting.resume(true);
   }
 
-  /** A connection closed: its paused catch-up ends. */
+  /** A connection closed: its paused catch-up ends (not that of an open connection that took its id meanwhile). */
   closed(id: string): void {
-    this.#paused.get(id)?.resume(false);
+    const waiting = this.#paused.get(id);
+    if (!waiting || waiting.connection.readyState === OPEN) return;
     this.#paused.delete(id);
+    waiting.resume(false);
   }
 
   /** Asks the client to show it read what was sent. @returns whether it did (`false`: it closed first) */
   #read(connection: Connection): Promise<boolean> {
     const token = crypto.randomUUID();
+    // One paused catch-up per connection id: one left by a connection that had the id before ends.
     this.#paused.get(connection.id)?.resume(false);
     return new Promise((resume) => {
-      this.#paused.set(connection.id, { token, resume });
-      if (!trySend(connection, moreFrame(token))) this.closed(connection.id);
+      this.#paused.set(connection.id, { token, connection, resume });
+      if (!trySend(connection, moreFrame(token))) {
+        this.#paused.delete(connection.id);
+        resume(false);
+      }
     });
   }
 

@@ -1,7 +1,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fresh, until } from "../helpers";
+import { fresh, sleep, until } from "../helpers";
 import { checkDelivery, openClients, RoomClient } from "./room-client";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -127,6 +127,33 @@ describe("rooms across objects", () => {
     const stored = await runInDurableObject(shardStub(room, 0), async (_instance, ctx) => [...(await ctx.storage.list()).keys()].filter((key) => key.includes("cursor")));
     expect(stored).toEqual([]);
     for (const client of [a, ...clients]) await client.close();
+  });
+
+  it("keeps a paused catch-up's place through an eviction of the shard: the client's answer wakes it, and it goes on without a duplicate", async () => {
+    const room = fresh("r-paced-evict");
+    const [a] = (await openClients(room, 2, 1)) as [RoomClient];
+    const text = `${"x".repeat(65_000)}€`;
+    for (let n = 1; n <= 40; n++) a.send(JSON.stringify({ type: "dokit_room_publish", id: `big-${n}`, data: { by: "a", n, text } }));
+    await until(() => a.acks.size === 40, "40 acks", 20_000);
+    const b = new RoomClient("b", room, { shards: "2" });
+    b.answerPauses = false;
+    await b.connect({ shard: 1, since: 0 });
+    const pauses = () => b.frames.filter((frame) => frame.type === "dokit_room_more");
+    await until(() => pauses().length === 1, "the first pause", 10_000);
+    expect(b.messages.length).toBe(17);
+    await evictDurableObject(shardStub(room, 1));
+    // The answer wakes the shard: it goes on from the stored place (the old instance's token is gone with it).
+    b.socket?.send({ type: "dokit_room_more", token: pauses()[0]?.token });
+    for (let answered = 1; b.messages.length < 40; ) {
+      await until(() => pauses().length > answered || b.messages.length === 40, "the next pause or the end", 10_000);
+      for (const pause of pauses().slice(answered)) b.socket?.send({ type: "dokit_room_more", token: pause.token });
+      answered = pauses().length;
+    }
+    a.send(JSON.stringify({ type: "dokit_room_publish", id: "live", data: { by: "a", n: 41, text: "live" } }));
+    await until(() => b.messages.length >= 41, "the live message", 10_000);
+    await sleep(200);
+    expect(b.messages.map((message) => message.seq)).toEqual(Array.from({ length: 41 }, (_, i) => i + 1));
+    for (const client of [a, b]) await client.close();
   });
 
   it("tells a client resuming from before the log's window of the gap first, then sends the rest", async () => {
