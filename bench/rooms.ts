@@ -125,6 +125,9 @@ class BenchClient {
         case "dokit_room_ack":
           this.unacked.delete(frame.id as string);
           return;
+        // A catch-up paused after 1 MiB of frames: read this far, send the rest.
+        case "dokit_room_more":
+          return ws.send(JSON.stringify({ type: "dokit_room_more", token: frame.token }));
         case "dokit_error":
           // The room did not take a publish: it closes this connection next (3010), and everything
           // unacknowledged goes again, in order, on the next one (duplicates are dropped by the room).

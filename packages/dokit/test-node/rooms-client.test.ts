@@ -76,4 +76,20 @@ describe("RoomMember (dokit/client) over loopback", () => {
     await until(() => received.length === 3, "1..3 on b");
     expect(received.map((message) => message.data)).toEqual([1, 2, 3]);
   });
+
+  it("answers a paused catch-up by itself: a member resuming from 0 after 3 MB of messages gets them all, then live ones", async () => {
+    const room = fresh("loop-member-paced");
+    const options = { host: base.host, basePath: `rooms/${room}`, minReconnectionDelay: 50, maxReconnectionDelay: 200 };
+    const text = `${"x".repeat(65_000)}€`;
+    const a = new RoomMember<{ n: number; text: string }>({ ...options, id: "a", query: { shards: "2", shard: "0" } });
+    members.push(a);
+    await Promise.all(Array.from({ length: 50 }, (_, i) => a.publish({ n: i + 1, text })));
+    const received: RoomMessage<{ n: number; text: string }>[] = [];
+    const b = new RoomMember<{ n: number; text: string }>({ ...options, id: "b", since: 0, query: { shards: "2", shard: "1" }, onRoomMessage: (message) => received.push(message) });
+    members.push(b);
+    await until(() => received.length === 50, "the 50 messages of the catch-up", 30_000);
+    await a.publish({ n: 51, text: "live" });
+    await until(() => received.length === 51, "the live message", 10_000);
+    expect(received.map((message) => message.data.n)).toEqual(Array.from({ length: 51 }, (_, i) => i + 1));
+  }, 60_000);
 });

@@ -1,4 +1,4 @@
-import { routeRoomRequest } from "../src/rooms";
+import { publishToRoom, routeRoomRequest } from "../src/rooms";
 
 import type { RoomsLoopSequencer, RoomsLoopShard } from "./rooms.objects";
 
@@ -6,7 +6,8 @@ import type { RoomsLoopSequencer, RoomsLoopShard } from "./rooms.objects";
  * `/rooms/<room>?shards=<n>[&capacity=<c>]`: a connection routed to one of the room's shards (each taking c connections). `POST /rooms/<room>/drain?shard=<i>`:
  * drains that shard and answers how many connections it closed. `POST /rooms/<room>/refuse?on=1|0`: the
  * room's sequencer fails every publish, or none. `POST /rooms/<room>/wipe`: the room's
- * sequencer loses its storage (reset before, so no delivery of it is under way, and after). `undefined` for any other request.
+ * sequencer loses its storage (reset before, so no delivery of it is under way, and after). `POST /rooms/<room>/publish` with a JSON
+ * body: published from the Worker (answers its seq). `undefined` for any other request.
  */
 export async function roomsRoute(request: Request, env: object): Promise<Response | undefined> {
   const url = new URL(request.url);
@@ -31,6 +32,9 @@ export async function roomsRoute(request: Request, env: object): Promise<Respons
     await namespace.getByName(room).wipe();
     await namespace.getByName(room).reset().catch(() => {});
     return new Response("wiped");
+  }
+  if (action === "publish" && request.method === "POST") {
+    return Response.json(await publishToRoom(env, room, await request.json(), { sequencer: "RoomsLoopSequencer" }));
   }
   const capacity = url.searchParams.get("capacity");
   return routeRoomRequest(request, env, {

@@ -12,14 +12,19 @@ afterEach(() => {
 
 type Frame = Record<string, unknown> & { type: string };
 
-/** Opens a room connection on shard `shard`. @returns the socket and the JSON frames it receives */
-async function join(room: string, id: string, shard: number): Promise<{ ws: WebSocket; frames: Frame[] }> {
-  const url = new URL(`/rooms/${room}?shards=2&shard=${shard}&_pk=${id}`, base);
+/** Opens a room connection on shard `shard` (resuming after `since`, when given; answering a paused catch-up unless `answer` is false). @returns the socket and the JSON frames it receives */
+async function join(room: string, id: string, shard: number, since?: number, answer = true): Promise<{ ws: WebSocket; frames: Frame[] }> {
+  const url = new URL(`/rooms/${room}?shards=2&shard=${shard}&_pk=${id}${since === undefined ? "" : `&since=${since}`}`, base);
   url.protocol = "ws:";
   const ws = new WebSocket(url.href);
   cleanup.push(() => ws.readyState < 2 && ws.close());
   const frames: Frame[] = [];
-  ws.addEventListener("message", (event) => frames.push(JSON.parse(String(event.data)) as Frame));
+  ws.addEventListener("message", (event) => {
+    const frame = JSON.parse(String(event.data)) as Frame;
+    frames.push(frame);
+    // A paused catch-up: read this far, send the rest (as the dokit client does).
+    if (frame.type === "dokit_room_more" && answer) ws.send(JSON.stringify({ type: "dokit_room_more", token: frame.token }));
+  });
   await new Promise((resolve) => ws.addEventListener("open", resolve));
   await until(() => frames.some((frame) => frame.type === "dokit_room_welcome"));
   return { ws, frames };
@@ -91,4 +96,67 @@ describe("rooms over loopback", () => {
     expect(frames.find((frame) => frame.type === "dokit_room_welcome")).toMatchObject({ shard: 0 });
     expect(frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 2, from: "stay", data: 2 }]);
   });
+
+  it("delivers a catch-up of 260 legal 64 KB messages, each with one non-Latin-1 character (34 MB as copied between objects), then live traffic", async () => {
+    const room = fresh("loop-big-catchup");
+    const a = await join(room, "a", 0);
+    // 65,000 ASCII characters and one euro sign: 65,003 bytes as JSON, under the default maxMessageBytes (65,536).
+    const text = `${"x".repeat(65_000)}€`;
+    for (let n = 1; n <= 260; n++) a.ws.send(JSON.stringify({ type: "dokit_room_publish", id: `m${n}`, data: { n, text } }));
+    await until(() => a.frames.filter((frame) => frame.type === "dokit_room_ack").length === 260, 30_000);
+    const b = await join(room, "b", 1, 0);
+    await until(() => b.frames.filter((frame) => frame.type === "dokit_room").length === 260, 30_000);
+    a.ws.send(JSON.stringify({ type: "dokit_room_publish", id: "live", data: { n: 261, text: "live" } }));
+    await until(() => b.frames.filter((frame) => frame.type === "dokit_room").length === 261, 10_000);
+    const got = b.frames.filter((frame) => frame.type === "dokit_room") as unknown as { seq: number; data: { n: number; text: string } }[];
+    expect(got.map((frame) => frame.seq)).toEqual(Array.from({ length: 261 }, (_, i) => i + 1));
+    expect(got.every((frame, i) => frame.data.n === i + 1 && frame.data.text === (i < 260 ? text : "live"))).toBe(true);
+  }, 120_000);
+
+  it("delivers a catch-up of 34 messages of 1 MiB (the largest a room takes), each with one non-Latin-1 character, then live traffic", async () => {
+    const room = fresh("loop-huge-catchup");
+    // 1,048,000 ASCII characters and one euro sign: under 1 MiB as JSON.
+    const text = `${"y".repeat(1_048_000)}€`;
+    for (let n = 1; n <= 34; n++) {
+      const response = await fetch(new URL(`/rooms/${room}/publish`, base), { method: "POST", body: JSON.stringify({ n, text }) });
+      expect(await response.json()).toBe(n);
+    }
+    const b = await join(room, "b", 0, 0);
+    await until(() => b.frames.filter((frame) => frame.type === "dokit_room").length === 34, 30_000);
+    await fetch(new URL(`/rooms/${room}/publish`, base), { method: "POST", body: JSON.stringify({ n: 35, text: "live" }) });
+    await until(() => b.frames.filter((frame) => frame.type === "dokit_room").length === 35, 10_000);
+    const got = b.frames.filter((frame) => frame.type === "dokit_room") as unknown as { seq: number; data: { n: number; text: string } }[];
+    expect(got.map((frame) => frame.seq)).toEqual(Array.from({ length: 35 }, (_, i) => i + 1));
+    expect(got.every((frame, i) => frame.data.n === i + 1 && frame.data.text === (i < 34 ? text : "live"))).toBe(true);
+  }, 120_000);
+
+  it("paces a catch-up by what the client read: a client that never sends back the pause's token gets about 1 MiB of it, and the rest once it does", async () => {
+    const room = fresh("loop-paced-catchup");
+    const a = await join(room, "a", 0);
+    const text = `${"x".repeat(65_000)}€`;
+    for (let n = 1; n <= 260; n++) a.ws.send(JSON.stringify({ type: "dokit_room_publish", id: `m${n}`, data: { n, text } }));
+    await until(() => a.frames.filter((frame) => frame.type === "dokit_room_ack").length === 260, 60_000);
+    // The client that never reads: it does not send the token back, so the shard sends no more than a window.
+    const b = await join(room, "b", 1, 0, false);
+    await until(() => b.frames.some((frame) => frame.type === "dokit_room_more"), 10_000);
+    await sleep(1000);
+    const sent = b.frames.filter((frame) => frame.type === "dokit_room").length;
+    // 1 MiB of frames of 65,049 characters: 17 of them (the 17th goes over), then the pause.
+    expect(sent).toBe(17);
+    expect(b.frames.filter((frame) => frame.type === "dokit_room_more")).toHaveLength(1);
+    // A wrong token changes nothing; the right one brings the next window.
+    b.ws.send(JSON.stringify({ type: "dokit_room_more", token: "guessed" }));
+    await sleep(500);
+    expect(b.frames.filter((frame) => frame.type === "dokit_room").length).toBe(17);
+    for (let answered = 0; b.frames.filter((frame) => frame.type === "dokit_room").length < 260; ) {
+      const pauses = b.frames.filter((frame) => frame.type === "dokit_room_more");
+      for (const pause of pauses.slice(answered)) b.ws.send(JSON.stringify({ type: "dokit_room_more", token: pause.token }));
+      answered = pauses.length;
+      await sleep(50);
+    }
+    // Then it is live.
+    a.ws.send(JSON.stringify({ type: "dokit_room_publish", id: "live", data: { n: 261, text: "live" } }));
+    await until(() => b.frames.filter((frame) => frame.type === "dokit_room").length === 261, 10_000);
+    expect((b.frames.filter((frame) => frame.type === "dokit_room") as unknown as { seq: number }[]).map((frame) => frame.seq)).toEqual(Array.from({ length: 261 }, (_, i) => i + 1));
+  }, 120_000);
 });

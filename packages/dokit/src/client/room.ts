@@ -1,8 +1,9 @@
 // A member of a room spread over many objects (dokit/rooms on the server): an AgentClient whose
 // every connection asks for the messages after the last one it received (`since`) on the shard it
 // was on (`shard`), and that resends, in order, the publishes not yet acknowledged.
-import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
+import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_MORE, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
 import { AgentClient } from "./client";
+import { AgentFrameError } from "./errors";
 import type { AgentClientOptions, QueryParams } from "./types";
 
 /** A room message as a member receives it. */
@@ -119,6 +120,15 @@ export class RoomMember<T = unknown> {
     } catch {
       return;
     }
+    if (typeof frame !== "object" || frame === null || Array.isArray(frame)) return;
+    // A room frame with a field of the wrong type is reported and ignored, never acted on (nor thrown in the socket's listener).
+    const problem = roomFrameProblem(frame);
+    if (problem !== undefined) {
+      const error = new AgentFrameError(String(frame.type), problem);
+      if (this.#options.onFrameError) this.#options.onFrameError(error);
+      else console.warn(error.message);
+      return;
+    }
     const options = this.#options;
     switch (frame.type) {
       // {"type":"dokit_room","seq","from"?,"data"}: once, in order (a seq already had is dropped)
@@ -150,6 +160,9 @@ export class RoomMember<T = unknown> {
         for (const [id, { data }] of this.#waiting) this.#send(id, data);
         return options.onJoin?.({ room: frame.room as string, shard: this.shard, seq: frame.seq as number, count: this.count });
       }
+      // {"type":"dokit_room_more","token"}: a catch-up waits for the member to show it read this far
+      case ROOM_MORE:
+        return void this.client.send(JSON.stringify({ type: ROOM_MORE, token: frame.token }));
       // {"type":"dokit_room_count","count"}
       case ROOM_COUNT: {
         if (typeof frame.count !== "number" || frame.count === this.count) return;
@@ -162,9 +175,9 @@ export class RoomMember<T = unknown> {
         this.#waiting.delete(frame.id as string);
         return waiting?.resolve(frame.seq as number);
       }
-      // {"type":"dokit_error","code":"ROOM_…","error","id"?}
+      // {"type":"dokit_error","code":"ROOM_…","error","id"?} (a malformed one is the AgentClient's to report)
       case DOKIT_ERROR: {
-        if (typeof frame.code !== "string" || !frame.code.startsWith("ROOM_")) return;
+        if (typeof frame.code !== "string" || !frame.code.startsWith("ROOM_") || typeof frame.error !== "string") return;
         const id = typeof frame.id === "string" ? frame.id : undefined;
         // A refused publish is settled. One the room failed to take stays: the room closes this connection (3010)
         // right after, and what waits is sent again, in order, on the next; nothing new goes on this one meanwhile.
@@ -178,4 +191,40 @@ export class RoomMember<T = unknown> {
       }
     }
   }
+}
+
+const isSeq = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+
+/**
+ * @returns what is wrong with a room frame (a field the member reads has the wrong type), or
+ * `undefined` when it is readable (or no room frame: other frames are not the member's to check)
+ */
+function roomFrameProblem(frame: Record<string, unknown>): string | undefined {
+  switch (frame.type) {
+    case ROOM:
+      if (!isSeq(frame.seq)) return "seq is not a whole number";
+      if (frame.from !== undefined && typeof frame.from !== "string") return "from is not a string";
+      return Object.hasOwn(frame, "data") ? undefined : "data is missing";
+    case ROOM_GAP:
+      if (!isSeq(frame.from)) return "from is not a whole number";
+      if (!isSeq(frame.to)) return "to is not a whole number";
+      return frame.from <= frame.to ? undefined : "from is after to";
+    case ROOM_RESET:
+      if (typeof frame.epoch !== "string") return "epoch is not a string";
+      return isSeq(frame.seq) ? undefined : "seq is not a whole number";
+    case ROOM_WELCOME:
+      if (typeof frame.room !== "string") return "room is not a string";
+      if (!isSeq(frame.shard)) return "shard is not a whole number";
+      if (!isSeq(frame.seq)) return "seq is not a whole number";
+      if (!isSeq(frame.count)) return "count is not a whole number";
+      return frame.epoch === undefined || typeof frame.epoch === "string" ? undefined : "epoch is not a string";
+    case ROOM_COUNT:
+      return isSeq(frame.count) ? undefined : "count is not a whole number";
+    case ROOM_MORE:
+      return typeof frame.token === "string" ? undefined : "token is not a string";
+    case ROOM_ACK:
+      if (typeof frame.id !== "string") return "id is not a string";
+      return isSeq(frame.seq) ? undefined : "seq is not a whole number";
+  }
+  return undefined;
 }

@@ -196,6 +196,11 @@ export const ROOM_COUNT = "dokit_room_count";
  * What the old order had after the client's last seq is lost; the new order's messages follow, from seq 1.
  */
 export const ROOM_RESET = "dokit_room_reset";
+/**
+ * A catch-up paused until the client shows it read what was sent: `{"type":"dokit_room_more","token"}`
+ * from the shard; the client sends the same frame back, with the token, for the rest.
+ */
+export const ROOM_MORE = "dokit_room_more";
 /** Query parameter: the last seq a reconnecting client received (it gets everything after it). */
 export const ROOM_SINCE_PARAM = "since";
 /** Query parameter: the shard index a reconnecting client was on (the router keeps it there). */
@@ -218,6 +223,8 @@ export type RoomGapFrame = { type: "dokit_room_gap"; from: number; to: number };
 export type RoomWelcomeFrame = { type: "dokit_room_welcome"; room: string; shard: number; seq: number; count: number; epoch: string };
 /** The room's order started again at `epoch`: the client's seq is now `seq` (0), and the new order follows. */
 export type RoomResetFrame = { type: "dokit_room_reset"; epoch: string; seq: number };
+/** A paused catch-up (server → client), and the client's answer that it read up to it (client → server, the same token). */
+export type RoomMoreFrame = { type: "dokit_room_more"; token: string };
 /** `{"type":"dokit_room_count","count"}`: the room-wide connection count, when it changed. */
 export type RoomCountFrame = { type: "dokit_room_count"; count: number };
 /** A refused publish or resume (`ROOM_REJECTED`), or a publish the room could not take (`ROOM_PUBLISH_FAILED`). */

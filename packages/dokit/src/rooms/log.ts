@@ -1,3 +1,4 @@
+import { BATCH_BYTES, estimateBytes } from "./sizes";
 import type { LogRange, OutgoingMessage, RoomMessage } from "./types";
 
 /** How much of the room's past the sequencer keeps for shards and clients that catch up. */
@@ -12,7 +13,8 @@ type Row = { seq: number; publisher: string; data: string; filter: string | null
 
 /**
  * The sequencer's replay log in its SQLite storage: one row per message, in seq order, bounded by a
- * window (a count and an age), and deduplicated by (publisher, message id) while a message is in it.
+ * window (a count and an age), and deduplicated by (publisher, message id, content digest) while a
+ * message is in it.
  * The last seq ever given (`head`) is kept apart, so an emptied log still numbers on from it.
  */
 export class RoomLog {
@@ -25,7 +27,12 @@ export class RoomLog {
     this.#window = window;
     sql.exec(`CREATE TABLE IF NOT EXISTS dokit_room_log (
       seq INTEGER PRIMARY KEY, publisher TEXT NOT NULL, msg_id TEXT NOT NULL, data TEXT NOT NULL, filter TEXT, at INTEGER NOT NULL)`);
-    sql.exec("CREATE UNIQUE INDEX IF NOT EXISTS dokit_room_log_dedup ON dokit_room_log (publisher, msg_id)");
+    // Deduplication is by (publisher, message id, content digest): a message with a known id but other
+    // content is another message (ids are guessable, so an id alone must never swallow a publish).
+    const table = sql.exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'dokit_room_log'").one().sql;
+    if (!table.includes("digest")) sql.exec("ALTER TABLE dokit_room_log ADD COLUMN digest TEXT NOT NULL DEFAULT ''");
+    sql.exec("DROP INDEX IF EXISTS dokit_room_log_dedup");
+    sql.exec("CREATE UNIQUE INDEX IF NOT EXISTS dokit_room_log_dedup_content ON dokit_room_log (publisher, msg_id, digest)");
     sql.exec("CREATE TABLE IF NOT EXISTS dokit_room_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     this.#head = Number(this.meta("head") ?? 0);
   }
@@ -45,21 +52,24 @@ export class RoomLog {
   }
 
   /**
-   * Gives each new message the next seq and appends it; a message already in the log keeps its seq.
-   * Call inside a transaction. @returns the seq of each message, in order
+   * Gives each new message the next seq and appends it; a message already in the log (the same
+   * publisher, id and content digest) keeps its seq. Call inside a transaction.
+   * @param digests - each message's {@link contentDigest}, in order
+   * @returns the seq of each message, in order
    */
-  append(messages: readonly OutgoingMessage[], now: number): number[] {
+  append(messages: readonly OutgoingMessage[], digests: readonly string[], now: number): number[] {
     const seqs: number[] = [];
-    for (const message of messages) {
+    for (const [i, message] of messages.entries()) {
       const publisher = message.from ?? "";
-      const taken = this.#sql.exec<{ seq: number }>("SELECT seq FROM dokit_room_log WHERE publisher = ? AND msg_id = ?", publisher, message.id).toArray()[0];
+      const digest = digests[i] as string;
+      const taken = this.#sql.exec<{ seq: number }>("SELECT seq FROM dokit_room_log WHERE publisher = ? AND msg_id = ? AND digest = ?", publisher, message.id, digest).toArray()[0];
       if (taken) {
         seqs.push(taken.seq);
         continue;
       }
       const seq = ++this.#head;
       const filter = message.except?.length || message.tag !== undefined ? JSON.stringify({ except: message.except, tag: message.tag }) : null;
-      this.#sql.exec("INSERT INTO dokit_room_log (seq, publisher, msg_id, data, filter, at) VALUES (?, ?, ?, ?, ?, ?)", seq, publisher, message.id, message.data, filter, now);
+      this.#sql.exec("INSERT INTO dokit_room_log (seq, publisher, msg_id, digest, data, filter, at) VALUES (?, ?, ?, ?, ?, ?, ?)", seq, publisher, message.id, digest, message.data, filter, now);
       seqs.push(seq);
     }
     this.setMeta("head", String(this.#head));
@@ -67,15 +77,23 @@ export class RoomLog {
     return seqs;
   }
 
-  /** @returns up to `limit` messages after `after`, in order (those the window dropped are skipped) */
+  /**
+   * @returns the messages after `after`, in order (those the window dropped are skipped): up to
+   * `limit` of them and {@link BATCH_BYTES} by {@link estimateBytes}, always at least one when there is one
+   */
   after(after: number, limit: number): RoomMessage[] {
-    return this.#sql
-      .exec<Row>("SELECT seq, publisher, data, filter FROM dokit_room_log WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
-      .toArray()
-      .map(toMessage);
+    const messages: RoomMessage[] = [];
+    let bytes = 0;
+    // Read row by row: the byte bound stops the read, so no more than a batch is ever held.
+    for (const row of this.#sql.exec<Row>("SELECT seq, publisher, data, filter FROM dokit_room_log WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)) {
+      bytes += estimateBytes(row.data, row.publisher, row.filter);
+      if (messages.length > 0 && bytes > BATCH_BYTES) break;
+      messages.push(toMessage(row));
+    }
+    return messages;
   }
 
-  /** @returns what follows `after`: the gap the window made, if any, then up to `limit` messages */
+  /** @returns what follows `after`: the gap the window made, if any, then up to `limit` messages (and {@link BATCH_BYTES}) */
   range(after: number, limit: number): LogRange {
     // A seq beyond the head (a client of a room whose storage was deleted) counts as the head.
     const from = Math.min(Math.max(0, after), this.#head);
@@ -106,4 +124,14 @@ function toMessage(row: Row): RoomMessage {
     if (tag !== undefined) message.tag = tag;
   }
   return message;
+}
+
+/**
+ * @returns the SHA-256 (hex) of what a message says: its body and its filters. A retry of a publish
+ * has the same; a different message under the same id does not, so it is never taken for a retry.
+ */
+export async function contentDigest(message: OutgoingMessage): Promise<string> {
+  const content = JSON.stringify([message.data, message.except ?? null, message.tag ?? null]);
+  const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(content));
+  return Array.from(new Uint8Array(hash), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }

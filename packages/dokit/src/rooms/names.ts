@@ -17,12 +17,22 @@ export function shardName(room: string, index: number): string {
   return `${room}#${index}`;
 }
 
-/** @returns the room and shard index an object name stands for (a name without `#` is shard 0 of the room of that name) */
+/** The index part of a shard name exactly as {@link shardName} writes it for the router's 1,024 shards at most: no sign, space or leading zero. */
+const CANONICAL_INDEX = /^(0|[1-9][0-9]{0,3})$/;
+/** The most shards a room has (the router's largest `shardCount`). */
+const MAX_SHARDS = 1024;
+
+/**
+ * @returns the room and shard index an object name stands for. Only a name {@link shardName} makes is
+ * a shard of its room (`<room>#<index>`, the index in canonical form, below 1,024); any other name
+ * (`a#01`, `a#+1`, `a# 1`, a name without `#`) is shard 0 of the room of that whole name, so it
+ * can never stand in for another shard of a room
+ */
 export function parseShardName(name: string): { room: string; index: number } {
   const cut = name.lastIndexOf("#");
-  const index = cut < 0 ? NaN : Number(name.slice(cut + 1));
-  if (!Number.isInteger(index) || index < 0) return { room: name, index: 0 };
-  return { room: name.slice(0, cut), index };
+  const digits = cut < 0 ? "" : name.slice(cut + 1);
+  if (!CANONICAL_INDEX.test(digits) || Number(digits) >= MAX_SHARDS) return { room: name, index: 0 };
+  return { room: name.slice(0, cut), index: Number(digits) };
 }
 
 /** @returns a 32-bit FNV-1a hash of `text`: the same client id lands on the same shard in every Worker */

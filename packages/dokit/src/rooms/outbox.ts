@@ -1,5 +1,6 @@
 import type { Connection } from "../lifecycle/connection";
 import { overBytes } from "../lifecycle/wire";
+import { outgoingBytes } from "./sizes";
 import type { OutgoingMessage, Published } from "./types";
 
 /** Options of a publish (`RoomShard.publish`, `publishToRoom`). */
@@ -60,16 +61,16 @@ export interface OutboxDeps {
 
 const PREFIX = "__dokit_room_out:";
 
-/** The most messages one batch carries, and (about) the most bytes of their bodies. */
+/** The most messages one batch carries, and the most bytes of them by {@link outgoingBytes} (a message alone always goes). */
 const MAX_BATCH = 256;
-const MAX_BATCH_BYTES = 512 * 1024;
+const MAX_BATCH_BYTES = 2 * 1024 * 1024;
 /** The waits before each retry of a batch the sequencer did not answer (4 tries in about 2.6 s). */
 const RETRY_MS = [100, 500, 2000];
 
 /**
  * A shard's publishes on their way to the sequencer: gathered for `batchMs`, sent as one batch,
  * ONE batch in flight at a time (so one publisher's messages are ordered as sent), retried with the
- * same messages when a call fails (the sequencer deduplicates them by publisher and id). A batch that
+ * same messages when a call fails (the sequencer deduplicates them by publisher, id and content). A batch that
  * fails every retry fails its publishers' waiting messages with it, so a publisher that sends them
  * again, in order, never has a later message ordered before an earlier one.
  * Waiting messages are held in memory: a client resends, in order, what was not acknowledged when it
@@ -182,7 +183,7 @@ export class Outbox {
     let bytes = 0;
     let count = 0;
     for (const pending of this.#queue) {
-      bytes += pending.message.data.length;
+      bytes += outgoingBytes(pending.message);
       if (count > 0 && (count >= MAX_BATCH || bytes > MAX_BATCH_BYTES)) break;
       count++;
     }

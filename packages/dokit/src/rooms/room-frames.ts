@@ -1,7 +1,7 @@
 // The frames a shard sends its clients, built as text once per message (the body is JSON text already).
 
 import type { Connection } from "../lifecycle/connection";
-import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
+import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_MORE, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
 import type { RoomMessage } from "./types";
 
 /** @returns `{"type":"dokit_room","seq","from"?,"data"}` */
@@ -28,6 +28,11 @@ export function welcomeFrame(room: string, shard: number, seq: number, count: nu
 /** @returns `{"type":"dokit_room_reset","epoch","seq":0}`: the room's order started again */
 export function resetFrame(epoch: string): string {
   return `{"type":"${ROOM_RESET}","epoch":${JSON.stringify(epoch)},"seq":0}`;
+}
+
+/** @returns `{"type":"dokit_room_more","token"}`: a catch-up waits for the client to send it back */
+export function moreFrame(token: string): string {
+  return `{"type":"${ROOM_MORE}","token":${JSON.stringify(token)}}`;
 }
 
 /** @returns `{"type":"dokit_room_count","count"}` */

@@ -5,8 +5,9 @@ import type { RoomsErrorCode } from "./errors";
 import type { DeliveryHook } from "./deliver";
 import { type Fanout, FlatFanout } from "./fanout";
 import { TreeFanout, WidthFanout } from "./tree";
-import { RoomLog } from "./log";
+import { contentDigest, RoomLog } from "./log";
 import { Members } from "./members";
+import { MESSAGE_BYTES, outgoingBytes } from "./sizes";
 import { RoomPresence } from "./room-presence";
 import type { Joined, LogRange, OutgoingMessage, PresenceAnswer, PresenceKnown, PresenceUpdate, Published, Reported, SequencerApi, ShardReport } from "./types";
 
@@ -18,7 +19,11 @@ export interface RoomSequencerOptions {
   logSeconds?: number;
   /** The first retry of a failed delivery, in ms (doubled per failure, at most 60 s): 10 to 60,000 (default 1,000). */
   retryMs?: number;
-  /** The most messages one delivery or one `since` answer carries: 1 to 10,000 (default 500). */
+  /**
+   * The most messages one delivery or one `since` answer carries: 1 to 10,000 (default 500). Each also
+   * carries at most 8 MiB of messages by a conservative estimate (4 bytes per UTF-16 unit of body,
+   * ids and filters), so it stays well under the 32 MiB a call between objects can carry.
+   */
   batchLimit?: number;
   /**
    * How soon a change of the room-wide count goes to every shard, in ms: 10 to 60,000 (default 1,000).
@@ -41,7 +46,11 @@ export interface RoomSequencerOptions {
   relays?: string;
   /** The most presence entries (present connections) kept room-wide: 1 to 100,000 (default 1,000); past it, entries stay on their own shard. */
   presenceEntries?: number;
-  /** The most bytes of presence ids and values (as JSON, UTF-8) kept room-wide: 1,024 to 8,388,608 (default 524,288). */
+  /**
+   * The most bytes of presence ids and values (as JSON, UTF-8) kept room-wide: 1,024 to 2,097,152
+   * (default 524,288). Deliveries carry them beside up to 8 MiB of messages: this bound keeps a
+   * delivery through relays well under the 32 MiB a call between objects can carry.
+   */
   presenceBytes?: number;
 }
 
@@ -85,7 +94,7 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
     });
     this.#presence = new RoomPresence({
       entries: inRange("presenceEntries", options.presenceEntries ?? 1000, 1, 100_000),
-      bytes: inRange("presenceBytes", options.presenceBytes ?? 524_288, 1024, 8_388_608),
+      bytes: inRange("presenceBytes", options.presenceBytes ?? 524_288, 1024, 2_097_152),
     });
     // A shard that leaves, or is unregistered, takes its presence with it.
     this.#members = new Members(sql, {
@@ -154,9 +163,14 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
       if (overBytes(message.data, MAX_DATA_BYTES)) {
         throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `a room message is over ${MAX_DATA_BYTES} bytes as JSON (one row of the log holds it)`);
       }
+      // Its ids and filters too: one message always fits in a batch between the room's objects.
+      if (outgoingBytes(message) > MESSAGE_BYTES) {
+        throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", "a room message's body, ids and filters together are too large to deliver (keep except lists and ids short)");
+      }
     }
+    const digests = await Promise.all(messages.map(contentDigest));
     const now = Date.now();
-    const seqs = this.ctx.storage.transactionSync(() => this.#log.append(messages, now));
+    const seqs = this.ctx.storage.transactionSync(() => this.#log.append(messages, digests, now));
     const before = this.#members.count;
     const registered = shard ? this.#members.report(shard) : false;
     this.#countChanged(before);

@@ -4,7 +4,7 @@ import type { WebSockets } from "../websockets/websockets";
 import type { Cursors } from "./cursors";
 import type { Membership } from "./membership";
 import type { ShardPresence } from "./shard-presence";
-import { gapFrame, messageFrame, reaches } from "./room-frames";
+import { gapFrame, messageFrame, moreFrame, reaches } from "./room-frames";
 import { KEY_HEADER } from "./names";
 import type { Delivered, Delivery, RoomMessage, SequencerApi } from "./types";
 
@@ -17,6 +17,14 @@ export interface ShardDeliveryDeps {
 }
 
 const OPEN = 1;
+/** The characters of frames a catch-up sends before it waits for the client to show it read them (1 MiB). */
+export const CATCH_UP_WINDOW = 1_048_576;
+
+/** Sends a frame. @returns its length, counted against the catch-up's window */
+function send(connection: Connection, frame: string): number {
+  trySend(connection, frame);
+  return frame.length;
+}
 
 /**
  * How room messages reach a shard's clients: the sequencer's deliveries (each message once, in seq
@@ -26,6 +34,8 @@ export class ShardDelivery {
   readonly #deps: ShardDeliveryDeps;
   /** Deliveries, one at a time. */
   #delivering: Promise<unknown> = Promise.resolve();
+  /** Catch-ups waiting for their client to send back a token, by connection id (one per connection). */
+  readonly #paused = new Map<string, { token: string; connection: Connection; resume(read: boolean): void }>();
 
   constructor(deps: ShardDeliveryDeps) {
     this.#deps = deps;
@@ -34,6 +44,10 @@ export class ShardDelivery {
   /**
    * Sends a resuming connection what it missed after `since`, from the sequencer's log, then makes it
    * live. Live messages skip it meanwhile; it loops until it has passed what the shard delivered.
+   * Paced by what the client has read: after {@link CATCH_UP_WINDOW} characters of frames it sends a
+   * `dokit_room_more` token and goes on only once the client sends it back (a client reads its frames
+   * in order, so the token shows it read all before it). A client that never reads holds at most one
+   * window and one message; the object cannot see a socket's buffered bytes, so the client says so.
    */
   async catchUp(connection: Connection, since: number): Promise<void> {
     const cursors = this.#deps.cursors;
@@ -41,6 +55,7 @@ export class ShardDelivery {
     // The order the catch-up counts in: when the room's order starts again meanwhile, the restart made the connection live.
     const epoch = membership.record.epoch;
     let at = since;
+    let unread = 0;
     cursors.hold(connection.id, at, true);
     for (let failures = 0; connection.readyState === OPEN; ) {
       let range;
@@ -54,14 +69,53 @@ export class ShardDelivery {
       }
       if (membership.record.epoch !== epoch) return;
       if (connection.readyState !== OPEN) break;
-      if (range.gap) trySend(connection, gapFrame(range.gap));
-      for (const message of range.messages) if (reaches(message, connection)) trySend(connection, messageFrame(message));
+      if (range.gap) unread += send(connection, gapFrame(range.gap));
+      for (const message of range.messages) {
+        if (unread >= CATCH_UP_WINDOW) {
+          // Stored first: a shard woken meanwhile goes on from here.
+          cursors.hold(connection.id, at, true);
+          if (!(await this.#read(connection)) || membership.record.epoch !== epoch) return;
+          unread = 0;
+        }
+        if (reaches(message, connection)) unread += send(connection, messageFrame(message));
+        at = message.seq;
+      }
       at = range.last;
       const delivered = membership.record.delivered;
       if (!range.more && delivered <= at) return cursors.release(connection.id, at, delivered);
       cursors.hold(connection.id, at, true);
     }
     cursors.drop(connection.id);
+  }
+
+  /** A client sent back a catch-up's token (`dokit_room_more`): its catch-up goes on. */
+  more(connection: Connection, token: unknown): void {
+    const waiting = this.#paused.get(connection.id);
+    if (!waiting || waiting.token !== token) return;
+    this.#paused.delete(connection.id);
+    waiting.resume(true);
+  }
+
+  /** A connection closed: its paused catch-up ends (not that of an open connection that took its id meanwhile). */
+  closed(id: string): void {
+    const waiting = this.#paused.get(id);
+    if (!waiting || waiting.connection.readyState === OPEN) return;
+    this.#paused.delete(id);
+    waiting.resume(false);
+  }
+
+  /** Asks the client to show it read what was sent. @returns whether it did (`false`: it closed first) */
+  #read(connection: Connection): Promise<boolean> {
+    const token = crypto.randomUUID();
+    // One paused catch-up per connection id: one left by a connection that had the id before ends.
+    this.#paused.get(connection.id)?.resume(false);
+    return new Promise((resume) => {
+      this.#paused.set(connection.id, { token, connection, resume });
+      if (!trySend(connection, moreFrame(token))) {
+        this.#paused.delete(connection.id);
+        resume(false);
+      }
+    });
   }
 
   /**

@@ -4,7 +4,7 @@ import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Presence } from "../presence/presence";
 import { closeWith, overBytes, trySend } from "../lifecycle/wire";
-import { CLOSE_ROOM_DRAINED, CLOSE_ROOM_PUBLISH_FAILED, ROOM_DRAINED_REASON, ROOM_PUBLISH_FAILED_REASON, ROOM_EPOCH_PARAM, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
+import { CLOSE_ROOM_DRAINED, CLOSE_ROOM_PUBLISH_FAILED, ROOM_DRAINED_REASON, ROOM_PUBLISH_FAILED_REASON, ROOM_EPOCH_PARAM, ROOM_MORE, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./cursors";
 import type { RoomsErrorCode } from "./errors";
@@ -12,6 +12,7 @@ import { Membership } from "./membership";
 import { CountNotice } from "./shard-count";
 import { ShardDelivery } from "./shard-delivery";
 import { ShardPresence } from "./shard-presence";
+import { MESSAGE_BYTES, outgoingBytes } from "./sizes";
 import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
 import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./outbox";
 import { ackFrame, resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
@@ -121,6 +122,11 @@ export class RoomShard implements Capability {
     claims.use(sockets);
     // {"type":"dokit_room_publish","id":<string>,"data":<json>} from any connection.
     claims.frame(ROOM_PUBLISH, (connection, frame) => this.#publishFrame(connection, frame));
+    // {"type":"dokit_room_more","token"}: the client read a catch-up up to its pause (after a wake, the catch-up has gone on already).
+    claims.frame(ROOM_MORE, async (connection, frame) => {
+      await this.#load();
+      this.#deliveryOf().more(connection, frame.token);
+    });
     // POST /__dokit_room/deliver from the sequencer, with the room's key.
     claims.route(DELIVER_PATH, (request) => this.#deliverRoute(request));
     this.#linkPresence();
@@ -158,7 +164,7 @@ export class RoomShard implements Capability {
   /**
    * Publishes to the whole room from server code, batched with the shard's other publishes.
    * @returns the message's seq, once the sequencer has ordered it
-   * @throws DokitError INVALID_ARGUMENT for a value that is not JSON or over `maxMessageBytes`; rejects with ROOM_PUBLISH_FAILED when the sequencer cannot be reached
+   * @throws DokitError INVALID_ARGUMENT for a value that is not JSON or over `maxMessageBytes` (or with an except list of megabytes); rejects with ROOM_PUBLISH_FAILED when the sequencer cannot be reached
    */
   publish(data: unknown, options: RoomPublishOptions = {}): Promise<number> {
     const json = JSON.stringify(data);
@@ -167,6 +173,7 @@ export class RoomShard implements Capability {
       throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", `RoomShard.publish: the data is over maxMessageBytes (${this.#maxBytes} bytes as JSON)`);
     }
     const message: OutgoingMessage = { id: crypto.randomUUID(), data: json, ...filters(options) };
+    if (outgoingBytes(message) > MESSAGE_BYTES) throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", "RoomShard.publish: the data and filters together are too large to deliver (keep except lists short)");
     return new Promise((resolve, reject) => {
       this.#load().then(() => this.#outboxOf().add({ message, settle: { resolve, reject } }), reject);
     });
@@ -227,9 +234,10 @@ export class RoomShard implements Capability {
       trySend(connection, resetFrame(epoch));
       since = 0;
     }
-    // Behind the shard: caught up from the log. Else live (with a floor when ahead of the shard's deliveries).
-    if (since !== undefined && since < delivered) void this.#deliveryOf().catchUp(connection, since);
-    else cursors.release(connection.id, since ?? delivered, delivered);
+    // Behind the shard, or ahead of it (it gave a seq of another shard, or past the head): through the
+    // log, which sends what it missed and leaves at most a floor at the room's head. Else live.
+    if (since !== undefined && since !== delivered) void this.#deliveryOf().catchUp(connection, since);
+    else cursors.release(connection.id, delivered, delivered);
     this.#member.countChanged();
   }
 
@@ -250,6 +258,7 @@ export class RoomShard implements Capability {
   /** A connection closed or failed: it is no longer counted (its close or error event made the count stale). */
   #closed(connection: Connection): void {
     this.#cursorsOf().drop(connection.id);
+    this.#deliveryOf().closed(connection.id);
     this.#member.countChanged();
     if (this.#options.webSockets.count() === 0) void this.#member.leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
   }

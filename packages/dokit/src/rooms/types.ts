@@ -5,7 +5,7 @@
 export interface OutgoingMessage {
   /** The publishing connection's id; absent for messages published by server code. */
   from?: string;
-  /** The publisher's id for the message: (from, id) is deduplicated within the log window. */
+  /** The publisher's id for the message: (from, id, content) is deduplicated within the log window. */
   id: string;
   /** The body, as JSON text. */
   data: string;

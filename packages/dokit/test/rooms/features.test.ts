@@ -24,6 +24,31 @@ describe("room features", () => {
     await b.close();
   });
 
+  it("does not take another publisher's message for a retry: an attacker with the victim's id on another shard who publishes its predictable ids first swallows nothing", async () => {
+    const room = fresh("r-dedup-poison");
+    const [victim, watcher] = (await openClients(room, 2, 2, "v")) as [RoomClient, RoomClient];
+    // The attacker connects with the victim's id on the other shard (so the victim is not replaced) and publishes the ids the victim will use next.
+    const attacker = new RoomClient("v0", room, { shards: "2" });
+    await attacker.connect({ shard: 1 });
+    for (let n = 1; n <= 3; n++) attacker.send(JSON.stringify({ type: "dokit_room_publish", id: `v0-${n}`, data: { by: "evil", n } }));
+    await until(() => watcher.messages.length >= 3, "the attacker's 3 messages", 10_000);
+    for (let n = 1; n <= 3; n++) victim.publish(n);
+    await until(() => victim.unacked.size === 0, "the victim's 3 acks", 10_000);
+    await until(() => watcher.messages.length >= 6, "the victim's 3 messages on the watcher", 10_000);
+    await sleep(200);
+    // Every seq the victim was acknowledged with carries the victim's own content, on every client.
+    for (const client of [victim, watcher]) {
+      const bySeq = new Map(client.messages.map((message) => [message.seq, message.data]));
+      expect([...victim.acks].map(([id, seq]) => [id, bySeq.get(seq)])).toEqual([1, 2, 3].map((n) => [`v0-${n}`, { by: "v0", n }]));
+    }
+    expect(watcher.messages.map((message) => message.data.by)).toEqual(["evil", "evil", "evil", "v0", "v0", "v0"]);
+    // A real retry (the same id and content) is still one message.
+    victim.send(JSON.stringify({ type: "dokit_room_publish", id: "v0-1", data: { by: "v0", n: 1 } }));
+    await sleep(300);
+    expect(watcher.messages).toHaveLength(6);
+    for (const client of [victim, watcher, attacker]) await client.close();
+  });
+
   it("carries except and tag filters, and server publishes, room-wide", async () => {
     const room = fresh("r-filters");
     const plain = await openClients(room, 3, 3, "p");

@@ -143,10 +143,24 @@ export class TreeSequencer extends RoomSequencer {
   }
 }
 
-/** The room relay, counting its deliveries to shards. */
+/** Whether every relay fails its deliveries (a relay outage), in this isolate. */
+let relayOutage = false;
+
+/** The room relay, counting its deliveries to shards; `outage(true)` makes every relay fail its deliveries until `outage(false)`. */
 export class TestRelay extends RoomRelay {
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env, { deliveryHook: (_shard, phase) => void (phase === "request" && relayed++) });
+    super(ctx, env, {
+      deliveryHook: (_shard, phase) => {
+        if (phase !== "request") return;
+        if (relayOutage) throw new Error("test: relay outage");
+        relayed++;
+      },
+    });
+  }
+
+  /** Starts (`true`) or ends a relay outage. */
+  outage(on: boolean): void {
+    relayOutage = on;
   }
 
   /** @returns the deliveries relays made so far */

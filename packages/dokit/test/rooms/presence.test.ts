@@ -1,7 +1,8 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fresh, until } from "../helpers";
+import { openSocket, type TestSocket } from "../../src/testing";
+import { fresh, sleep, until } from "../helpers";
 import { type Frame, RoomClient } from "./room-client";
 
 const shardStub = (room: string, index: number) => env.ROOM_PRESENCE_CHAT.get(env.ROOM_PRESENCE_CHAT.idFromName(`${room}#${index}`));
@@ -165,6 +166,34 @@ describe("room-wide presence", () => {
     watch(late);
     await until(() => names(late).join() === after.join(), "the room in late's view", REMOTE_MS);
     for (const client of [...clients, late]) await client.close();
+  });
+
+  it("takes an object named like a shard but not in canonical form (`<room>#01`) for a room of its own: it cannot replace or erase shard 1's presence", async () => {
+    const room = fresh("p-fake-shard");
+    const [w, real] = (await open(room, 2, 2, "c")) as [RoomClient, RoomClient];
+    watch(w);
+    present(real, "real");
+    await until(() => names(w).join() === "c1=real", "c1's value on c0", REMOTE_MS);
+    // Reached by object name, as shards are where they are addressed by name: `#01`, `#+1`, `# 1` all read as 1 to Number().
+    const fakes: TestSocket[] = [];
+    const welcomes: unknown[] = [];
+    for (const [i, suffix] of ["01", "+1", " 1", "1.0"].entries()) {
+      const fake = await openSocket(env.ROOM_PRESENCE_CHAT.get(env.ROOM_PRESENCE_CHAT.idFromName(`${room}#${suffix}`)), "http://example.com/", { query: { _pk: `evil${i}` } });
+      let welcome: Frame;
+      do welcome = await fake.nextJSON<Frame>(5000);
+      while (welcome.type !== "dokit_room_welcome");
+      welcomes.push({ room: welcome.room, shard: welcome.shard });
+      fake.send({ type: "dokit_presence", value: { name: "evil" } });
+      fakes.push(fake);
+    }
+    // Its presence stays in its own room; shard 1's is untouched, also after it leaves.
+    await sleep(REMOTE_MS / 2);
+    for (const fake of fakes) await fake.close();
+    await sleep(REMOTE_MS / 2);
+    expect(names(w)).toEqual(["c1=real"]);
+    expect(w.frames.filter((frame) => frame.type === "dokit_presence").flatMap((frame) => [...((frame.set as [string][] | undefined) ?? []), ...((frame.all as [string][] | undefined) ?? [])].map(([id]) => id))).not.toContain("evil0");
+    expect(welcomes).toEqual(["01", "+1", " 1", "1.0"].map((suffix) => ({ room: `${room}#${suffix}`, shard: 0 })));
+    for (const client of [w, real]) await client.close();
   });
 
   it("caps room-wide presence at presenceEntries: entries past it stay on their own shard", async () => {

@@ -26,6 +26,8 @@ export class RoomClient {
   readonly acks = new Map<string, number>();
   socket: TestSocket | undefined;
   shard = -1;
+  /** Whether it sends back a paused catch-up's token at once (as the dokit client does). */
+  answerPauses = true;
   /** How many times the room closed this client because a publish failed (it reconnects each time). */
   publishFailedCloses = 0;
   #closing = false;
@@ -68,6 +70,8 @@ export class RoomClient {
       const text = String(event.data);
       if (!text.startsWith("{")) return void this.texts.push(text);
       const frame = JSON.parse(text) as Frame;
+      // A paused catch-up: read this far, send the rest (as the dokit client does).
+      if (frame.type === "dokit_room_more" && this.answerPauses) socket.send({ type: "dokit_room_more", token: frame.token });
       if (frame.type === "dokit_room_ack") {
         this.unacked.delete(frame.id as string);
         this.acks.set(frame.id as string, frame.seq as number);

@@ -1,7 +1,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fresh, until } from "../helpers";
+import { fresh, sleep, until } from "../helpers";
 import { checkDelivery, openClients, RoomClient } from "./room-client";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -111,6 +111,49 @@ describe("rooms across objects", () => {
     await until(received([late], 8), "18..25", 10_000);
     expect(late.messages.map((message) => message.seq)).toEqual([18, 19, 20, 21, 22, 23, 24, 25]);
     for (const client of [publisher, stay, moving, late]) await client.close();
+  });
+
+  it("holds nothing for a client resuming past the room's head: it gets the next live messages, and no cursor stays stored", async () => {
+    const room = fresh("r-past-head");
+    const [a] = (await openClients(room, 1, 1)) as [RoomClient];
+    for (let n = 1; n <= 3; n++) a.publish(n);
+    await until(() => a.messages.length >= 3, "3 on a", 10_000);
+    // Past the head (a hostile client, or a room whose storage was deleted): at most a floor at the head, which the next delivery passes.
+    const clients = Array.from({ length: 20 }, (_, i) => new RoomClient(`far${i}`, room, { shards: "1" }));
+    for (const client of clients) await client.connect({ shard: 0, since: 999_999_999_999_999 });
+    for (let n = 4; n <= 5; n++) a.publish(n);
+    await until(() => clients.every((client) => client.messages.length >= 2), "4 and 5 on every client that resumed past the head", 10_000);
+    for (const client of clients) expect(client.messages.map((message) => message.seq)).toEqual([4, 5]);
+    const stored = await runInDurableObject(shardStub(room, 0), async (_instance, ctx) => [...(await ctx.storage.list()).keys()].filter((key) => key.includes("cursor")));
+    expect(stored).toEqual([]);
+    for (const client of [a, ...clients]) await client.close();
+  });
+
+  it("keeps a paused catch-up's place through an eviction of the shard: the client's answer wakes it, and it goes on without a duplicate", async () => {
+    const room = fresh("r-paced-evict");
+    const [a] = (await openClients(room, 2, 1)) as [RoomClient];
+    const text = `${"x".repeat(65_000)}€`;
+    for (let n = 1; n <= 40; n++) a.send(JSON.stringify({ type: "dokit_room_publish", id: `big-${n}`, data: { by: "a", n, text } }));
+    await until(() => a.acks.size === 40, "40 acks", 20_000);
+    const b = new RoomClient("b", room, { shards: "2" });
+    b.answerPauses = false;
+    await b.connect({ shard: 1, since: 0 });
+    const pauses = () => b.frames.filter((frame) => frame.type === "dokit_room_more");
+    await until(() => pauses().length === 1, "the first pause", 10_000);
+    expect(b.messages.length).toBe(17);
+    await evictDurableObject(shardStub(room, 1));
+    // The answer wakes the shard: it goes on from the stored place (the old instance's token is gone with it).
+    b.socket?.send({ type: "dokit_room_more", token: pauses()[0]?.token });
+    for (let answered = 1; b.messages.length < 40; ) {
+      await until(() => pauses().length > answered || b.messages.length === 40, "the next pause or the end", 10_000);
+      for (const pause of pauses().slice(answered)) b.socket?.send({ type: "dokit_room_more", token: pause.token });
+      answered = pauses().length;
+    }
+    a.send(JSON.stringify({ type: "dokit_room_publish", id: "live", data: { by: "a", n: 41, text: "live" } }));
+    await until(() => b.messages.length >= 41, "the live message", 10_000);
+    await sleep(200);
+    expect(b.messages.map((message) => message.seq)).toEqual(Array.from({ length: 41 }, (_, i) => i + 1));
+    for (const client of [a, b]) await client.close();
   });
 
   it("tells a client resuming from before the log's window of the gap first, then sends the rest", async () => {

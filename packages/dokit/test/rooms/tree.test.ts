@@ -1,9 +1,12 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fresh, until } from "../helpers";
+import { fresh, sleep, until } from "../helpers";
+import { captureConsole } from "../logs";
 import { checkDelivery, openClients, type RoomClient } from "./room-client";
 
+// SAFETY: the test worker's default export is its fetch handler.
+const worker = (exports as unknown as { default: { fetch(input: string, init?: RequestInit): Promise<Response> } }).default;
 const relayStub = (name: string) => env.TEST_RELAY.get(env.TEST_RELAY.idFromName(name));
 const ids = (publishers: readonly RoomClient[], count: number) => new Set(publishers.flatMap((p) => Array.from({ length: count }, (_, i) => `${p.id}-${i + 1}`)));
 
@@ -31,4 +34,29 @@ describe("the fan-out tree of relays", () => {
     expect((await relayStub("probe").relayed()) - before).toBeGreaterThanOrEqual(7);
     for (const client of clients) await client.close();
   });
+
+  it("delivers 34 messages of 1 MiB with a non-Latin-1 character each through relays after a relay outage (each delivery bounded in bytes), then live ones", async () => {
+    const logs = captureConsole();
+    const room = fresh("r-tree-big");
+    const clients = await openClients(room, 3, 3, "c", { tree: "1" });
+    const publish = async (data: unknown) => (await (await worker.fetch(`http://example.com/publish/${room}?tree=1`, { method: "POST", body: JSON.stringify(data) })).json()) as { seq: number };
+    // 1,048,000 ASCII characters and one euro sign: under 1 MiB as JSON; 34 of them are over 32 MiB as copied (2 bytes per character).
+    const text = `${"y".repeat(1_048_000)}€`;
+    await relayStub("probe").outage(true);
+    for (let n = 1; n <= 34; n++) expect(await publish({ n, text })).toEqual({ seq: n });
+    await sleep(300);
+    await relayStub("probe").outage(false);
+    // The next publish delivers at once (the failures of the outage put the alarm's retry far off).
+    expect(await publish({ n: 35, text: "live" })).toEqual({ seq: 35 });
+    await until(() => clients.every((client) => client.messages.length >= 35), "35 messages on every client", 30_000);
+    for (const client of clients) {
+      expect(client.messages.map((message) => message.seq)).toEqual(Array.from({ length: 35 }, (_, i) => i + 1));
+      expect(client.messages.every((message, i) => (message.data as unknown as { text: string }).text === (i < 34 ? text : "live"))).toBe(true);
+    }
+    // The outage's failed deliveries were logged, and nothing else.
+    expect(logs.warn.length).toBeGreaterThan(0);
+    expect(logs.warn.every((line) => line.includes("test: relay outage"))).toBe(true);
+    expect(logs.error).toEqual([]);
+    for (const client of clients) await client.close();
+  }, 120_000);
 });

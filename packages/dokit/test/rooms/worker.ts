@@ -5,7 +5,7 @@ export { FaultySequencer, RoomChat, RoomChatFaulty, RoomChatTree, TestRelay, Tre
 
 /**
  * `/room/<room>?shards=<n>`: a connection routed to one of the room's n shards (`?small=1`: the
- * small-log room classes, `?slow=1`: the shard that batches for a second and stores its batch, `?slow=memory`: the one that does not, `?faulty=1`: the shard whose sequencer fails a fifth of the calls, `?tree=1`: the shard whose sequencer fans out 2 wide through relays, `?presence=1`: the shard with room-wide presence, `?presence=tree`: the same through the 2-wide tree; `&capacity=<n>`: shards take n connections each). `POST /publish/<room>` with a JSON body: published from the Worker.
+ * small-log room classes, `?slow=1`: the shard that batches for a second and stores its batch, `?slow=memory`: the one that does not, `?faulty=1`: the shard whose sequencer fails a fifth of the calls, `?tree=1`: the shard whose sequencer fans out 2 wide through relays, `?presence=1`: the shard with room-wide presence, `?presence=tree`: the same through the 2-wide tree; `&capacity=<n>`: shards take n connections each). `POST /publish/<room>` with a JSON body: published from the Worker (`?small=1`, `?tree=1`: to those rooms' sequencers).
  */
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
@@ -20,7 +20,8 @@ export default {
       return routeRoomRequest(request, env, { shards, room, shardCount, ...(capacity !== null && { capacity: Number(capacity) }) });
     }
     if (kind === "publish" && room) {
-      const seq = await publishToRoom(env, room, await request.json(), small ? { sequencer: "SMALL_SEQUENCER" } : {});
+      const sequencer = small ? "SMALL_SEQUENCER" : url.searchParams.get("tree") === "1" ? "TREE_SEQUENCER" : undefined;
+      const seq = await publishToRoom(env, room, await request.json(), sequencer ? { sequencer } : {});
       return Response.json({ seq });
     }
     return new Response("no route", { status: 404 });
