@@ -13,6 +13,7 @@ import { Reader, Writer } from "../../src/yjs/wire";
 import { YjsDocument } from "../../src/yjs";
 import { fresh } from "../helpers";
 import type { YjsDoc } from "./objects";
+import { captureConsole } from "../logs";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } }).default;
@@ -344,8 +345,10 @@ describe("YjsDocument refusals", () => {
   it("refuses options out of range and a document nobody serves, with stable codes", async () => {
     expect(() => new YjsDocument({ path: "yjs" })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(() => new YjsDocument({ maxAwarenessBytes: 9000 })).toThrow(/maxAwarenessBytes must be 0 to 8192/);
+    const logs = captureConsole();
     const response = await worker.fetch("http://example.com/agents/yjs-unserved/x");
     expect(response.status).toBe(500);
+    expect(logs.error.join("\n")).toMatch(/^dokit: yjs-unserved\/x failed to handle GET .*this YjsDocument is not served/);
     const error = await runInDurableObject(env.YJS_UNSERVED.getByName("x"), (instance) =>
       instance.lifecycle.start().then(
         () => undefined,
