@@ -339,7 +339,7 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
     console.warn(`${error.message}; retrying with backoff until it connects (onConnectFailure reports every attempt; readyTimeout or maxRetries give up)`);
   }
 
-  /** Starts the `readyTimeout` of the current `ready` (when the option is set and no timer runs). */
+  /** Starts the `readyTimeout` of the current `ready` over (when the option is set): a new wait counts from now. */
   #armReadyTimeout(): void {
     const ms = this.options.readyTimeout;
     clearTimeout(this.#readyTimer);
