@@ -45,7 +45,8 @@ export default function setup(): () => void {
     const write = output.write;
     output.write = function (this: Output, chunk: unknown, ...rest: unknown[]) {
       const text = typeof chunk === "string" ? chunk : String(chunk);
-      const kept = text.split(/(?<=\n)/).filter((line) => {
+      const lines = text.split(/(?<=\n)/);
+      const kept = lines.filter((line) => {
         if (isDeliberate(line)) {
           dropping = true;
           return false;
@@ -54,8 +55,8 @@ export default function setup(): () => void {
         dropping = false;
         return true;
       });
-      if (kept.length === text.split(/(?<=\n)/).length) return write.call(this, chunk, ...rest);
-      return kept.length ? write.call(this, kept.join(""), ...rest) : true;
+      if (kept.length === lines.length) return write.call(this, chunk, ...rest);
+      return write.call(this, kept.join(""), ...rest); // "" when all is dropped: a write callback still runs
     };
     return () => void (output.write = write);
   });
