@@ -76,6 +76,13 @@ function installedImports(body: string): string[] {
     .map((name) => (name.startsWith("@") ? name.split("/").slice(0, 2).join("/") : name.split("/")[0]!));
 }
 
+/** @returns the `@types/…` package that types `name`, when `name` ships no types of its own */
+function typesPackage(name: string): string | undefined {
+  const manifest = JSON.parse(readFileSync(join(installed(name), "package.json"), "utf8")) as { types?: string; typings?: string; exports?: unknown };
+  if (manifest.types || manifest.typings || JSON.stringify(manifest.exports ?? {}).includes('"types"')) return undefined;
+  return existsSync(join(installed(name), "index.d.ts")) ? undefined : `@types/${name.replace(/^@(.*)\//, "$1__")}`;
+}
+
 /** Where this workspace has a package: the root's node_modules, then dokit's (its dev dependencies). */
 function installed(name: string): string {
   for (const base of [repo, dokit]) if (existsSync(join(base, "node_modules", name, "package.json"))) return join(base, "node_modules", name);
@@ -135,6 +142,9 @@ beforeAll(() => {
   mkdirSync(join(dir, "node_modules/@modelcontextprotocol"), { recursive: true });
   symlinkSync(dokit, join(dir, "node_modules/dokit"));
   for (const name of packages) symlinkSync(installed(name), join(dir, "node_modules", name));
+  // A package without its own types (ws) is typed by its @types package, which its page says to install.
+  mkdirSync(join(dir, "node_modules/@types"));
+  for (const name of packages) if (typesPackage(name)) symlinkSync(installed(typesPackage(name)!), join(dir, "node_modules", typesPackage(name)!));
 });
 
 afterAll(() => {
@@ -145,7 +155,7 @@ describe("the docs' examples", () => {
   it("mark the main example of every capability's page: its first TypeScript block", () => {
     const marked = new Set(blocks.map((block) => block.page));
     expect(marked, "README.md has no <!-- example: … --> block").toContain("README.md");
-    const capabilities = ["state", "schedule", "queue", "mcp-client", "mcp", "websockets", "presence", "callables", "lifecycle", "inspector", "observability", "routing", "testing"];
+    const capabilities = ["state", "schedule", "queue", "mcp-client", "mcp", "websockets", "presence", "rooms", "yjs", "callables", "lifecycle", "inspector", "observability", "routing", "testing"];
     for (const page of capabilities.map((name) => `docs/${name}.md`)) {
       const text = readFileSync(join(repo, page), "utf8");
       const first = text.indexOf("\n```ts\n");
@@ -166,8 +176,10 @@ describe("the docs' examples", () => {
       }
       const page = readFileSync(join(repo, block.page), "utf8");
       for (const name of installedImports(block.body)) {
-        const said = new RegExp(`(npm install|pnpm add)( -D)?( [\\w@/.-]+)* ${name.replace(/[/.]/g, "\\$&")}(\\s|\`|$)`, "m");
-        expect(said.test(page), `${where} imports ${name}, and ${block.page} never says \`npm install ${name}\``).toBe(true);
+        for (const needed of [name, typesPackage(name)].filter((each) => each !== undefined)) {
+          const said = new RegExp(`(npm install|pnpm add)( -D)?( [\\w@/.-]+)* ${needed.replace(/[/.]/g, "\\$&")}(\\s|\`|$)`, "m");
+          expect(said.test(page), `${where} imports ${name}, and ${block.page} never says \`npm install ${needed}\``).toBe(true);
+        }
       }
       if (block.skipLibCheck) expect(page.includes('"skipLibCheck": true'), `${where}: ${block.page} never tells the reader to set "skipLibCheck": true`).toBe(true);
     }
@@ -358,6 +370,43 @@ describe("examples run in workerd", () => {
     expect(await socket.nextJSON()).toMatchObject({ type: "cf_agent_identity", agent: "assistant" });
     expect(await socket.nextJSON()).toMatchObject({ type: "cf_agent_mcp_servers", mcp: { servers: {}, tools: [] } });
     socket.socket.close();
+  }, 120_000);
+
+  it("docs/rooms.md: two clients on the room's shards receive a client's and the Worker's publishes, the publisher its ack", async () => {
+    const url = await serve("rooms");
+    /** @returns a client of the lobby, after its welcome, and a way to take its next frame of a type (the ack and the message may come in either order) */
+    const join = async (id: string) => {
+      const client = await open(ws(url, `/chat/lobby?_pk=${id}`));
+      const unread: { type: string }[] = [];
+      const next = async (type: string) => {
+        for (;;) {
+          const index = unread.findIndex((frame) => frame.type === type);
+          if (index !== -1) return unread.splice(index, 1)[0]!;
+          unread.push((await client.nextJSON()) as { type: string });
+        }
+      };
+      expect(await next("dokit_room_welcome")).toMatchObject({ room: "lobby", shard: expect.any(Number) });
+      return { ...client, next };
+    };
+    const [ann, bob] = [await join("ann"), await join("bob")];
+    ann.socket.send(JSON.stringify({ type: "dokit_room_publish", id: "m1", data: { text: "hi" } }));
+    for (const client of [ann, bob]) expect(await client.next("dokit_room")).toMatchObject({ seq: 1, data: { text: "hi" } });
+    expect(await ann.next("dokit_room_ack")).toEqual({ type: "dokit_room_ack", id: "m1", seq: 1 });
+    const posted = await fetch(new URL("/chat/lobby", url), { method: "POST", body: JSON.stringify({ text: "from the Worker" }) });
+    expect(await posted.json()).toEqual({ seq: 2 });
+    for (const client of [ann, bob]) expect(await client.next("dokit_room")).toMatchObject({ seq: 2, data: { text: "from the Worker" } });
+    for (const client of [ann, bob]) client.socket.close();
+  }, 120_000);
+
+  it("docs/yjs.md: the Node editor syncs through the object, stores its line and exits", async () => {
+    const url = await serve("yjs");
+    const editor = projects.get("yjs")!.get("editor.ts")!;
+    expect(editor).toContain('"ws://localhost:8787/agents/notes"');
+    writeFileSync(join(dir, "yjs/editor.run.ts"), editor.replace("ws://localhost:8787", `ws://${url.host}`));
+    const run = () => promisify(execFile)(process.execPath, [join(dir, "yjs/editor.run.ts")], { cwd: join(dir, "yjs"), timeout: 30_000 });
+    expect(await run()).toEqual({ stdout: 'body: "a line from Node\\n"\n', stderr: "" });
+    // The second run's editor starts from the object's stored document.
+    expect((await run()).stdout).toBe('body: "a line from Node\\na line from Node\\n"\n');
   }, 120_000);
 
   it("docs/yjs.md: the Yjs path answers with sync step 1 in binary, the object's own URL with the JSON protocol", async () => {

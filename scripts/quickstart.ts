@@ -4,10 +4,11 @@
 // manifest and README promise; saves every README code block marked
 // `<!-- quick-start: <path> -->` into an empty temporary folder; then runs the
 // block marked `<!-- quick-start: commands -->` line by line on a PATH with this
-// Node and the machine's npm and no pnpm: npm installs the tarball plus
-// wrangler, typescript and @cloudflare/workers-types at the versions this
-// workspace uses, npx tsc typechecks, npx wrangler dev serves on a free loopback
-// port and node client.ts runs against it twice. Prints PASS or FAIL; on failure
+// Node and the machine's npm and no pnpm, as written: npm installs the tarball
+// (the one substitution: its placeholder path) and the dev tools at the versions
+// the README names (from the registry; they must be this workspace's, the ones
+// its tests run with), npx tsc typechecks, npx wrangler dev serves on a free
+// loopback port and node client.ts runs against it twice. Prints PASS or FAIL; on failure
 // (or with QUICKSTART_KEEP=1) the folder is kept for a look.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -180,10 +181,10 @@ async function checkTarball(tarball: string): Promise<void> {
 
 async function main(): Promise<void> {
   step(`packing dokit into ${dir} (scripts/pack.sh)`);
-  const printed = (await run("bash", [join(repo, "scripts/pack.sh"), dir], dir)).trim().split("\n").at(-1) ?? "";
+  const printed = await run("bash", [join(repo, "scripts/pack.sh"), dir], dir);
   const version = JSON.parse(readFileSync(join(repo, "packages/dokit/package.json"), "utf8")).version;
   const tarball = join(dir, `dokit-${version}.tgz`);
-  check(printed === tarball, `scripts/pack.sh printed "${printed}", not the tarball's absolute path ${tarball}`);
+  check(printed === `${tarball}\n`, `scripts/pack.sh printed "${printed}" on stdout, not the tarball's absolute path ${tarball} alone`);
   check(existsSync(tarball), `scripts/pack.sh wrote no ${tarball}`);
   await checkTarball(tarball);
 
@@ -208,8 +209,7 @@ async function main(): Promise<void> {
   step(`saved ${[...blocks.keys()].filter((path) => path !== "commands").join(", ")}`);
 
   // The README's commands, in order, each run as written except: the tarball's
-  // placeholder path becomes the packed one, the dev tools get this workspace's
-  // versions, wrangler dev a free port, client.ts that port.
+  // placeholder path becomes the packed one, wrangler dev gets a free port, client.ts that port.
   const port = await freePort();
   const client = blocks.get("client.ts") ?? "";
   check(client.includes('"localhost:8787"'), 'client.ts no longer connects to "localhost:8787"');
@@ -222,9 +222,14 @@ async function main(): Promise<void> {
       await run("npm", ["install", tarball], project, 300_000, env);
       step(`${line}: installed ${tarball}`);
     } else if (line.startsWith("npm install -D ")) {
-      const tools = words.slice(3).map((name) => `${name}@${workspaceVersion(name)}`);
-      await run("npm", ["install", "-D", ...tools], project, 600_000, env);
-      step(`${line}: installed ${tools.join(", ")}`);
+      // Pinned, so the registry moving on cannot break it; pinned to what this workspace tests.
+      for (const tool of words.slice(3)) {
+        const [, name, pinned] = /^(@?[^@\s]+)@(\S+)$/.exec(tool) ?? [];
+        check(name && pinned, `README: "${tool}" in "${line}" names no version (name@version): the registry moves`);
+        check(pinned === workspaceVersion(name), `README: ${name}@${pinned}, but this workspace tests ${name}@${workspaceVersion(name)}`);
+      }
+      await run("npm", words.slice(1), project, 600_000, env);
+      step(`${line}: installed from the registry`);
     } else if (line === "npx tsc") {
       await run("npx", ["tsc"], project, 120_000, env);
       step(`${line}: the quick start typechecks`);

@@ -125,7 +125,10 @@ describe("board", () => {
     // Ten keystrokes in one tick: the viewer hears once, with the editor's presence name.
     await Promise.all(Array.from({ length: 10 }, () => editor.socket.rpc("typing")));
     expect((await viewer.socket.drain(300)).map((message) => JSON.parse(String(message)))).toEqual([{ type: "typing", id: "ed", name: "Eve" }]);
+    const info = vi.spyOn(console, "info").mockImplementation(() => {}); // dokit logs a refused call at info
+    onTestFinished(() => info.mockRestore());
     await expect(viewer.socket.rpc("typing")).rejects.toThrow("This board is view-only for you");
+    expect(info.mock.calls).toEqual([["dokit: callable typing refused: This board is view-only for you"]]);
     await Promise.all([editor.socket.close(), viewer.socket.close()]);
   });
 

@@ -9,7 +9,7 @@ import { asBinaryType, byteSize } from "./binary";
 import type { AgentClientMessage, BinaryType } from "./binary";
 import { asError, DEFAULT_CALL_TIMEOUT_MS, invokeNative, PendingCall, splitCallOptions } from "./calls";
 import { ConnectionLoop } from "./connection";
-import type { AgentConnectionError } from "./errors";
+import { AgentConnectionError } from "./errors";
 import { enqueue, type Outgoing } from "./outbox";
 import { ClientEventTarget } from "./event-target";
 import type { Link } from "./link";
@@ -26,11 +26,22 @@ import type {
 } from "./types";
 import { withProperties } from "./url";
 
-/** @returns a fresh promise with its resolver */
-function deferred(): { promise: Promise<void>; resolve: () => void } {
+/** A `ready` promise with its settlers; `rejected` once it has been rejected. */
+interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (error: Error) => void;
+  rejected: boolean;
+}
+
+/** @returns a fresh `ready` promise with its settlers, already marked handled: a rejection nobody awaits must not crash Node */
+function deferred(): Deferred {
   let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
+  let reject!: (error: Error) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  promise.catch(() => {});
+  const ready: Deferred = { promise, resolve, reject: (error) => ((ready.rejected = true), reject(error)), rejected: false };
+  return ready;
 }
 
 /**
@@ -76,11 +87,18 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
     frame: (data) => this.#onFrame(data),
     dropped: (link) => this.#drop(link),
     stopped: (error) => this.#stopped(error),
+    connectFailed: (error, retry) => this.#connectFailed(error, retry),
     changed: () => this.#notify(),
   });
   readonly #calls = new Map<string, PendingCall>();
   #outbox: Outgoing[] = [];
   #ready = deferred();
+  /** Why the connection stopped for good (what `ready` rejects with); `null` while it runs. */
+  #stopReason: Error | null = null;
+  /** The `readyTimeout` timer of the current `ready`. */
+  #readyTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Whether the attempts since the last open socket have already been reported by the default warning. */
+  #failureWarned = false;
   #unsentState: { value: State } | null = null;
   readonly #listeners = new Set<() => void>();
   readonly #frames = serverFrames<State>(this, this.#calls, (identity) => (identity ? this.#identify(identity) : this.#notify()));
@@ -98,10 +116,18 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
     this.call = ((method: string, args?: unknown[], callOptions?: CallOptions | StreamOptions) =>
       this.#call(method, args ?? [], splitCallOptions(callOptions))) as AgentCall<T>;
     this.stub = createStub<AgentClientStub<T>>((method, args) => this.#call(method, args, undefined));
-    if (!options.startClosed) this.#loop.connect();
+    if (!options.startClosed) {
+      this.#armReadyTimeout();
+      this.#loop.connect();
+    }
   }
 
-  /** Resolves when the current socket is identified (after the state frame when one follows); renewed per socket. */
+  /**
+   * Resolves when a socket is identified (after the state frame when one follows); renewed when an identified
+   * socket is lost, and kept through attempts that fail before that.
+   * Rejects when the connection ends first: with the `AgentConnectionError` of a final close (a refusal, spent
+   * retries, `readyTimeout`), or `Connection closed` after `close()`; `reconnect()` gives a fresh one.
+   */
   get ready(): Promise<void> {
     return this.#ready.promise;
   }
@@ -185,6 +211,9 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
    */
   reconnect(code = 1000, reason = "Reconnecting"): void {
     this.connectionError = null;
+    this.#stopReason = null;
+    if (this.#ready.rejected) this.#ready = deferred();
+    if (!this.identified) this.#armReadyTimeout();
     this.#loop.reconnect(code, reason);
     this.#notify();
   }
@@ -259,6 +288,7 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
   /** A socket opened: what waited for it goes out in order, then presence. */
   #opened(link: Link): void {
     this.connectionError = null;
+    this.#failureWarned = false;
     const outbox = this.#outbox;
     this.#outbox = [];
     for (const item of outbox) {
@@ -270,11 +300,19 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
     this.#notify();
   }
 
-  /** Forgets a socket: its calls reject with `Connection closed`, `ready` is renewed. */
+  /**
+   * Forgets a socket: its calls reject with `Connection closed`; `ready` is renewed when this socket
+   * had settled it (a promise already handed out keeps waiting through failed attempts).
+   */
   #drop(link: Link): void {
+    const settled = this.identified;
     this.identified = false;
     this.#frames.reset();
-    this.#ready = deferred();
+    if (settled) {
+      this.#ready = deferred();
+      if (this.#stopReason) this.#ready.reject(this.#stopReason);
+      else this.#armReadyTimeout();
+    }
     for (const call of this.#calls.values()) {
       if (call.link === link) call.fail(new Error("Connection closed"));
     }
@@ -284,9 +322,35 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
   #stopped(error: AgentConnectionError | null): void {
     this.#rejectAll();
     this.presence.stopped();
+    clearTimeout(this.#readyTimer);
+    this.#stopReason = error ?? new Error("Connection closed");
+    if (!this.identified) this.#ready.reject(this.#stopReason);
     if (!error) return;
     this.connectionError = error;
     this.options.onConnectionError?.(error);
+  }
+
+  /** An attempt never opened: the app's handler, or one warning per run of failures. */
+  #connectFailed(error: AgentConnectionError, retry: { attempt: number; delayMs: number }): void {
+    const handler = this.options.onConnectFailure;
+    if (handler) return handler(error, retry);
+    if (this.#failureWarned) return;
+    this.#failureWarned = true;
+    console.warn(`${error.message}; retrying with backoff until it connects (onConnectFailure reports every attempt; readyTimeout or maxRetries give up)`);
+  }
+
+  /** Starts the `readyTimeout` of the current `ready` over (when the option is set): a new wait counts from now. */
+  #armReadyTimeout(): void {
+    const ms = this.options.readyTimeout;
+    clearTimeout(this.#readyTimer);
+    if (!ms || ms <= 0 || !Number.isFinite(ms)) return;
+    const ready = this.#ready;
+    this.#readyTimer = setTimeout(() => {
+      if (ready !== this.#ready || this.identified || this.#loop.closed) return;
+      const last = this.#loop.lastFailure;
+      const why = `dokit: not connected within ${ms} ms${last ? `: ${last.message.replace(/^dokit: /, "")}` : ""}`;
+      this.#loop.giveUp(new AgentConnectionError(last?.code ?? 1006, why, false));
+    }, ms);
   }
 
   #onFrame(data: unknown): void {
@@ -302,6 +366,7 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
     this.#unsentState = null;
     this.options.onIdentity?.(identity.name, identity.agent);
     if (unsent) this.setState(unsent.value);
+    clearTimeout(this.#readyTimer);
     this.#ready.resolve();
     this.#notify();
   }

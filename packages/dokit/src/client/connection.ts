@@ -25,12 +25,20 @@ export interface LoopEvents {
   opened(link: Link): void;
   /** A frame arrived on the current socket (heartbeat pongs left out). */
   frame(data: unknown): void;
-  /** The current socket is forgotten (closed or replaced): its calls fail, `ready` is renewed. */
+  /** The current socket is forgotten (closed or replaced): its calls fail. */
   dropped(link: Link): void;
-  /** The connection stopped for good: by `close()` (`null`) or a final close or spent retries (the error). */
+  /** The connection stopped for good: by `close()` (`null`) or a final close, spent retries or `giveUp()` (the error). */
   stopped(error: AgentConnectionError | null): void;
+  /** An attempt failed before its socket opened; the next one starts in `delayMs`. */
+  connectFailed(error: AgentConnectionError, retry: { attempt: number; delayMs: number }): void;
   /** Something the client's subscribers read changed. */
   changed(): void;
+}
+
+/** @returns `url` without its query (which may carry tokens), for messages that may be logged */
+function withoutQuery(url: string): string {
+  const queryAt = url.indexOf("?");
+  return queryAt === -1 ? url : url.slice(0, queryAt);
 }
 
 /** One client's succession of sockets. */
@@ -46,6 +54,8 @@ export class ConnectionLoop {
   /** Set while the next socket's URL is being built. */
   #preparing = false;
   #attempt = 0;
+  /** Why the latest attempt that never opened failed; cleared when a socket opens. */
+  lastFailure: AgentConnectionError | null = null;
   #openedAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** The open socket's heartbeat, when the option is on. */
@@ -76,6 +86,25 @@ export class ConnectionLoop {
     this.#closeLink(code, reason);
   }
 
+  /**
+   * Stops for good with `error` (the client's `readyTimeout`): an opening socket is abandoned with a
+   * `close` event, the client is told as for a final close.
+   */
+  giveUp(error: AgentConnectionError): void {
+    if (this.closed) return;
+    this.#preparing = false;
+    this.#generation++;
+    clearTimeout(this.#timer);
+    const link = this.link;
+    if (link) this.#drop(link);
+    this.#end(error);
+    if (link) {
+      link.close();
+      this.#events.dispatchEvent(closeEvent(error.code, error.reason, false));
+    }
+    this.#events.changed();
+  }
+
   /** Connects again now; a socket still open or opening is closed first, with a `close` event. */
   reconnect(code: number, reason: string): void {
     this.closed = false;
@@ -102,7 +131,8 @@ export class ConnectionLoop {
         this.#preparing = false;
         console.error("dokit: could not prepare the connection", error);
         this.#events.dispatchEvent(new Event("error"));
-        return this.#retry(new AgentConnectionError(1006, String(error), false));
+        this.lastFailure = new AgentConnectionError(1006, String(error), false);
+        return this.#retry(this.lastFailure);
       }
       if (generation !== this.#generation || this.closed) return;
       let link: Link;
@@ -142,6 +172,7 @@ export class ConnectionLoop {
     if (link !== this.link) return;
     clearTimeout(this.#timer);
     this.open = true;
+    this.lastFailure = null;
     this.#openedAt = Date.now();
     this.#startHeartbeat(link);
     this.#events.opened(link);
@@ -160,14 +191,19 @@ export class ConnectionLoop {
 
   #onClose(link: Link, code: number, reason: string, wasClean: boolean): void {
     if (link !== this.link) return;
-    const uptime = this.open ? Date.now() - this.#openedAt : 0;
+    const opened = this.open;
+    const uptime = opened ? Date.now() - this.#openedAt : 0;
     this.#drop(link);
     if (!this.closed) {
-      const error = new AgentConnectionError(code, reason, wasClean);
-      if (isFinalCloseCode(code)) this.#end(error);
-      else {
+      if (isFinalCloseCode(code)) this.#end(new AgentConnectionError(code, reason, wasClean));
+      else if (opened) {
         if (uptime >= MIN_UPTIME_MS) this.#attempt = 0;
-        this.#retry(error);
+        this.#retry(new AgentConnectionError(code, reason, wasClean));
+      } else {
+        // Never opened: nothing listening, a refused or failed handshake, or connectionTimeout.
+        const what = reason || "no WebSocket opened: nothing listening there, or the upgrade was refused";
+        this.lastFailure = new AgentConnectionError(code, `dokit: could not connect to ${withoutQuery(this.url)} (${what})`, wasClean);
+        this.#retry(this.lastFailure, true);
       }
     }
     this.#events.dispatchEvent(closeEvent(code, reason, wasClean));
@@ -184,11 +220,13 @@ export class ConnectionLoop {
     this.#events.dropped(link);
   }
 
-  /** Schedules the next attempt, or ends the connection when retries are spent. */
-  #retry(error: AgentConnectionError): void {
+  /** Schedules the next attempt (telling the client when the failed one never opened), or ends the connection when retries are spent. */
+  #retry(error: AgentConnectionError, neverOpened = false): void {
     this.#attempt++;
     if (this.#attempt > (this.#events.options().maxRetries ?? Number.POSITIVE_INFINITY)) return this.#end(error);
-    this.#timer = setTimeout(() => this.connect(), reconnectDelay(this.#events.options(), this.#attempt));
+    const delayMs = reconnectDelay(this.#events.options(), this.#attempt);
+    this.#timer = setTimeout(() => this.connect(), delayMs);
+    if (neverOpened) this.#events.connectFailed(error, { attempt: this.#attempt, delayMs });
   }
 
   /** A final close: the client is told, later calls reject at once. */

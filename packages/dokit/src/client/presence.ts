@@ -19,7 +19,7 @@ export interface PresenceChange<P> {
   readonly joined: PresenceEntry<P>[];
   /** Connections whose value changed. */
   readonly updated: PresenceEntry<P>[];
-  /** Ids of connections that left (closed, or cleared their value). */
+  /** Ids (not entries) of connections that left (closed, or cleared their value); their values are no longer in the list. */
   readonly left: string[];
 }
 

@@ -83,7 +83,8 @@ export class RoomMember<T = unknown> {
       return { ...extra, ...own };
     };
     this.client = new AgentClient({ ...options, agent: "room", query });
-    this.client.addEventListener("message", (event) => typeof event.data === "string" && this.#read(event.data));
+    // void: what the app's callbacks return is not the listener's (workerd warns of a listener's return value).
+    this.client.addEventListener("message", (event) => void (typeof event.data === "string" && this.#read(event.data)));
     this.client.addEventListener("close", () => void (this.#joined = false));
   }
 

@@ -75,6 +75,18 @@ export interface AgentClientOptions<State = unknown> {
   onPresenceError?: (error: string) => void;
   /** Runs when the connection closes for good without `close()` being called. */
   onConnectionError?: (error: Error & { code: number; reason: string; wasClean: boolean }) => void;
+  /**
+   * Runs for every connection attempt that failed before its socket opened (nothing listening, a refused
+   * handshake, `connectionTimeout`), with the next attempt's number and delay; its `message` names the URL
+   * without the query. Default: one console warning per run of failed attempts (dokit).
+   */
+  onConnectFailure?: (error: Error & { code: number; reason: string; wasClean: boolean }, retry: { attempt: number; delayMs: number }) => void;
+  /**
+   * Milliseconds `ready` may wait: counted from the constructor, `reconnect()` or the loss of an identified
+   * socket; when no socket is identified by then, the client stops as for a final close (`onConnectionError`,
+   * `ready` rejects with `dokit: not connected within <ms> ms` and the last failure). Default: off, retry forever (dokit).
+   */
+  readyTimeout?: number;
   /** Do not connect until `reconnect()` is called. */
   startClosed?: boolean;
   /** Smallest reconnect delay in milliseconds (default 1 000; each delay is jittered down to half). */

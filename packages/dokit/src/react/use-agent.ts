@@ -91,6 +91,8 @@ export function useAgent<T = unknown, State = unknown, Presence = unknown>(
         onPresenceError: (error) =>
           latest.current.onPresenceError ? latest.current.onPresenceError(error) : console.warn(`dokit: presence value refused: ${error}`),
         onConnectionError: (error) => latest.current.onConnectionError?.(error),
+        // Given on the first render or never: without one, the client's own warning reports failed attempts.
+        onConnectFailure: options.onConnectFailure && ((error, retry) => latest.current.onConnectFailure?.(error, retry)),
       }),
     [key],
   );

@@ -3,6 +3,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fresh, sleep, until } from "../helpers";
 import { checkDelivery, openClients, RoomClient } from "./room-client";
+import { crash } from "../crash";
+import { captureConsole } from "../logs";
 
 const sequencerStub = (room: string) => env.ROOM_SEQUENCER.get(env.ROOM_SEQUENCER.idFromName(room));
 /** Runs SQL in the room's sequencer (to play a lost confirmation or a lost delivery). @returns the rows */
@@ -65,7 +67,7 @@ describe("deliveries between a room's objects", () => {
       if (tries > 100) throw new Error("the shard never held the 5");
       await sleep(20);
     }
-    await runInDurableObject(shard, (_instance, ctx) => ctx.abort("test: reset")).catch(() => {});
+    await crash(shard);
     await until(() => publisher.socket?.ws.readyState !== 1 && listener.socket?.ws.readyState !== 1, "the sockets to drop", 10_000);
     // Both come back; the publisher resends 1..5 only when the shard did not store them.
     await listener.connect({ since: listener.lastSeq });
@@ -81,6 +83,7 @@ describe("deliveries between a room's objects", () => {
 
   it("retries a delivery that failed from the sequencer's alarm", async () => {
     const room = fresh("r-retry");
+    const logs = captureConsole();
     const clients = await openClients(room, 2, 2);
     const publisher = clients[0] as RoomClient;
     publisher.publish(1);
@@ -95,6 +98,9 @@ describe("deliveries between a room's objects", () => {
     expect((row as { failures: number }).failures).toBeGreaterThan(0);
     await sequencerSql(room, "UPDATE dokit_room_shards SET binding = 'ROOM_CHAT' WHERE name = ?", `${room}#1`);
     await until(() => (clients[1] as RoomClient).messages.length >= 4, "2..4 on shard 1, from the alarm", 15_000);
+    expect(logs.warn.length).toBeGreaterThan(0);
+    expect(logs.error).toEqual([]);
+    for (const line of logs.warn) expect(line).toMatch(new RegExp(`^dokit: delivery to room shard ${room}#1 failed \\(\\d+ in a row\\); the sequencer's alarm retries it DokitError: .*env\\.NOT_A_BINDING is not a Durable Object binding`));
     checkDelivery(clients, ids(publisher.id, 1, 4));
     for (const client of clients) await client.close();
   });

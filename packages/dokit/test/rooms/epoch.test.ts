@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fresh, sleep, until } from "../helpers";
 import { type Frame, RoomClient } from "./room-client";
+import { crash } from "../crash";
 
 const sequencerStub = (room: string) => env.ROOM_SEQUENCER.get(env.ROOM_SEQUENCER.idFromName(room));
 
@@ -10,7 +11,7 @@ const sequencerStub = (room: string) => env.ROOM_SEQUENCER.get(env.ROOM_SEQUENCE
 async function wipe(room: string): Promise<void> {
   // Reset first, so no delivery of the old instance is under way while its tables go; then reset the
   // instance that ran deleteAll(), whose constructor made the tables that deleteAll() dropped.
-  const reset = () => runInDurableObject(sequencerStub(room), (_instance, ctx) => ctx.abort("test: storage lost")).catch(() => {});
+  const reset = () => crash(sequencerStub(room), "test: storage lost");
   await reset();
   await runInDurableObject(sequencerStub(room), (_instance, ctx) => ctx.storage.deleteAll());
   await reset();

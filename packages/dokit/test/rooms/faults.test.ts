@@ -3,6 +3,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fresh, sleep, until } from "../helpers";
 import { checkDelivery, openClients, type RoomClient } from "./room-client";
+import { crash } from "../crash";
+import { captureConsole } from "../logs";
 
 const shardStub = (room: string, index: number) => env.ROOM_CHAT_FAULTY.get(env.ROOM_CHAT_FAULTY.idFromName(`${room}#${index}`));
 const sequencerStub = (room: string) => env.FAULTY_SEQUENCER.get(env.FAULTY_SEQUENCER.idFromName(room));
@@ -11,13 +13,14 @@ const ids = (publishers: readonly RoomClient[], count: number) => new Set(publis
 describe("a room whose objects fail a share of their calls to each other", () => {
   it("loses nothing and duplicates nothing when a fifth of the deliveries, publishes and pulls fail, with shards and the sequencer evicted and reset", async () => {
     const room = fresh("r-faults");
+    const logs = captureConsole(); // the faults' reports, checked below
     const before = await sequencerStub(room).faultsInjected();
     const clients = await openClients(room, 4, 8, "c", { faulty: "1" });
     const publishers = [clients[0], clients[1], clients[6]] as RoomClient[];
     for (const publisher of publishers) publisher.resendEvery(400);
     const strikes = [
       () => evictDurableObject(shardStub(room, 1)),
-      () => runInDurableObject(sequencerStub(room), (_instance, ctx) => ctx.abort("test: reset")).catch(() => {}),
+      () => crash(sequencerStub(room)),
       () => evictDurableObject(shardStub(room, 3)).catch(() => {}),
     ];
     let n = 0;
@@ -34,11 +37,13 @@ describe("a room whose objects fail a share of their calls to each other", () =>
     expect(order.size).toBe(3 * n);
     // The faults happened: the run went through failed calls, not around them.
     expect((await sequencerStub(room).faultsInjected()) - before).toBeGreaterThan(5);
+    expect([...logs.error, ...logs.warn].filter((line) => !/^dokit: (delivery to room shard \S+ failed \(\d+ in a row\); the sequencer's alarm retries it|a room shard could not publish to its room's sequencer):? Error: test: injected fault \(/.test(line))).toEqual([]);
     for (const client of clients) await client.close();
   });
 
   it("fails a publisher's waiting messages with the batch that failed every retry, closes it (3010), and orders them as sent when it sends them again", async () => {
     const room = fresh("r-refused");
+    const logs = captureConsole();
     const [publisher, listener] = (await openClients(room, 2, 2, "p", { faulty: "1" })) as [RoomClient, RoomClient];
     await sequencerStub(room).refusePublishes(true);
     publisher.publish(1);
@@ -64,12 +69,15 @@ describe("a room whose objects fail a share of their calls to each other", () =>
     expect([...order.values()]).toEqual(["p0-1", "p0-2", "p0-3", "p0-4"]);
     expect([1, 2, 3, 4].map((n) => publisher.acks.get(`p0-${n}`))).toEqual([1, 2, 3, 4]);
     expect(publisher.publishFailedCloses).toBe(1);
+    expect(logs.error.length + logs.warn.length).toBeGreaterThan(0);
+    expect([...logs.error, ...logs.warn].filter((line) => !/^dokit: (delivery to room shard \S+ failed \(\d+ in a row\); the sequencer's alarm retries it|a room shard could not publish to its room's sequencer):? Error: test: injected fault \(/.test(line))).toEqual([]);
     await publisher.close();
     await listener.close();
   });
 
   it("rejects server code's waiting publishes with the one that failed every retry, and takes the next", async () => {
     const room = fresh("r-refused-server");
+    const logs = captureConsole();
     const [listener] = (await openClients(room, 1, 1, "l", { faulty: "1" })) as [RoomClient];
     await sequencerStub(room).refusePublishes(true);
     const outcomes = await runInDurableObject(shardStub(room, 0), async (instance) => {
@@ -88,6 +96,8 @@ describe("a room whose objects fail a share of their calls to each other", () =>
     expect(seq).toBe(1);
     await until(() => listener.messages.length >= 1, "3 on the listener", 10_000);
     expect(listener.messages.map((message) => message.data.n)).toEqual([3]);
+    expect(logs.error.length + logs.warn.length).toBeGreaterThan(0);
+    expect([...logs.error, ...logs.warn].filter((line) => !/^dokit: (delivery to room shard \S+ failed \(\d+ in a row\); the sequencer's alarm retries it|a room shard could not publish to its room's sequencer):? Error: test: injected fault \(/.test(line))).toEqual([]);
     await listener.close();
   });
 });

@@ -1,15 +1,17 @@
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { openSocket, type TestSocket } from "../../src/testing";
 import { fresh, sleep, until } from "../helpers";
 import { type Frame, RoomClient } from "./room-client";
+import { crash } from "../crash";
+import { captureConsole } from "../logs";
 
 const shardStub = (room: string, index: number) => env.ROOM_PRESENCE_CHAT.get(env.ROOM_PRESENCE_CHAT.idFromName(`${room}#${index}`));
 const sequencerStub = (room: string) => env.PRESENCE_SEQUENCER.get(env.PRESENCE_SEQUENCER.idFromName(room));
 /** Resets an object as a crash would: its instance is gone, storage stays (the abort's error is the point). */
 async function abort(stub: DurableObjectStub): Promise<void> {
-  await runInDurableObject(stub, (_instance, ctx) => ctx.abort("test: reset")).catch(() => {});
+  await crash(stub);
 }
 
 /** The bound the docs give for a change on another shard (tick, two countMs, two calls, tick), with room for this 2-core machine. */
@@ -198,6 +200,7 @@ describe("room-wide presence", () => {
 
   it("caps room-wide presence at presenceEntries: entries past it stay on their own shard", async () => {
     const room = fresh("p-cap");
+    const logs = captureConsole();
     const clients = await open(room, 2, 9, "e");
     const [w] = clients as [RoomClient];
     watch(w);
@@ -210,6 +213,7 @@ describe("room-wide presence", () => {
     expect(remote).toBeGreaterThanOrEqual(1);
     expect(remote).toBeLessThanOrEqual(4);
     expect(view(w).size).toBeLessThanOrEqual(4 + 5);
+    expect(logs.warn).toContain("dokit: a room's presence is over its limits (5 entries, 524288 bytes): entries past them stay on their own shard");
     for (const client of clients) await client.close();
   });
 });

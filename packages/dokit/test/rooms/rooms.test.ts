@@ -3,6 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fresh, sleep, until } from "../helpers";
 import { checkDelivery, openClients, RoomClient } from "./room-client";
+import { crash } from "../crash";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(input: string, init?: RequestInit): Promise<Response> } }).default;
@@ -13,7 +14,7 @@ const ids = (publishers: readonly RoomClient[], count: number) => new Set(publis
 const received = (clients: readonly RoomClient[], count: number) => () => clients.every((client) => client.messages.length >= count);
 /** Resets an object as a crash would: its instance is gone, storage stays (the abort's error is the point). */
 async function abort(stub: DurableObjectStub): Promise<void> {
-  await runInDurableObject(stub, (_instance, ctx) => ctx.abort("test: reset")).catch(() => {});
+  await crash(stub);
 }
 
 describe("rooms across objects", () => {

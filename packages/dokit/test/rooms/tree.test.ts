@@ -1,9 +1,15 @@
+<<<<<<< HEAD
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
+=======
+import { evictDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+>>>>>>> h-dx
 import { describe, expect, it } from "vitest";
 import { fresh, sleep, until } from "../helpers";
 import { captureConsole } from "../logs";
 import { checkDelivery, openClients, type RoomClient } from "./room-client";
+import { crash } from "../crash";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(input: string, init?: RequestInit): Promise<Response> } }).default;
@@ -24,7 +30,7 @@ describe("the fan-out tree of relays", () => {
         for (const publisher of publishers) publisher.publish(n);
       }
       // 7 shards, 2 wide: relays 0 and 1 under the sequencer, 0.0, 0.1, 1.0, 1.1 under them.
-      if (round === 0) await runInDurableObject(relayStub(`${room}~relay~0`), (_instance, ctx) => ctx.abort("test: reset")).catch(() => {});
+      if (round === 0) await crash(relayStub(`${room}~relay~0`));
       if (round === 1) await evictDurableObject(relayStub(`${room}~relay~1.0`)).catch(() => {});
     }
     await until(() => publishers.every((publisher) => publisher.unacked.size === 0), "every publish acknowledged", 30_000);

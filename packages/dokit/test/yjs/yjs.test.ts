@@ -14,6 +14,7 @@ import { Reader, Writer } from "../../src/yjs/wire";
 import { YjsDocument } from "../../src/yjs";
 import { fresh } from "../helpers";
 import type { YjsDoc } from "./objects";
+import { captureConsole } from "../logs";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } }).default;
@@ -603,8 +604,10 @@ describe("YjsDocument refusals", () => {
     expect(() => new YjsDocument({ maxUpdateBytes: 64 * 1024 * 1024 })).toThrow(/maxUpdateBytes must be 1024 to 33554432/);
     expect(() => new YjsDocument({ maxUpdateStructs: 0 })).toThrow(/maxUpdateStructs must be 1 to 10000000/);
     expect(() => new YjsDocument({ maxDocumentStructs: -1 })).toThrow(/maxDocumentStructs must be 1 to 10000000/);
+    const logs = captureConsole();
     const response = await worker.fetch("http://example.com/agents/yjs-unserved/x");
     expect(response.status).toBe(500);
+    expect(logs.error.join("\n")).toMatch(/^dokit: yjs-unserved\/x failed to handle GET .*this YjsDocument is not served/);
     const error = await runInDurableObject(env.YJS_UNSERVED.getByName("x"), (instance) =>
       instance.lifecycle.start().then(
         () => undefined,
