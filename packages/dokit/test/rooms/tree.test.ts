@@ -1,10 +1,5 @@
-<<<<<<< HEAD
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
-=======
 import { evictDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
->>>>>>> h-dx
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fresh, sleep, until } from "../helpers";
 import { captureConsole } from "../logs";
