@@ -29,8 +29,10 @@ export interface PresenceOptions<P> {
 
 /** One present connection. */
 export interface Present<P> {
-  /** The connection's id. */
+  /** The connection's id: its client's secret (see `Connection.id`), for server code only. */
   id: string;
+  /** The connection's public id, what watchers are shown (`Connection.publicId`). */
+  publicId: string;
   /** Its latest value (held changes included). */
   value: P;
 }
@@ -41,7 +43,7 @@ export interface Present<P> {
  * for a snapshot. The room's entries come back through {@link Presence.remote}.
  */
 export interface PresenceLink {
-  /** This object's changes as each tick sends them: `[id, value as JSON]` pairs, and the ids that left. */
+  /** This object's changes as each tick sends them: `[public id, value as JSON]` pairs, and the public ids that left. */
   local(set: [string, string][], left: string[]): void;
   /** A watcher is sent a snapshot: the link may fetch the room's entries (they follow as changes, or as new snapshots). */
   snapshotting(): void;
@@ -75,9 +77,9 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
   readonly #validate: PresenceOptions<P>["validate"];
   readonly #visibleTo: PresenceOptions<P>["visibleTo"];
   #sockets: WebSockets | undefined;
-  /** This tick's changes, by connection id, in the order first changed. */
+  /** This tick's changes, by public id, in the order first changed. */
   readonly #held = new Map<string, Held>();
-  /** Entries of other objects (a room's other shards), by connection id, as JSON. */
+  /** Entries of other objects (a room's other shards), by public id, as JSON. */
   readonly #remote = new Map<string, string>();
   /** This tick's changes of those entries (`undefined`: it left). */
   readonly #remoteHeld = new Map<string, string | undefined>();
@@ -115,7 +117,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     const present: Present<P>[] = [];
     for (const connection of this.#connections()) {
       const value = this.#valueOf(connection);
-      if (value !== undefined) present.push({ id: connection.id, value });
+      if (value !== undefined) present.push({ id: connection.id, publicId: connection.publicId, value });
     }
     return present;
   }
@@ -157,16 +159,16 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     this.#link = link;
   }
 
-  /** @returns this object's present connections as `[id, value as JSON]` pairs (what a room's other shards are sent) */
+  /** @returns this object's present connections as `[public id, value as JSON]` pairs (what a room's other shards are sent) */
   localEntries(): [string, string][] {
-    return this.list().map(({ id, value }) => [id, JSON.stringify(value)]);
+    return this.list().map(({ publicId, value }) => [publicId, JSON.stringify(value)]);
   }
 
   /**
    * Merges entries of other objects (a room's other shards) into what watchers receive: they go out
-   * with the tick, in the same frames as this object's own changes. A local connection with the same
-   * id wins. `resnapshot`: every watcher is sent a new snapshot at once instead (after this object
-   * lost what it had told them, e.g. after a restart).
+   * with the tick, in the same frames as this object's own changes, keyed by public id. A local
+   * connection with the same public id wins. `resnapshot`: every watcher is sent a new snapshot at
+   * once instead (after this object lost what it had told them, e.g. after a restart).
    */
   remote(set: readonly [string, string][], left: readonly string[], resnapshot = false): void {
     for (const id of left) {
@@ -250,19 +252,19 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
 
   /** A connection leaves presence (it closed, or cleared its value). */
   #leave(connection: Connection): void {
-    const held = this.#held.get(connection.id);
+    const held = this.#held.get(connection.publicId);
     // A newer connection with this id (it replaced this one) has a change waiting: that change stands.
     if (held && held.connection !== connection) return;
     if (flagsOf(connection).presence === undefined) {
       // Never sent out: nobody heard of it, so nobody is told it left.
-      if (held) this.#held.delete(connection.id);
+      if (held) this.#held.delete(connection.publicId);
       return;
     }
     this.#hold(connection, undefined, undefined);
   }
 
   #hold(connection: Connection, json: string | undefined, value: unknown): void {
-    this.#held.set(connection.id, { connection, json, value });
+    this.#held.set(connection.publicId, { connection, json, value });
     this.#timer ??= setTimeout(() => this.#flush(), this.tickMs);
   }
 
@@ -285,7 +287,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
         if (json === undefined) {
           if (connection.readyState === 1) updateFlags(connection, { presence: undefined });
           // A newer connection with this id replaced it: the id is still here.
-          const current = sockets?.getConnection(id);
+          const current = sockets?.getConnection(connection.id);
           if (current && current !== connection) continue;
           if (link) localLeft.push(id);
           // Another shard of a room holds this id: its entry stands.
@@ -304,9 +306,11 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
       }
     }
     this.#held.clear();
+    // The public ids present here (their values were just stored), looked up once for every remote change.
+    const local = this.#remoteHeld.size ? new Set(this.list().map((present) => present.publicId)) : undefined;
     for (const [id, json] of this.#remoteHeld) {
-      // A connection of this object with the same id wins.
-      if (this.#localValue(id) !== undefined) continue;
+      // A connection of this object with the same public id wins.
+      if (local?.has(id)) continue;
       if (json === undefined) left += `${left ? "," : ""}${JSON.stringify(id)}`;
       else set += `${set ? "," : ""}[${JSON.stringify(id)},${json}]`;
     }
@@ -329,12 +333,12 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     if (fetch) this.#link?.snapshotting();
     let all = "";
     const local = new Set<string>();
-    for (const { id, value } of this.list()) {
-      local.add(id);
-      all += `${all ? "," : ""}[${JSON.stringify(id)},${JSON.stringify(value)}]`;
+    for (const { publicId, value } of this.list()) {
+      local.add(publicId);
+      all += `${all ? "," : ""}[${JSON.stringify(publicId)},${JSON.stringify(value)}]`;
     }
     for (const [id, json] of this.#remote) if (!local.has(id)) all += `${all ? "," : ""}[${JSON.stringify(id)},${json}]`;
-    trySend(connection, `{"type":"${PRESENCE}","you":${JSON.stringify(connection.id)},"all":[${all}]}`);
+    trySend(connection, `{"type":"${PRESENCE}","you":${JSON.stringify(connection.publicId)},"all":[${all}]}`);
   }
 
   /** @returns whether `viewer` receives presence (a throwing `visibleTo` says no, and is logged) */
@@ -355,16 +359,10 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
 
   /** @returns the latest value of an open connection (held or stored), `undefined` when not present */
   #valueOf(connection: Connection): P | undefined {
-    const held = this.#held.get(connection.id);
+    const held = this.#held.get(connection.publicId);
     // SAFETY: only values that passed #accept are held and stored.
     if (held?.connection === connection) return held.json === undefined ? undefined : (held.value as P);
     return flagsOf(connection).presence as P | undefined;
-  }
-
-  /** @returns the value of this object's open connection with `id`, `undefined` when none is present */
-  #localValue(id: string): P | undefined {
-    const connection = this.#sockets?.getConnection(id);
-    return connection ? this.#valueOf(connection) : undefined;
   }
 
   #connections(): IterableIterator<Connection> {

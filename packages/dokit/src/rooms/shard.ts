@@ -219,7 +219,7 @@ export class RoomShard implements Capability {
     this.#presence?.joined();
     const { delivered, epoch } = this.#member.record;
     const count = this.count();
-    trySend(connection, welcomeFrame(this.room, this.index, delivered, count, epoch));
+    trySend(connection, welcomeFrame(this.room, this.index, delivered, count, epoch, connection.publicId));
     this.#countNotice?.welcomed(count);
     if (raw !== null && since === undefined) trySend(connection, roomErrorFrame("ROOM_REJECTED", "since must be a seq: a whole number"));
     // A seq of an order the room no longer has (its sequencer lost its storage): told, then the new order from its start.
@@ -263,7 +263,7 @@ export class RoomShard implements Capability {
     await this.#load();
     // Closed after a publish failed: what it sent since is sent again on its next connection, after the failed ones.
     if (connection.readyState !== OPEN) return;
-    this.#outboxOf().add({ message: { from: connection.id, id: read.id, data: read.data }, connection });
+    this.#outboxOf().add({ message: { from: connection.publicId, id: read.id, data: read.data }, connection });
   }
 
   /** @returns whether `canPublish` lets the connection publish (one that throws says no, and is logged) */

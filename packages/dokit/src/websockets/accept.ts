@@ -23,6 +23,7 @@ import { ANSWERING, CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, REFUSED, t
 import { closeConnection, countAccepted, isOpen } from "./open-connections";
 import type { HeartbeatOptions, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectFrames } from "./protocol-frames";
+import { derivePublicId } from "./public-id";
 import { connectionTags, idTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
 import type { WebSockets } from "./websockets";
 
@@ -76,7 +77,7 @@ export function connectionId(request: Request, url = new URL(request.url)): stri
  *   short, a cut one matches no origin); `at` only where events are installed.
  */
 export function connectionFlags(id: string, request: Request, at?: number): ConnectionFlags {
-  return { id, tags: [id], uri: request.url, readonly: false, protocol: true, at, origin: request.headers.get("origin")?.slice(0, 256) };
+  return { id, pub: derivePublicId(id), tags: [id], uri: request.url, readonly: false, protocol: true, at, origin: request.headers.get("origin")?.slice(0, 256) };
 }
 
 /**
