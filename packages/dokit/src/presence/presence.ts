@@ -9,6 +9,15 @@ import type { PresenceTracker } from "../websockets/options";
 import type { WebSockets } from "../websockets/websockets";
 import type { PresenceErrorCode } from "./errors";
 
+/**
+ * A watcher with more than this many bytes not yet written to its socket (`bufferedAmount`) is sent
+ * no more changes: it is owed a snapshot, which replaces them once its buffer has emptied. So what
+ * presence queues for one connection is at most this plus one frame, whatever it does not read.
+ */
+export const PRESENCE_LAG_BYTES = 65_536;
+/** How long an owed snapshot is retried on the tick while nothing else happens (ms); later, the next change or presence frame retries it. */
+const OWED_RETRY_MS = 10_000;
+
 /** A synchronous check that throws to refuse a presence value (`connection`: whose value it is). */
 export type PresenceCheck<P> = (value: P, connection: Connection) => void;
 
@@ -85,6 +94,8 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
   readonly #remoteHeld = new Map<string, string | undefined>();
   #link: PresenceLink | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Watchers owed a snapshot (one was due while their outgoing buffer was not empty), by public id, with when it was first due. */
+  readonly #owed = new Map<string, number>();
 
   /**
    * @param options - value bound, tick, validation and who sees presence
@@ -151,7 +162,9 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
 
   /** @returns what presence holds that keeps the object in memory: a tick with changes waiting, one line */
   keepsAwake(): string[] {
-    return this.#timer ? [`presence: ${this.#held.size + this.#remoteHeld.size} change(s) waiting for the ${this.tickMs} ms tick`] : [];
+    if (!this.#timer) return [];
+    const owed = this.#owed.size ? `, ${this.#owed.size} snapshot(s) owed to watchers that have not read the last one` : "";
+    return [`presence: ${this.#held.size + this.#remoteHeld.size} change(s) waiting for the ${this.tickMs} ms tick${owed}`];
   }
 
   /** Links a room (`dokit/rooms` does, when its shard's WebSockets has this Presence): it hears each tick's changes. */
@@ -182,7 +195,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     if (!resnapshot) return;
     for (const connection of this.#connections()) {
       const flags = flagsOf(connection);
-      if (flags.watching && flags.protocol) this.#snapshot(connection, false);
+      if (flags.watching && flags.protocol) this.#offer(connection, false);
     }
   }
 
@@ -205,7 +218,13 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     const watching = flagsOf(connection).watching;
     if (watch === false ? watching !== false : watch === true ? watching !== true : watching === undefined) {
       updateFlags(connection, { watching: watch !== false });
-      if (watch !== false) this.#snapshot(connection);
+      if (watch !== false) this.#offer(connection, true);
+      else this.#owed.delete(connection.publicId);
+    }
+    // Owed a snapshot and has read the last answer: served now.
+    if (this.#owed.size && this.#owed.has(connection.publicId) && connection.bufferedAmount === 0 && flagsOf(connection).watching) {
+      this.#owed.delete(connection.publicId);
+      this.#snapshot(connection, true);
     }
   }
 
@@ -316,15 +335,59 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     }
     this.#remoteHeld.clear();
     if (link && (localSet.length || localLeft.length)) link.local(localSet, localLeft);
-    if (!set && !left) return;
-    this.#toWatchers(`{"type":"${PRESENCE}"${set && `,"set":[${set}]`}${left && `,"left":[${left}]`}}`);
+    if (set || left) this.#toWatchers(`{"type":"${PRESENCE}"${set && `,"set":[${set}]`}${left && `,"left":[${left}]`}}`);
+    if (this.#owed.size) this.#serveOwed();
   }
 
   #toWatchers(frame: string): void {
+    const owed = this.#owed;
     for (const connection of this.#connections()) {
       const flags = flagsOf(connection);
-      if (flags.watching && flags.protocol && this.#sees(connection)) trySend(connection, frame);
+      if (!flags.watching || !flags.protocol || !this.#sees(connection)) continue;
+      // Owed a snapshot: it will replace this change. Behind on reading: owed one from now on.
+      if (owed.size && owed.has(connection.publicId)) continue;
+      if (connection.bufferedAmount > PRESENCE_LAG_BYTES) this.#owe(connection);
+      else trySend(connection, frame);
     }
+  }
+
+  /**
+   * A snapshot is due (a new watcher, or this object lost what it told watchers): sent now when
+   * the connection's outgoing buffer is empty, else owed, so a client that asks again and again
+   * without reading has one answer pending at most (`fetch`: the room's link may fetch the other
+   * shards' entries, once per answer).
+   */
+  #offer(connection: Connection, fetch: boolean): void {
+    if (connection.bufferedAmount > 0 || this.#owed.has(connection.publicId)) return this.#owe(connection);
+    this.#snapshot(connection, fetch);
+  }
+
+  #owe(connection: Connection): void {
+    if (!this.#owed.has(connection.publicId)) this.#owed.set(connection.publicId, Date.now());
+    this.#timer ??= setTimeout(() => this.#flush(), this.tickMs);
+  }
+
+  /** Sends the owed snapshots whose watchers have read everything; the tick retries the others for a while. */
+  #serveOwed(): void {
+    const owed = this.#owed;
+    const now = Date.now();
+    let waiting = false;
+    const present = new Set<string>();
+    for (const connection of this.#connections()) {
+      const id = connection.publicId;
+      const since = owed.get(id);
+      if (since === undefined) continue;
+      present.add(id);
+      const flags = flagsOf(connection);
+      if (!flags.watching || !flags.protocol) owed.delete(id);
+      else if (connection.bufferedAmount === 0) {
+        owed.delete(id);
+        this.#snapshot(connection, true);
+      } else if (now - since < OWED_RETRY_MS) waiting = true;
+    }
+    // Those that closed owe nothing.
+    for (const id of owed.keys()) if (!present.has(id)) owed.delete(id);
+    if (waiting) this.#timer ??= setTimeout(() => this.#flush(), this.tickMs);
   }
 
   /** Sends a new watcher everyone present, itself included (`fetch`: the room's link may fetch the other shards' entries). */
