@@ -5,7 +5,7 @@
 // and a backlog it wrote does not hold up another client's echo. RateLimitedRoom
 // (rate-limit.objects.ts): a burst of 3, then 1 a second, closed after 2 drops in a row.
 import { describe, expect, inject, it } from "vitest";
-import { derivePublicId } from "../src/websockets/public-id";
+import { publicIdOf } from "../test/public-id";
 import { eventually, fresh, sleep } from "./helpers";
 import { type RawSocket, rawSocket } from "./raw-socket";
 
@@ -42,7 +42,7 @@ describe("a connection the server closed", () => {
       for (let n = 1; n <= 4; n++) flooder.send(`m${n}`);
       await eventually(() => expect(flooder.closes).toEqual([4429]));
       // Its presence leaves with the close, though no close event will come.
-      await eventually(() => expect(leftOf(watcher)).toEqual([derivePublicId(`flooder-${name}`)]));
+      await eventually(() => expect(leftOf(watcher)).toEqual([publicIdOf(`flooder-${name}`)]));
       expect(await stats(path)).toEqual({ runs: 2, count: 1, listed: 1 });
 
       // A second later its bucket would admit a message again: it writes on, never answering the close.

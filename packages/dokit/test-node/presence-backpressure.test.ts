@@ -5,8 +5,8 @@
 // PRESENCE_LAG_BYTES however long it goes on; once the client reads again it gets the current list.
 // PresenceClientRoom (presence-client.objects.ts): `buffered` reports each connection's buffer.
 import { describe, expect, inject, it } from "vitest";
-import { PRESENCE_LAG_BYTES } from "../src/presence/presence";
-import { derivePublicId } from "../src/websockets/public-id";
+import { PRESENCE_LAG_BYTES } from "../src/presence";
+import { publicIdOf } from "../test/public-id";
 import { eventually, fresh, sleep } from "./helpers";
 import { type RawSocket, rawSocket } from "./raw-socket";
 
@@ -66,7 +66,7 @@ describe("presence and a watcher that does not read", () => {
       const member = open[0]!;
       watcher.socket.resume();
       member.send(JSON.stringify({ type: "dokit_presence", value: { name: "renamed" } }));
-      await eventually(() => expect((presenceOf(watcher.texts).get(derivePublicId("member-0")) as { name: string } | undefined)?.name).toBe("renamed"), { timeout: 15_000 });
+      await eventually(() => expect((presenceOf(watcher.texts).get(publicIdOf("member-0")) as { name: string } | undefined)?.name).toBe("renamed"), { timeout: 15_000 });
       expect(presenceOf(watcher.texts).size).toBe(60);
       const snapshots = watcher.texts.filter((text) => text.startsWith('{"type":"dokit_presence","you"')).length;
       expect(snapshots).toBeLessThan(5001);

@@ -16,7 +16,7 @@ import { usePresence } from "../src/react";
 import { createPresenceStore } from "../src/react/use-presence";
 import { evict, eventually, fresh, sleep } from "./helpers";
 import type { Cursor } from "./presence-client.objects";
-import { derivePublicId as pub } from "../src/websockets/public-id";
+import { publicIdOf as pub } from "../test/public-id";
 
 // ── A scripted server ───────────────────────────────────────────────
 

@@ -3,7 +3,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { RoomMember, type RoomMessage } from "../src/client";
 import { closedAfterEach, fresh, sleep, untilRoom as until } from "./helpers";
-import { derivePublicId as pub } from "../src/websockets/public-id";
+import { publicIdOf as pub } from "../test/public-id";
 
 const base = new URL(inject("workerUrl"));
 const members = closedAfterEach();

@@ -4,7 +4,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { RoomMember } from "../src/client";
 import { createRoom } from "../src/react/use-room";
-import { derivePublicId as pub } from "../src/websockets/public-id";
+import { publicIdOf as pub } from "../test/public-id";
 import { closedAfterEach, fresh, untilRoom as until } from "./helpers";
 
 const base = new URL(inject("workerUrl"));

@@ -3,7 +3,7 @@
 // sequencer) is refused with 410 and reaches nobody.
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { fresh, sleep } from "./helpers";
-import { derivePublicId as pub } from "../src/websockets/public-id";
+import { publicIdOf as pub } from "../test/public-id";
 
 const base = new URL(inject("workerUrl"));
 const cleanup: Array<() => void> = [];

@@ -39,7 +39,7 @@ const RESET_AFTER_DESTROY_MS = 100;
 const DESTROYING = (request: Request) =>
   isUpgrade(request)
     ? refuseUpgrade(CLOSE_RESTARTING, RESTARTING_REASON)
-    : new Response("dokit: Durable Object destroyed; retry", { status: 503, headers: { "Retry-After": "1" } });
+    : new Response(RESTARTING_REASON, { status: 503, headers: { "Retry-After": "1" } });
 
 /** The table of an object that waits to be wired: empty, never claimed into (`#wire` replaces it first). */
 const UNWIRED = new DispatchTable();

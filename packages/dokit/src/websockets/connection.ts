@@ -1,7 +1,7 @@
 import type { Connection } from "../lifecycle/connection";
 import { closeStarted } from "../lifecycle/wire";
 import { type Attachment, FLAGS_KEY, type ConnectionFlags, isDokitSocket, readAttachment, writeAttachment } from "./attachment";
-import { derivePublicId } from "./public-id";
+import { randomPublicId } from "./public-id";
 
 // A Connection is the platform WebSocket itself with a few properties defined
 // on it, so `connection === ws` and sends cost nothing extra.
@@ -93,11 +93,20 @@ export function idOf(ws: WebSocket): string {
 
 /**
  * @returns the public id of a dokit socket: what other clients are shown of it (public-id.ts). A
- *   socket accepted before dokit stored it gets it derived again, kept with its decoded flags.
+ *   socket accepted before dokit kept one gets a random one, stored with its flags when they fit.
  */
 export function publicIdOf(ws: WebSocket): string {
-  const flags = attachmentOf(ws)[FLAGS_KEY];
-  return (flags.pub ??= derivePublicId(flags.id));
+  const attachment = attachmentOf(ws);
+  const flags = attachment[FLAGS_KEY];
+  if (flags.pub === undefined) {
+    flags.pub = randomPublicId();
+    try {
+      writeAttachment(ws, attachment);
+    } catch {
+      // The attachment is full: the id is kept in memory until the next wake.
+    }
+  }
+  return flags.pub;
 }
 
 /** @returns dokit's flags for a connection */

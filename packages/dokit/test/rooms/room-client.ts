@@ -4,7 +4,7 @@
 import { exports } from "cloudflare:workers";
 import { CLOSE_ROOM_PUBLISH_FAILED } from "../../src/protocol/frames";
 import { openSocket, type TestSocket } from "../../src/testing";
-import { derivePublicId } from "../../src/websockets/public-id";
+import { publicIdOf } from "../public-id";
 import { until } from "../helpers";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -39,7 +39,7 @@ export class RoomClient {
 
   constructor(id: string, readonly room: string, readonly query: Record<string, string> = {}) {
     this.id = id;
-    this.publicId = derivePublicId(id);
+    this.publicId = publicIdOf(id);
     byPublicId.set(this.publicId, id);
   }
 

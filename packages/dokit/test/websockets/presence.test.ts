@@ -2,7 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Presence } from "../../src/presence";
 import { expectHibernates, hibernate, openSocket, type TestSocket } from "../../src/testing";
-import { derivePublicId as pub } from "../../src/websockets/public-id";
+import { publicIdOf as pub } from "../public-id";
 import { fresh } from "../helpers";
 
 // SAFETY: the test worker's default export is its fetch handler.
