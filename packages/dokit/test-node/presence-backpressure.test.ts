@@ -70,7 +70,6 @@ describe("presence and a watcher that does not read", () => {
       expect(presenceOf(watcher.texts).size).toBe(60);
       const snapshots = watcher.texts.filter((text) => text.startsWith('{"type":"dokit_presence","you"')).length;
       expect(snapshots).toBeLessThan(5001);
-      console.log(`buffered for the watcher at most ${buffered} bytes; snapshots it received: ${snapshots} of 5001 asked`);
     } finally {
       for (const socket of open) socket.destroy();
     }
