@@ -92,15 +92,13 @@ describe("a connection the server closed", () => {
     const flooder = await rawSocket(base, path);
     try {
       const frames = 8000;
-      let written = 0;
-      for (let n = 0; n < frames; n++) if (flooder.send(`f${n}`)) written++;
+      for (let n = 0; n < frames; n++) flooder.send(`f${n}`);
       await new Promise<void>((resolve) => (flooder.socket.writableLength === 0 ? resolve() : flooder.socket.once("drain", () => resolve())));
       other.send("ping");
       await eventually(() => expect(other.texts).toContain("echo:ping"), { timeout: 15_000 });
       await eventually(() => expect(flooder.closes).toEqual([4429]));
       // The flooder's first three were handled, the other's ping; nothing of the backlog after the close.
       expect((await stats(path)).runs).toBe(4);
-      expect(written).toBeGreaterThan(0);
     } finally {
       flooder.destroy();
       other.destroy();
