@@ -18,6 +18,7 @@
 // question over HTTP or WebSockets; docs/testing.md's project is typechecked only
 // (running it would take vitest inside vitest).
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -298,9 +299,11 @@ describe("examples run in workerd", () => {
     const [ann, bob] = await Promise.all(["ann", "bob"].map((id) => open(ws(url, `/agents/board/main?_pk=${id}`))));
     for (const client of [ann!, bob!]) expect(await client.nextJSON()).toMatchObject({ type: "cf_agent_identity", agent: "board" });
     ann!.socket.send(JSON.stringify({ type: "dokit_presence", watch: true }));
-    expect(await ann!.nextJSON()).toEqual({ type: "dokit_presence", you: "ann", all: [] });
+    // Presence shows each connection's public id (a one-way hash of its `_pk`), never the `_pk`.
+    const publicId = (id: string) => createHash("sha256").update(`dokit public id\u0000${id}`).digest().subarray(0, 16).toString("base64url");
+    expect(await ann!.nextJSON()).toEqual({ type: "dokit_presence", you: publicId("ann"), all: [] });
     bob!.socket.send(JSON.stringify({ type: "dokit_presence", value: { name: "Bob", x: 1, y: 2 }, watch: false }));
-    expect(await ann!.nextJSON()).toEqual({ type: "dokit_presence", set: [["bob", { name: "Bob", x: 1, y: 2 }]] });
+    expect(await ann!.nextJSON()).toEqual({ type: "dokit_presence", set: [[publicId("bob"), { name: "Bob", x: 1, y: 2 }]] });
     bob!.socket.send(JSON.stringify({ type: "dokit_presence", value: { x: 1 } }));
     expect(await bob!.nextJSON()).toEqual({ type: "dokit_error", code: "PRESENCE_REJECTED", error: "Presence value rejected" });
     for (const client of [ann!, bob!]) client.socket.close();

@@ -52,7 +52,7 @@ export class BoardCallables extends RpcTarget implements BoardApi {
     if (!connection) return;
     const name = this.#board.presence.get(connection)?.name ?? "Someone";
     // A keystroke each: coalesced per editor, so the others get at most one a tick.
-    this.#board.webSockets.broadcast({ type: "typing", id: connection.id, name } satisfies TypingMessage, {
+    this.#board.webSockets.broadcast({ type: "typing", id: connection.publicId, name } satisfies TypingMessage, {
       coalesce: `typing:${connection.id}`,
       except: connection,
     });

@@ -1,5 +1,5 @@
 import { env, exports } from "cloudflare:workers";
-import { hibernate, openSocket, type TestSocket } from "dokit/testing";
+import { hibernate, openSocket, publicIdOf, type TestSocket } from "dokit/testing";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { fresh } from "../../test-helpers";
 import type { BoardState, Card } from "../src/api";
@@ -108,14 +108,16 @@ describe("board", () => {
     const name = fresh("presence");
     const editor = await connect(name, { _pk: "ed" });
     const viewer = await connect(name, { _pk: "vi", mode: "view" });
+    // What other pages are shown of a connection: its public id, never its `_pk`.
+    const [ed, vic] = [await publicIdOf("ed"), await publicIdOf("vi")];
     viewer.socket.send({ type: "dokit_presence", value: { name: "Vic", color: "#336699" } });
-    expect(await viewer.socket.nextJSON()).toEqual({ type: "dokit_presence", you: "vi", all: [["vi", { name: "Vic", color: "#336699" }]] });
+    expect(await viewer.socket.nextJSON()).toEqual({ type: "dokit_presence", you: vic, all: [[vic, { name: "Vic", color: "#336699" }]] });
     editor.socket.send({ type: "dokit_presence", value: { name: "Eve", color: "#aa0000", cursor: { x: 0.5, y: 0.25 } } });
-    expect(await editor.socket.nextJSON()).toMatchObject({ type: "dokit_presence", you: "ed" });
+    expect(await editor.socket.nextJSON()).toMatchObject({ type: "dokit_presence", you: ed });
     // One tick carries both pages to the view-only one.
     const seen = new Map<string, unknown>();
     while (seen.size < 2) for (const [id, value] of (await viewer.socket.nextJSON<{ set: [string, unknown][] }>()).set) seen.set(id, value);
-    expect(seen.get("ed")).toEqual({ name: "Eve", color: "#aa0000", cursor: { x: 0.5, y: 0.25 } });
+    expect(seen.get(ed)).toEqual({ name: "Eve", color: "#aa0000", cursor: { x: 0.5, y: 0.25 } });
     // The schema refuses a cursor off the board.
     await editor.socket.drain(200);
     editor.socket.send({ type: "dokit_presence", value: { name: "Eve", color: "#aa0000", cursor: { x: 2, y: 0 } } });
@@ -124,7 +126,7 @@ describe("board", () => {
     await viewer.socket.drain(200);
     // Ten keystrokes in one tick: the viewer hears once, with the editor's presence name.
     await Promise.all(Array.from({ length: 10 }, () => editor.socket.rpc("typing")));
-    expect((await viewer.socket.drain(300)).map((message) => JSON.parse(String(message)))).toEqual([{ type: "typing", id: "ed", name: "Eve" }]);
+    expect((await viewer.socket.drain(300)).map((message) => JSON.parse(String(message)))).toEqual([{ type: "typing", id: ed, name: "Eve" }]);
     const info = vi.spyOn(console, "info").mockImplementation(() => {}); // dokit logs a refused call at info
     onTestFinished(() => info.mockRestore());
     await expect(viewer.socket.rpc("typing")).rejects.toThrow("This board is view-only for you");

@@ -35,7 +35,7 @@ export class ChatRoom extends DurableObject<Env> {
     handlers: {
       onConnect: (connection, ctx) => {
         const url = new URL(ctx.request.url);
-        const nickname = cleanNickname(url.searchParams.get("nickname")) ?? `guest-${connection.id.slice(0, 4)}`;
+        const nickname = cleanNickname(url.searchParams.get("nickname")) ?? `guest-${connection.publicId.slice(0, 4)}`;
         connection.setState({ nickname });
         const room = roomOf(ctx.request);
         this.#send(connection, { type: "welcome", room, nickname, members: this.#members(room) });

@@ -30,13 +30,18 @@ function cursors(tickMs: number): Presence<Cursor> {
 
 /**
  * Text messages: `kick` closes the sender with 1012 (so its client reconnects), `list` answers
- * `list:<presence.list() as JSON>`; anything else comes back as `echo:<message>`.
+ * `list:<presence.list() as JSON>`, `buffered` answers `buffered:<{ connection id: bytes not yet
+ * written to its socket }>`; anything else comes back as `echo:<message>`.
  */
-function handlers(presence: Presence<Cursor>) {
+function handlers(presence: Presence<Cursor>, sockets: () => WebSockets) {
   return {
     onMessage: (connection: Connection, message: string | ArrayBuffer) => {
       if (message === "kick") return connection.close(1012, "kicked");
       if (message === "list") return connection.send(`list:${JSON.stringify(presence.list())}`);
+      if (message === "buffered") {
+        const buffered = Object.fromEntries([...sockets().getConnections()].map((open) => [open.id, open.bufferedAmount]));
+        return connection.send(`buffered:${JSON.stringify(buffered)}`);
+      }
       connection.send(`echo:${String(message)}`);
     },
   };
@@ -46,14 +51,14 @@ function handlers(presence: Presence<Cursor>) {
 export class PresenceClientRoom extends DurableObject<Env> {
   readonly board = new State<{ count: number }>({ initialState: { count: 0 } });
   readonly presence = cursors(16);
-  readonly webSockets: WebSockets = new WebSockets({ state: this.board, presence: this.presence, handlers: handlers(this.presence), capnweb });
+  readonly webSockets: WebSockets = new WebSockets({ state: this.board, presence: this.presence, handlers: handlers(this.presence, () => this.webSockets), capnweb });
   readonly lifecycle = Lifecycle.install(this).use(this.board).use(this.webSockets);
 }
 
 /** Presence with a 1 s tick, so a test can act inside one tick; messages as in `handlers`. */
 export class PresenceClientSlowTick extends DurableObject<Env> {
   readonly presence = cursors(1000);
-  readonly webSockets: WebSockets = new WebSockets({ presence: this.presence, handlers: handlers(this.presence) });
+  readonly webSockets: WebSockets = new WebSockets({ presence: this.presence, handlers: handlers(this.presence, () => this.webSockets) });
   readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
 }
 

@@ -16,6 +16,7 @@ import { usePresence } from "../src/react";
 import { createPresenceStore } from "../src/react/use-presence";
 import { evict, eventually, fresh, sleep } from "./helpers";
 import type { Cursor } from "./presence-client.objects";
+import { publicIdOf as pub } from "../test/public-id";
 
 // ── A scripted server ───────────────────────────────────────────────
 
@@ -369,30 +370,30 @@ describe("presence client against dokit/presence", () => {
     const b = roomClient(room);
     const seenByA = recordChanges(a);
     a.presence.set({ name: "a" });
-    await eventually(() => expect(a.presence.get(a.id)).toEqual({ name: "a" }));
-    expect(a.presence.self).toBe(a.id);
+    await eventually(() => expect(a.presence.get(pub(a.id))).toEqual({ name: "a" }));
+    expect(a.presence.self).toBe(pub(a.id));
     b.presence.set({ name: "b" });
     await eventually(() => expect(names(a)).toEqual(["a", "b"]));
     await eventually(() => expect(names(b)).toEqual(["a", "b"]));
-    expect(b.presence.self).toBe(b.id);
-    expect(a.presence.others()).toEqual([{ id: b.id, value: { name: "b" } }]);
-    expect(seenByA.at(-1)).toEqual({ joined: [{ id: b.id, value: { name: "b" } }], updated: [], left: [] });
+    expect(b.presence.self).toBe(pub(b.id));
+    expect(a.presence.others()).toEqual([{ id: pub(b.id), value: { name: "b" } }]);
+    expect(seenByA.at(-1)).toEqual({ joined: [{ id: pub(b.id), value: { name: "b" } }], updated: [], left: [] });
 
     b.presence.set({ name: "b", x: 1 });
-    await eventually(() => expect(a.presence.get(b.id)).toEqual({ name: "b", x: 1 }));
-    expect(seenByA.at(-1)).toEqual({ joined: [], updated: [{ id: b.id, value: { name: "b", x: 1 } }], left: [] });
+    await eventually(() => expect(a.presence.get(pub(b.id))).toEqual({ name: "b", x: 1 }));
+    expect(seenByA.at(-1)).toEqual({ joined: [], updated: [{ id: pub(b.id), value: { name: "b", x: 1 } }], left: [] });
 
     b.presence.clear();
-    await eventually(() => expect(seenByA.at(-1)).toEqual({ joined: [], updated: [], left: [b.id] }));
+    await eventually(() => expect(seenByA.at(-1)).toEqual({ joined: [], updated: [], left: [pub(b.id)] }));
     expect(a.presence.count).toBe(1);
     expect(b.readyState).toBe(b.OPEN);
-    await eventually(() => expect(b.presence.list()).toEqual([{ id: a.id, value: { name: "a" } }]));
+    await eventually(() => expect(b.presence.list()).toEqual([{ id: pub(a.id), value: { name: "a" } }]));
 
     b.presence.set({ name: "b again" });
     await eventually(() => expect(names(a)).toEqual(["a", "b again"]));
     b.close();
-    await eventually(() => expect(seenByA.at(-1)).toEqual({ joined: [], updated: [], left: [b.id] }));
-    expect(a.presence.list()).toEqual([{ id: a.id, value: { name: "a" } }]);
+    await eventually(() => expect(seenByA.at(-1)).toEqual({ joined: [], updated: [], left: [pub(b.id)] }));
+    expect(a.presence.list()).toEqual([{ id: pub(a.id), value: { name: "a" } }]);
   });
 
   it("re-sends its value after the server closes its socket, and diffs the snapshot after the reconnect against the list it had", async () => {
@@ -412,7 +413,7 @@ describe("presence client against dokit/presence", () => {
     // While a is away: a leaves (its socket closed), b changes, c leaves, d joins.
     slow.shut();
     a.send("kick");
-    await eventually(() => expect(seenByB.at(-1)).toEqual({ joined: [], updated: [], left: [a.id] }));
+    await eventually(() => expect(seenByB.at(-1)).toEqual({ joined: [], updated: [], left: [pub(a.id)] }));
     b.presence.set({ name: "b", x: 2 });
     c.close();
     const d = roomClient(room);
@@ -423,11 +424,11 @@ describe("presence client against dokit/presence", () => {
 
     slow.open();
     await eventually(() => expect(names(a)).toEqual(["a", "b", "d"]));
-    expect(seenByA[before]).toEqual({ joined: [{ id: d.id, value: { name: "d" } }], updated: [{ id: b.id, value: { name: "b", x: 2 } }], left: [c.id] });
+    expect(seenByA[before]).toEqual({ joined: [{ id: pub(d.id), value: { name: "d" } }], updated: [{ id: pub(b.id), value: { name: "b", x: 2 } }], left: [pub(c.id)] });
     await sleep(100); // a's own value confirmed by the next tick is no change
     expect(seenByA.length).toBe(before + 1);
     // a's value came back without the app setting it again.
-    await eventually(() => expect(seenByB.at(-1)).toEqual({ joined: [{ id: a.id, value: { name: "a" } }], updated: [], left: [] }));
+    await eventually(() => expect(seenByB.at(-1)).toEqual({ joined: [{ id: pub(a.id), value: { name: "a" } }], updated: [], left: [] }));
   });
 
   it("an official agents client on the same object receives no presence frames and works normally", async () => {
@@ -442,7 +443,7 @@ describe("presence client against dokit/presence", () => {
     a.presence.set({ name: "a" });
     b.presence.set({ name: "b" });
     for (let x = 1; x <= 5; x++) b.presence.set({ name: "b", x });
-    await eventually(() => expect(a.presence.get(b.id)).toEqual({ name: "b", x: 5 }));
+    await eventually(() => expect(a.presence.get(pub(b.id))).toEqual({ name: "b", x: 5 }));
     expect(names(a)).toEqual(["a", "b"]); // the official client is connected, not present
 
     official.send("hello");
@@ -461,20 +462,20 @@ describe("presence client against dokit/presence", () => {
     const b = roomClient(room);
     const seenByB = recordChanges(b);
     a.presence.set({ name: "a" });
-    await eventually(() => expect(a.presence.get(a.id)).toEqual({ name: "a" }));
-    await eventually(() => expect(b.presence.get(a.id)).toEqual({ name: "a" }));
+    await eventually(() => expect(a.presence.get(pub(a.id))).toEqual({ name: "a" }));
+    await eventually(() => expect(b.presence.get(pub(a.id))).toEqual({ name: "a" }));
 
     a.presence.set({ name: "x".repeat(200) });
     a.presence.set({ x: 1 } as Cursor);
     await eventually(() => expect(refusals).toEqual(["Presence value over 128 bytes", "Presence value rejected"]));
     await sleep(100); // past the server's tick
-    expect(b.presence.get(a.id)).toEqual({ name: "a" });
+    expect(b.presence.get(pub(a.id))).toEqual({ name: "a" });
 
     away.shut(); // a stays away until b has seen it leave
     a.send("kick");
-    await eventually(() => expect(seenByB.at(-1)?.left).toEqual([a.id]));
+    await eventually(() => expect(seenByB.at(-1)?.left).toEqual([pub(a.id)]));
     away.open();
-    await eventually(() => expect(seenByB.at(-1)).toEqual({ joined: [{ id: a.id, value: { name: "a" } }], updated: [], left: [] }));
+    await eventually(() => expect(seenByB.at(-1)).toEqual({ joined: [{ id: pub(a.id), value: { name: "a" } }], updated: [], left: [] }));
     expect(refusals).toHaveLength(2); // the refused values were not sent again
   });
 
@@ -486,7 +487,7 @@ describe("presence client against dokit/presence", () => {
     native.presence.set({ name: "capnweb" });
     await eventually(() => expect(names(native)).toEqual(["capnweb", "json"]));
     await eventually(() => expect(names(json)).toEqual(["capnweb", "json"]));
-    expect(native.presence.self).toBe(native.id);
+    expect(native.presence.self).toBe(pub(native.id));
     native.presence.clear();
     await eventually(() => expect(names(json)).toEqual(["json"]));
   });
@@ -495,13 +496,13 @@ describe("presence client against dokit/presence", () => {
     const room = fresh("presence-evicted");
     const a = roomClient(room);
     a.presence.set({ name: "a" });
-    await eventually(() => expect(a.presence.get(a.id)).toEqual({ name: "a" }));
+    await eventually(() => expect(a.presence.get(pub(a.id))).toEqual({ name: "a" }));
     await evict(room, "evict-presence-client");
     const b = roomClient(room);
     b.presence.watch();
-    await eventually(() => expect(b.presence.list()).toEqual([{ id: a.id, value: { name: "a" } }]));
+    await eventually(() => expect(b.presence.list()).toEqual([{ id: pub(a.id), value: { name: "a" } }]));
     a.presence.set({ name: "a", x: 3 });
-    await eventually(() => expect(b.presence.get(a.id)).toEqual({ name: "a", x: 3 }));
+    await eventually(() => expect(b.presence.get(pub(a.id))).toEqual({ name: "a", x: 3 }));
   });
 });
 
@@ -526,7 +527,7 @@ async function slowTickSocket(room: string, id: string) {
 }
 
 describe("dokit/presence: a replaced connection", () => {
-  // The server holds each tick's changes by connection id. When a client comes back with its id
+  // The server holds each tick's changes by public id (one per connection id). When a client comes back with its id
   // (a reconnect the server has not seen the old socket close for), the new socket replaces the
   // old one with 4009, and the old socket's close may arrive in the same tick as the new socket's
   // value: the old one's leave must not take the new value's place.
@@ -535,11 +536,11 @@ describe("dokit/presence: a replaced connection", () => {
     const watcher = new AgentClient<unknown, unknown, Cursor>({ agent: "PresenceClientSlowTick", name: room, host: base.host });
     onTestFinished(() => watcher.close());
     watcher.presence.watch();
-    await eventually(() => expect(watcher.presence.self).toBe(watcher.id));
+    await eventually(() => expect(watcher.presence.self).toBe(pub(watcher.id)));
     // Sent after the watcher's snapshot, the first value reaches it with a tick, which stores it in the old socket's attachment.
     const old = await slowTickSocket(room, "shared");
     old.ws.send(JSON.stringify({ type: "dokit_presence", value: { name: "first" } }));
-    await eventually(() => expect(watcher.presence.get("shared")).toEqual({ name: "first" }), { timeout: 3000 });
+    await eventually(() => expect(watcher.presence.get(pub("shared"))).toEqual({ name: "first" }), { timeout: 3000 });
 
     // SAFETY: `_socket` is ws's net.Socket; paused, the old client reads nothing, so it answers the 4009 close only on resume().
     const tcp = (old.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
@@ -554,8 +555,8 @@ describe("dokit/presence: a replaced connection", () => {
     await sleep(1500);
     const listed = replacing.frame("list:");
     replacing.ws.send("list");
-    expect({ server: JSON.parse((await listed).slice(5)), watcher: watcher.presence.get("shared") }).toEqual({
-      server: [{ id: "shared", value: { name: "second" } }],
+    expect({ server: JSON.parse((await listed).slice(5)), watcher: watcher.presence.get(pub("shared")) }).toEqual({
+      server: [{ id: "shared", publicId: pub("shared"), value: { name: "second" } }],
       watcher: { name: "second" },
     });
   });
@@ -571,11 +572,11 @@ describe("usePresence against dokit/presence", () => {
     const onChange = vi.fn();
     const unsubscribe = store.subscribe(onChange);
     onTestFinished(unsubscribe);
-    await eventually(() => expect(store.get().self).toBe(watcher.id));
+    await eventually(() => expect(store.get().self).toBe(pub(watcher.id)));
 
     const other = roomClient(room);
     other.presence.set({ name: "o" });
-    await eventually(() => expect(store.get().others).toEqual([{ id: other.id, value: { name: "o" } }]));
+    await eventually(() => expect(store.get().others).toEqual([{ id: pub(other.id), value: { name: "o" } }]));
     const calls = onChange.mock.calls.length;
     const snapshot = store.get();
     expect(snapshot.list).toEqual(snapshot.others); // the watcher publishes nothing
@@ -601,7 +602,7 @@ describe("usePresence against dokit/presence", () => {
 
     function Who({ client }: { client: { readonly id: string; readonly presence: ClientPresence<Cursor> } }) {
       const { self, list, others } = usePresence(client);
-      return createElement("p", null, `${self === client.id} ${list.map((entry) => entry.value.name).join(",")} ${others.length}`);
+      return createElement("p", null, `${self === pub(client.id)} ${list.map((entry) => entry.value.name).join(",")} ${others.length}`);
     }
     expect(renderToString(createElement(Who, { client: watching }))).toBe("<p>true ada 1</p>");
     expect(renderToString(createElement(Who, { client: idle }))).toBe("<p>false  0</p>");

@@ -4,6 +4,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { RoomMember, type RoomMessage } from "../src/client";
 import { closedAfterEach, fresh, sleep, untilRoom as until } from "./helpers";
+import { publicIdOf as pub } from "../test/public-id";
 
 const base = new URL(inject("workerUrl"));
 const members = closedAfterEach();
@@ -47,8 +48,8 @@ describe("RoomMember (dokit/client) over loopback", () => {
     for (const id of ["a", "b"]) {
       const list = received[id] ?? [];
       expect(list.map((message) => message.seq), id).toEqual([1, 2, 3, 4, 5, 6]);
-      expect(list.filter((message) => message.from === "b").map((message) => message.data)).toEqual([100]);
-      expect(list.filter((message) => message.from === "a").map((message) => message.data)).toEqual([1, 2, 3, 4, 5]);
+      expect(list.filter((message) => message.from === pub("b")).map((message) => message.data)).toEqual([100]);
+      expect(list.filter((message) => message.from === pub("a")).map((message) => message.data)).toEqual([1, 2, 3, 4, 5]);
     }
   });
 

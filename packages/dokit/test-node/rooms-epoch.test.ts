@@ -3,6 +3,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { RoomMember, type RoomMessage } from "../src/client";
 import { closedAfterEach, fresh, sleep, untilRoom as until } from "./helpers";
+import { publicIdOf as pub } from "../test/public-id";
 
 const base = new URL(inject("workerUrl"));
 const members = closedAfterEach();
@@ -51,6 +52,6 @@ describe("RoomMember when the room's order starts again", () => {
     expect(b.epoch).toBe(a.epoch);
     expect(await b.publish(4)).toBe(2);
     await until(() => seen.a?.length === 5, "b's publish on a");
-    expect(seen.a?.at(-1)).toMatchObject({ seq: 2, data: 4, from: "b" });
+    expect(seen.a?.at(-1)).toMatchObject({ seq: 2, data: 4, from: pub("b") });
   });
 });

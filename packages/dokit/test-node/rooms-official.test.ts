@@ -5,6 +5,7 @@ import { AgentClient as OfficialClient } from "agents/client";
 import { describe, expect, inject, it } from "vitest";
 import { RoomMember, type RoomMessage } from "../src/client";
 import { closedAfterEach, fresh, untilRoom as until } from "./helpers";
+import { publicIdOf as pub } from "../test/public-id";
 
 const base = new URL(inject("workerUrl"));
 const open = closedAfterEach();
@@ -25,13 +26,13 @@ describe("the official agents client on a room's shard", () => {
 
     expect(await member.publish("from the member")).toBe(1);
     await until(() => frames.some((frame) => frame.type === "dokit_room"), "the member's message on the official client");
-    expect(frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 1, from: "m", data: "from the member" }]);
+    expect(frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 1, from: pub("m"), data: "from the member" }]);
 
     official.send(JSON.stringify({ type: "dokit_room_publish", id: "o-1", data: "from the official client" }));
     await until(() => received.length === 2 && frames.some((frame) => frame.type === "dokit_room_ack"), "the official client's message on the member, and its ack");
     expect(received.map((message) => [message.seq, message.from, message.data])).toEqual([
-      [1, "m", "from the member"],
-      [2, "o", "from the official client"],
+      [1, pub("m"), "from the member"],
+      [2, pub("o"), "from the official client"],
     ]);
     expect(frames.find((frame) => frame.type === "dokit_room_ack")).toEqual({ type: "dokit_room_ack", id: "o-1", seq: 2 });
 
@@ -43,7 +44,7 @@ describe("the official agents client on a room's shard", () => {
     expect(directFrames.find((frame) => frame.type === "dokit_room_welcome")).toMatchObject({ room, shard: 0, seq: 2, count: 3 });
     expect(await member.publish("to all three")).toBe(3);
     await until(() => directFrames.some((frame) => frame.type === "dokit_room") && frames.filter((frame) => frame.type === "dokit_room").length === 3, "seq 3 on both official clients");
-    expect(directFrames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 3, from: "m", data: "to all three" }]);
+    expect(directFrames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 3, from: pub("m"), data: "to all three" }]);
   });
 });
 

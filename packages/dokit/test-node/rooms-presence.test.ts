@@ -4,6 +4,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { RoomMember } from "../src/client";
 import { createRoom } from "../src/react/use-room";
+import { publicIdOf as pub } from "../test/public-id";
 import { closedAfterEach, fresh, untilRoom as until } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
@@ -11,6 +12,8 @@ const members = closedAfterEach();
 
 
 type Name = { name: string };
+/** The connection ids of the members below, by the public id presence shows of them. */
+const idOf = (publicId: string) => ["a", "b", "c"].find((id) => pub(id) === publicId) ?? publicId;
 
 describe("room-wide presence and counts (dokit/client) over loopback", () => {
   it("shows client.presence the connections of every shard, and keeps RoomMember's count up to date", async () => {
@@ -35,7 +38,7 @@ describe("room-wide presence and counts (dokit/client) over loopback", () => {
     const names = (member: RoomMember<Name>) =>
       member.client.presence
         .list()
-        .map((entry) => `${entry.id}=${(entry.value as Name).name}`)
+        .map((entry) => `${idOf(entry.id)}=${(entry.value as Name).name}`)
         .sort()
         .join();
     a.client.presence.set({ name: "Ada" });
@@ -44,15 +47,15 @@ describe("room-wide presence and counts (dokit/client) over loopback", () => {
     // a is alone on shard 0: b and c reach it through the room.
     await until(() => names(a) === "a=Ada,b=Bob,c=Cy", "everyone in a's presence");
     await until(() => names(b) === "a=Ada,b=Bob,c=Cy", "everyone in b's presence");
-    expect(a.client.presence.others().map((entry) => entry.id).sort()).toEqual(["b", "c"]);
+    expect(a.client.presence.others().map((entry) => idOf(entry.id)).sort()).toEqual(["b", "c"]);
     // The room-wide count reached a with a count frame (its welcome may have said less).
     await until(() => a.count === 3, "a count of 3 on a");
 
     // An update and a leave on shard 1, seen on shard 0 by the client's change events.
     const changes: string[] = [];
     a.client.presence.subscribe((change) => {
-      for (const entry of change.updated) changes.push(`updated ${entry.id}=${(entry.value as Name).name}`);
-      for (const id of change.left) changes.push(`left ${id}`);
+      for (const entry of change.updated) changes.push(`updated ${idOf(entry.id)}=${(entry.value as Name).name}`);
+      for (const id of change.left) changes.push(`left ${idOf(id)}`);
     });
     b.client.presence.set({ name: "Bobby" });
     await until(() => changes.includes("updated b=Bobby"), "b's update on a");
@@ -82,6 +85,8 @@ describe("room-wide presence and counts (dokit/client) over loopback", () => {
     const stop = made.start();
     members.push({ close: stop });
     await until(() => made.store.get().joined && made.store.get().count === 1, "the watcher joined alone");
+    // Its own public id, the `from` of its messages (never its connection id).
+    expect(made.store.get().self).toBe(pub("watcher"));
     const other = new RoomMember({ host: base.host, basePath: `rooms-presence/${room}`, id: "other", query: { shards: "2", shard: "1" } });
     members.push(other);
     const seen = renders;

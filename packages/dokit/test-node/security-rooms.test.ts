@@ -3,6 +3,7 @@
 // sequencer) is refused with 410 and reaches nobody.
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { fresh, sleep } from "./helpers";
+import { publicIdOf as pub } from "../test/public-id";
 
 const base = new URL(inject("workerUrl"));
 const cleanup: Array<() => void> = [];
@@ -39,14 +40,14 @@ describe("rooms over loopback", () => {
     const room = fresh("loop-room");
     const a = await join(room, "a", 0);
     const b = await join(room, "b", 1);
-    expect(a.frames.find((frame) => frame.type === "dokit_room_welcome")).toEqual({ type: "dokit_room_welcome", room, shard: 0, seq: 0, count: 1, epoch: expect.stringMatching(/^\d{15}-[0-9a-f]{8}$/) });
+    expect(a.frames.find((frame) => frame.type === "dokit_room_welcome")).toEqual({ type: "dokit_room_welcome", room, shard: 0, seq: 0, count: 1, epoch: expect.stringMatching(/^\d{15}-[0-9a-f]{8}$/), you: pub("a") });
     expect(b.frames.find((frame) => frame.type === "dokit_room_welcome")).toMatchObject({ type: "dokit_room_welcome", room, shard: 1, seq: 0 });
     a.ws.send(JSON.stringify({ type: "dokit_room_publish", id: "m1", data: { text: "hello" } }));
     await until(() => b.frames.some((frame) => frame.type === "dokit_room") && a.frames.some((frame) => frame.type === "dokit_room_ack"));
     await sleep(200);
-    expect(b.frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 1, from: "a", data: { text: "hello" } }]);
+    expect(b.frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 1, from: pub("a"), data: { text: "hello" } }]);
     // The publisher gets its own message like everyone, and the ack (their order is not fixed: two paths).
-    expect(a.frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 1, from: "a", data: { text: "hello" } }]);
+    expect(a.frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 1, from: pub("a"), data: { text: "hello" } }]);
     expect(a.frames.filter((frame) => frame.type === "dokit_room_ack")).toEqual([{ type: "dokit_room_ack", id: "m1", seq: 1 }]);
   });
 
@@ -69,7 +70,7 @@ describe("rooms over loopback", () => {
     // The room still works.
     a.ws.send(JSON.stringify({ type: "dokit_room_publish", id: "m1", data: { text: "real" } }));
     await until(() => a.frames.some((frame) => frame.type === "dokit_room"));
-    expect(a.frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 1, from: "a", data: { text: "real" } }]);
+    expect(a.frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 1, from: pub("a"), data: { text: "real" } }]);
   });
 
   it("drains a shard: a real client gets 3009 promptly, reconnects to the shard that stays and resumes with since", async () => {
@@ -94,7 +95,7 @@ describe("rooms over loopback", () => {
     back.addEventListener("message", (event) => frames.push(JSON.parse(String(event.data)) as Frame));
     await until(() => frames.some((frame) => frame.type === "dokit_room"));
     expect(frames.find((frame) => frame.type === "dokit_room_welcome")).toMatchObject({ shard: 0 });
-    expect(frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 2, from: "stay", data: 2 }]);
+    expect(frames.filter((frame) => frame.type === "dokit_room")).toEqual([{ type: "dokit_room", seq: 2, from: pub("stay"), data: 2 }]);
   });
 
   it("delivers a catch-up of 260 legal 64 KB messages, each with one non-Latin-1 character (34 MB as copied between objects), then live traffic", async () => {

@@ -18,6 +18,7 @@ import { roomsPresenceRoute } from "./rooms-presence.objects";
 import { userRefusalRoute } from "./refusal.objects";
 import { idRoomEvictRoute } from "./security-websockets.objects";
 import { presenceClientEvictRoute } from "./presence-client.objects";
+import { rateLimitedEvictRoute } from "./rate-limit.objects";
 import { yjsEvictRoute } from "./yjs.objects";
 
 export { Counter, ScenarioCallables } from "./worker.callables";
@@ -103,6 +104,7 @@ export default {
       (await authedRoute(request, env)) ??
       (await idRoomEvictRoute(request, env)) ??
       (await presenceClientEvictRoute(request, env)) ??
+      (await rateLimitedEvictRoute(request, env)) ??
       (await yjsEvictRoute(request, env)) ??
       (await userRefusalRoute(request, env)) ??
       (await roomsRoute(request, env)) ??

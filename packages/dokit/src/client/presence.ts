@@ -68,7 +68,7 @@ export class ClientPresence<P = unknown> implements PresenceFrames {
     this.#socket = socket;
   }
 
-  /** This connection's id (the server's `you`, equal to `client.id`); `undefined` until the first snapshot. */
+  /** This connection's public id (the server's `you`, never `client.id`, which stays private); `undefined` until the first snapshot. */
   get self(): string | undefined {
     return this.#self;
   }

@@ -10,7 +10,7 @@ import type { AgentClientOptions, QueryParams } from "./types";
 export interface RoomMessage<T = unknown> {
   /** Its place in the room's order. */
   seq: number;
-  /** The publishing connection's id; absent for messages published by server code. */
+  /** The publishing connection's public id (a member's `self`), never its connection id; absent for messages published by server code. */
   from?: string;
   data: T;
 }
@@ -63,6 +63,8 @@ export class RoomMember<T = unknown> {
   epoch: string | undefined;
   /** The room-wide connection count: from the last welcome, then from each count frame. */
   count = 0;
+  /** This member's public id, its messages' `from` (the welcome's `you`); `undefined` before the first join. */
+  self: string | undefined;
   readonly #options: RoomMemberOptions<T>;
   /** Publishes not yet acknowledged, by id, in the order published. */
   readonly #waiting = new Map<string, Waiting>();
@@ -150,12 +152,13 @@ export class RoomMember<T = unknown> {
         this.seq = frame.seq as number;
         this.epoch = frame.epoch as string;
         return options.onReset?.({ epoch: this.epoch });
-      // {"type":"dokit_room_welcome","room","shard","seq","count","epoch"}: resend what is not acknowledged, in order
+      // {"type":"dokit_room_welcome","room","shard","seq","count","epoch","you"}: resend what is not acknowledged, in order
       case ROOM_WELCOME: {
         this.shard = frame.shard as number;
         // A welcome without a reset: `seq` counts in its epoch (a resume from another one is answered with a reset next).
         if (this.epoch === undefined || this.seq === undefined) this.epoch = frame.epoch as string;
         this.count = frame.count as number;
+        if (typeof frame.you === "string") this.self = frame.you;
         this.seq ??= frame.seq as number;
         this.#joined = true;
         for (const [id, { data }] of this.#waiting) this.#send(id, data);

@@ -6,6 +6,12 @@
 export interface Connection<S = unknown> extends WebSocket {
   /** The connection id: the client's `_pk`, or one generated on accept. */
   readonly id: string;
+  /**
+   * What other clients are shown of this connection (presence, a room message's `from`): derived
+   * one way from `id`, the same for the same `id`. `id` itself is a secret of its client's: whoever
+   * knows it can connect with it and replace this connection.
+   */
+  readonly publicId: string;
   /** The URL of the upgrade request. */
   readonly uri: string | null;
   /** The connection's tags; the id is always the first. */

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { CLOSE_OPEN_FAILED, OPEN_FAILED_REASON } from "../protocol/frames";
+import { CLOSE_OPEN_FAILED, CLOSE_RESTARTING, OPEN_FAILED_REASON, RESTARTING_REASON } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
 import { isUpgrade } from "./wire";
 import type { Capability, SocketOwner } from "./capability";
@@ -30,6 +30,17 @@ const done: Promise<void> = Promise.resolve();
 /** How long destroy() leaves the 1001 close frames to be written before it resets the instance. */
 const RESET_AFTER_DESTROY_MS = 100;
 
+/**
+ * The answer to a request that reaches an instance `destroy()` is resetting: an upgrade is refused
+ * with 1012, which clients follow by reconnecting (they reach the fresh instance), anything else
+ * gets 503 with `Retry-After`. Accepted there, a connection would be cut by the reset, and what it
+ * sent first lost with the instance.
+ */
+const DESTROYING = (request: Request) =>
+  isUpgrade(request)
+    ? refuseUpgrade(CLOSE_RESTARTING, RESTARTING_REASON)
+    : new Response(RESTARTING_REASON, { status: 503, headers: { "Retry-After": "1" } });
+
 /** The table of an object that waits to be wired: empty, never claimed into (`#wire` replaces it first). */
 const UNWIRED = new DispatchTable();
 
@@ -58,6 +69,8 @@ export class Lifecycle<Host extends object = object> {
   #depth = 0;
   #starting: Promise<void> | undefined;
   #started = false;
+  /** Set when `destroy()` begins: the instance is going away, and takes no more requests. */
+  #destroying = false;
   #locked = false;
 
   /**
@@ -257,10 +270,12 @@ export class Lifecycle<Host extends object = object> {
    *   (a host that delegates answers it itself; the installed entry point answers 404)
    */
   async fetch(request: Request): Promise<Response | undefined> {
+    if (this.#destroying) return DESTROYING(request);
     const props = readProps(request);
     try {
       this.#wire();
       await this.start(props);
+      if (this.#destroying) return DESTROYING(request);
       return await runInContext({ agent: this.host, request, props }, () => this.#dispatch(request));
     } catch (error) {
       console.error(`dokit: ${this.className}/${this.name} failed to handle ${request.method} ${request.url}`, error);
@@ -372,9 +387,11 @@ export class Lifecycle<Host extends object = object> {
   /**
    * Runs every capability's destroy hook (WebSockets closes its connections with 1001),
    * deletes the object's alarm and all of its storage, then resets the instance
-   * (`ctx.abort`) shortly after returning: the next request meets a fresh object.
+   * (`ctx.abort`) shortly after returning: the next request meets a fresh object. A request that
+   * arrives meanwhile is refused (an upgrade with 1012, which clients retry; others with 503).
    */
   async destroy(): Promise<void> {
+    this.#destroying = true;
     this.#wire();
     await this.start();
     const observer = this.#table.observer;

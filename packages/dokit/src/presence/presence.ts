@@ -9,6 +9,15 @@ import type { PresenceTracker } from "../websockets/options";
 import type { WebSockets } from "../websockets/websockets";
 import type { PresenceErrorCode } from "./errors";
 
+/**
+ * A watcher with more than this many bytes not yet written to its socket (`bufferedAmount`) is sent
+ * no more changes: it is owed a snapshot, which replaces them once its buffer has emptied. So what
+ * presence queues for one connection is at most this plus one frame, whatever it does not read.
+ */
+export const PRESENCE_LAG_BYTES = 65_536;
+/** How long an owed snapshot is retried on the tick while nothing else happens (ms); later, the next change or presence frame retries it. */
+const OWED_RETRY_MS = 10_000;
+
 /** A synchronous check that throws to refuse a presence value (`connection`: whose value it is). */
 export type PresenceCheck<P> = (value: P, connection: Connection) => void;
 
@@ -29,8 +38,10 @@ export interface PresenceOptions<P> {
 
 /** One present connection. */
 export interface Present<P> {
-  /** The connection's id. */
+  /** The connection's id: its client's secret (see `Connection.id`), for server code only. */
   id: string;
+  /** The connection's public id, what watchers are shown (`Connection.publicId`). */
+  publicId: string;
   /** Its latest value (held changes included). */
   value: P;
 }
@@ -41,7 +52,7 @@ export interface Present<P> {
  * for a snapshot. The room's entries come back through {@link Presence.remote}.
  */
 export interface PresenceLink {
-  /** This object's changes as each tick sends them: `[id, value as JSON]` pairs, and the ids that left. */
+  /** This object's changes as each tick sends them: `[public id, value as JSON]` pairs, and the public ids that left. */
   local(set: [string, string][], left: string[]): void;
   /** A watcher is sent a snapshot: the link may fetch the room's entries (they follow as changes, or as new snapshots). */
   snapshotting(): void;
@@ -75,14 +86,16 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
   readonly #validate: PresenceOptions<P>["validate"];
   readonly #visibleTo: PresenceOptions<P>["visibleTo"];
   #sockets: WebSockets | undefined;
-  /** This tick's changes, by connection id, in the order first changed. */
+  /** This tick's changes, by public id, in the order first changed. */
   readonly #held = new Map<string, Held>();
-  /** Entries of other objects (a room's other shards), by connection id, as JSON. */
+  /** Entries of other objects (a room's other shards), by public id, as JSON. */
   readonly #remote = new Map<string, string>();
   /** This tick's changes of those entries (`undefined`: it left). */
   readonly #remoteHeld = new Map<string, string | undefined>();
   #link: PresenceLink | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Watchers owed a snapshot (one was due while their outgoing buffer was not empty), by public id, with when it was first due. */
+  readonly #owed = new Map<string, number>();
 
   /**
    * @param options - value bound, tick, validation and who sees presence
@@ -115,7 +128,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     const present: Present<P>[] = [];
     for (const connection of this.#connections()) {
       const value = this.#valueOf(connection);
-      if (value !== undefined) present.push({ id: connection.id, value });
+      if (value !== undefined) present.push({ id: connection.id, publicId: connection.publicId, value });
     }
     return present;
   }
@@ -149,7 +162,9 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
 
   /** @returns what presence holds that keeps the object in memory: a tick with changes waiting, one line */
   keepsAwake(): string[] {
-    return this.#timer ? [`presence: ${this.#held.size + this.#remoteHeld.size} change(s) waiting for the ${this.tickMs} ms tick`] : [];
+    if (!this.#timer) return [];
+    const owed = this.#owed.size ? `, ${this.#owed.size} snapshot(s) owed to watchers that have not read the last one` : "";
+    return [`presence: ${this.#held.size + this.#remoteHeld.size} change(s) waiting for the ${this.tickMs} ms tick${owed}`];
   }
 
   /** Links a room (`dokit/rooms` does, when its shard's WebSockets has this Presence): it hears each tick's changes. */
@@ -157,16 +172,16 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     this.#link = link;
   }
 
-  /** @returns this object's present connections as `[id, value as JSON]` pairs (what a room's other shards are sent) */
+  /** @returns this object's present connections as `[public id, value as JSON]` pairs (what a room's other shards are sent) */
   localEntries(): [string, string][] {
-    return this.list().map(({ id, value }) => [id, JSON.stringify(value)]);
+    return this.list().map(({ publicId, value }) => [publicId, JSON.stringify(value)]);
   }
 
   /**
    * Merges entries of other objects (a room's other shards) into what watchers receive: they go out
-   * with the tick, in the same frames as this object's own changes. A local connection with the same
-   * id wins. `resnapshot`: every watcher is sent a new snapshot at once instead (after this object
-   * lost what it had told them, e.g. after a restart).
+   * with the tick, in the same frames as this object's own changes, keyed by public id. A local
+   * connection with the same public id wins. `resnapshot`: every watcher is sent a new snapshot at
+   * once instead (after this object lost what it had told them, e.g. after a restart).
    */
   remote(set: readonly [string, string][], left: readonly string[], resnapshot = false): void {
     for (const id of left) {
@@ -180,7 +195,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     if (!resnapshot) return;
     for (const connection of this.#connections()) {
       const flags = flagsOf(connection);
-      if (flags.watching && flags.protocol) this.#snapshot(connection, false);
+      if (flags.watching && flags.protocol) this.#offer(connection, false);
     }
   }
 
@@ -203,7 +218,13 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     const watching = flagsOf(connection).watching;
     if (watch === false ? watching !== false : watch === true ? watching !== true : watching === undefined) {
       updateFlags(connection, { watching: watch !== false });
-      if (watch !== false) this.#snapshot(connection);
+      if (watch !== false) this.#offer(connection, true);
+      else this.#owed.delete(connection.publicId);
+    }
+    // Owed a snapshot and has read the last answer: served now.
+    if (this.#owed.size && this.#owed.has(connection.publicId) && connection.bufferedAmount === 0 && flagsOf(connection).watching) {
+      this.#owed.delete(connection.publicId);
+      this.#snapshot(connection, true);
     }
   }
 
@@ -250,19 +271,19 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
 
   /** A connection leaves presence (it closed, or cleared its value). */
   #leave(connection: Connection): void {
-    const held = this.#held.get(connection.id);
+    const held = this.#held.get(connection.publicId);
     // A newer connection with this id (it replaced this one) has a change waiting: that change stands.
     if (held && held.connection !== connection) return;
     if (flagsOf(connection).presence === undefined) {
       // Never sent out: nobody heard of it, so nobody is told it left.
-      if (held) this.#held.delete(connection.id);
+      if (held) this.#held.delete(connection.publicId);
       return;
     }
     this.#hold(connection, undefined, undefined);
   }
 
   #hold(connection: Connection, json: string | undefined, value: unknown): void {
-    this.#held.set(connection.id, { connection, json, value });
+    this.#held.set(connection.publicId, { connection, json, value });
     this.#timer ??= setTimeout(() => this.#flush(), this.tickMs);
   }
 
@@ -285,7 +306,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
         if (json === undefined) {
           if (connection.readyState === 1) updateFlags(connection, { presence: undefined });
           // A newer connection with this id replaced it: the id is still here.
-          const current = sockets?.getConnection(id);
+          const current = sockets?.getConnection(connection.id);
           if (current && current !== connection) continue;
           if (link) localLeft.push(id);
           // Another shard of a room holds this id: its entry stands.
@@ -304,23 +325,69 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
       }
     }
     this.#held.clear();
+    // The public ids present here (their values were just stored), looked up once for every remote change.
+    const local = this.#remoteHeld.size ? new Set(this.list().map((present) => present.publicId)) : undefined;
     for (const [id, json] of this.#remoteHeld) {
-      // A connection of this object with the same id wins.
-      if (this.#localValue(id) !== undefined) continue;
+      // A connection of this object with the same public id wins.
+      if (local?.has(id)) continue;
       if (json === undefined) left += `${left ? "," : ""}${JSON.stringify(id)}`;
       else set += `${set ? "," : ""}[${JSON.stringify(id)},${json}]`;
     }
     this.#remoteHeld.clear();
     if (link && (localSet.length || localLeft.length)) link.local(localSet, localLeft);
-    if (!set && !left) return;
-    this.#toWatchers(`{"type":"${PRESENCE}"${set && `,"set":[${set}]`}${left && `,"left":[${left}]`}}`);
+    if (set || left) this.#toWatchers(`{"type":"${PRESENCE}"${set && `,"set":[${set}]`}${left && `,"left":[${left}]`}}`);
+    if (this.#owed.size) this.#serveOwed();
   }
 
   #toWatchers(frame: string): void {
+    const owed = this.#owed;
     for (const connection of this.#connections()) {
       const flags = flagsOf(connection);
-      if (flags.watching && flags.protocol && this.#sees(connection)) trySend(connection, frame);
+      if (!flags.watching || !flags.protocol || !this.#sees(connection)) continue;
+      // Owed a snapshot: it will replace this change. Behind on reading: owed one from now on.
+      if (owed.size && owed.has(connection.publicId)) continue;
+      if (connection.bufferedAmount > PRESENCE_LAG_BYTES) this.#owe(connection);
+      else trySend(connection, frame);
     }
+  }
+
+  /**
+   * A snapshot is due (a new watcher, or this object lost what it told watchers): sent now when
+   * the connection's outgoing buffer is empty, else owed, so a client that asks again and again
+   * without reading has one answer pending at most (`fetch`: the room's link may fetch the other
+   * shards' entries, once per answer).
+   */
+  #offer(connection: Connection, fetch: boolean): void {
+    if (connection.bufferedAmount > 0 || this.#owed.has(connection.publicId)) return this.#owe(connection);
+    this.#snapshot(connection, fetch);
+  }
+
+  #owe(connection: Connection): void {
+    if (!this.#owed.has(connection.publicId)) this.#owed.set(connection.publicId, Date.now());
+    this.#timer ??= setTimeout(() => this.#flush(), this.tickMs);
+  }
+
+  /** Sends the owed snapshots whose watchers have read everything; the tick retries the others for a while. */
+  #serveOwed(): void {
+    const owed = this.#owed;
+    const now = Date.now();
+    let waiting = false;
+    const present = new Set<string>();
+    for (const connection of this.#connections()) {
+      const id = connection.publicId;
+      const since = owed.get(id);
+      if (since === undefined) continue;
+      present.add(id);
+      const flags = flagsOf(connection);
+      if (!flags.watching || !flags.protocol) owed.delete(id);
+      else if (connection.bufferedAmount === 0) {
+        owed.delete(id);
+        this.#snapshot(connection, true);
+      } else if (now - since < OWED_RETRY_MS) waiting = true;
+    }
+    // Those that closed owe nothing.
+    for (const id of owed.keys()) if (!present.has(id)) owed.delete(id);
+    if (waiting) this.#timer ??= setTimeout(() => this.#flush(), this.tickMs);
   }
 
   /** Sends a new watcher everyone present, itself included (`fetch`: the room's link may fetch the other shards' entries). */
@@ -329,12 +396,12 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     if (fetch) this.#link?.snapshotting();
     let all = "";
     const local = new Set<string>();
-    for (const { id, value } of this.list()) {
-      local.add(id);
-      all += `${all ? "," : ""}[${JSON.stringify(id)},${JSON.stringify(value)}]`;
+    for (const { publicId, value } of this.list()) {
+      local.add(publicId);
+      all += `${all ? "," : ""}[${JSON.stringify(publicId)},${JSON.stringify(value)}]`;
     }
     for (const [id, json] of this.#remote) if (!local.has(id)) all += `${all ? "," : ""}[${JSON.stringify(id)},${json}]`;
-    trySend(connection, `{"type":"${PRESENCE}","you":${JSON.stringify(connection.id)},"all":[${all}]}`);
+    trySend(connection, `{"type":"${PRESENCE}","you":${JSON.stringify(connection.publicId)},"all":[${all}]}`);
   }
 
   /** @returns whether `viewer` receives presence (a throwing `visibleTo` says no, and is logged) */
@@ -355,16 +422,10 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
 
   /** @returns the latest value of an open connection (held or stored), `undefined` when not present */
   #valueOf(connection: Connection): P | undefined {
-    const held = this.#held.get(connection.id);
+    const held = this.#held.get(connection.publicId);
     // SAFETY: only values that passed #accept are held and stored.
     if (held?.connection === connection) return held.json === undefined ? undefined : (held.value as P);
     return flagsOf(connection).presence as P | undefined;
-  }
-
-  /** @returns the value of this object's open connection with `id`, `undefined` when none is present */
-  #localValue(id: string): P | undefined {
-    const connection = this.#sockets?.getConnection(id);
-    return connection ? this.#valueOf(connection) : undefined;
   }
 
   #connections(): IterableIterator<Connection> {

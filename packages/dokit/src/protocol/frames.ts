@@ -124,6 +124,12 @@ export const NO_TRANSPORT_REASON = 'dokit: Cap\'n Web not enabled: new WebSocket
  */
 export const CLOSE_RATE_LIMITED = 4429;
 export const RATE_LIMITED_REASON = "dokit: too many messages";
+/**
+ * An upgrade that reached an object while `destroy()` resets it: refused, and not final (clients
+ * reconnect, and reach the fresh instance). The standard "service restart" code.
+ */
+export const CLOSE_RESTARTING = 1012;
+export const RESTARTING_REASON = "dokit: Durable Object destroyed; reconnect";
 /** Close codes a close event may report but no endpoint may send: a close reciprocating them carries no code. */
 export const RESERVED_CLOSE_CODES: ReadonlySet<number> = new Set([1005, 1006, 1015]);
 

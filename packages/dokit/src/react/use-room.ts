@@ -32,6 +32,8 @@ export interface RoomSnapshot<T> {
   readonly drains: number;
   /** Whether the current connection has joined (its welcome arrived). */
   readonly joined: boolean;
+  /** This member's public id, the `from` of its own messages; `undefined` before the first join. */
+  readonly self: string | undefined;
 }
 
 /** What {@link useRoom} returns. */
@@ -44,7 +46,7 @@ export interface UseRoomResult<T> extends RoomSnapshot<T> {
 
 /** A useSyncExternalStore source fed by a member's callbacks: a new snapshot per change, the same one otherwise. */
 export function createRoomStore<T>(keep: number) {
-  let snapshot: RoomSnapshot<T> = { messages: [], seq: undefined, shard: undefined, count: 0, gaps: [], resets: 0, drains: 0, joined: false };
+  let snapshot: RoomSnapshot<T> = { messages: [], seq: undefined, shard: undefined, count: 0, gaps: [], resets: 0, drains: 0, joined: false, self: undefined };
   const listeners = new Set<() => void>();
   const change = (next: Partial<RoomSnapshot<T>>) => {
     snapshot = { ...snapshot, ...next };
@@ -66,8 +68,8 @@ export function createRoomStore<T>(keep: number) {
     reset(): void {
       change({ resets: snapshot.resets + 1, seq: 0 });
     },
-    join(welcome: { shard: number; count: number }, seq: number | undefined): void {
-      change({ shard: welcome.shard, count: welcome.count, seq, joined: true });
+    join(welcome: { shard: number; count: number }, seq: number | undefined, self?: string): void {
+      change({ shard: welcome.shard, count: welcome.count, seq, joined: true, self });
     },
     count(count: number): void {
       change({ count });
@@ -109,7 +111,7 @@ export function createRoom<T>(options: UseRoomOptions<T>, latest: () => UseRoomO
       latest().onReset?.(reset);
     },
     onJoin: (welcome) => {
-      store.join(welcome, member.seq);
+      store.join(welcome, member.seq, member.self);
       latest().onJoin?.(welcome);
     },
     onCount: (count) => {

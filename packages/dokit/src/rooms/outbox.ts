@@ -41,6 +41,8 @@ export interface Pending {
   key?: string;
   /** The publishing connection: it gets the ack, or the failure. */
   connection?: Connection;
+  /** Its connection id (the message's `from` is the public one), to find it again after a reset; kept with a stored message, never sent to the room. */
+  publisher?: string;
   /** A server-side publish: settled with the seq, or the failure. */
   settle?: { resolve(seq: number): void; reject(error: unknown): void };
 }
@@ -103,9 +105,9 @@ export class Outbox {
    */
   async load(): Promise<Pending[]> {
     if (!this.#deps.storage) return [];
-    const stored = await this.#deps.storage.list<OutgoingMessage>({ prefix: PREFIX });
+    const stored = await this.#deps.storage.list<OutgoingMessage & { by?: string }>({ prefix: PREFIX });
     const found: Pending[] = [];
-    for (const [key, message] of stored) found.push({ key, message });
+    for (const [key, { by, ...message }] of stored) found.push({ key, message, publisher: by });
     const last = found.at(-1)?.key;
     this.#next = last === undefined ? 0 : Number(last.slice(PREFIX.length)) + 1;
     this.#queue.unshift(...found);
@@ -117,7 +119,7 @@ export class Outbox {
   add(pending: Pending): void {
     if (this.#deps.storage) {
       pending.key = PREFIX + String(this.#next++).padStart(15, "0");
-      void this.#deps.storage.put(pending.key, pending.message);
+      void this.#deps.storage.put(pending.key, pending.publisher === undefined ? pending.message : { ...pending.message, by: pending.publisher });
     }
     this.#queue.push(pending);
     this.#schedule();

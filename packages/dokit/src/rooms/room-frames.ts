@@ -20,9 +20,9 @@ export function ackFrame(id: string, seq: number): string {
   return `{"type":"${ROOM_ACK}","id":${JSON.stringify(id)},"seq":${seq}}`;
 }
 
-/** @returns `{"type":"dokit_room_welcome","room","shard","seq","count","epoch"}` */
-export function welcomeFrame(room: string, shard: number, seq: number, count: number, epoch: string | undefined): string {
-  return JSON.stringify({ type: ROOM_WELCOME, room, shard, seq, count, epoch });
+/** @returns `{"type":"dokit_room_welcome","room","shard","seq","count","epoch","you"}` (`you`: the connection's public id, its messages' `from`) */
+export function welcomeFrame(room: string, shard: number, seq: number, count: number, epoch: string | undefined, you: string): string {
+  return JSON.stringify({ type: ROOM_WELCOME, room, shard, seq, count, epoch, you });
 }
 
 /** @returns `{"type":"dokit_room_reset","epoch","seq":0}`: the room's order started again */

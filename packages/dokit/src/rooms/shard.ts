@@ -226,7 +226,7 @@ export class RoomShard implements Capability {
     this.#presence?.joined();
     const { delivered, epoch } = this.#member.record;
     const count = this.count();
-    trySend(connection, welcomeFrame(this.room, this.index, delivered, count, epoch));
+    trySend(connection, welcomeFrame(this.room, this.index, delivered, count, epoch, connection.publicId));
     this.#countNotice?.welcomed(count);
     if (raw !== null && since === undefined) trySend(connection, roomErrorFrame("ROOM_REJECTED", "since must be a seq: a whole number"));
     // A seq of an order the room no longer has (its sequencer lost its storage): told, then the new order from its start.
@@ -272,7 +272,7 @@ export class RoomShard implements Capability {
     await this.#load();
     // Closed after a publish failed: what it sent since is sent again on its next connection, after the failed ones.
     if (connection.readyState !== OPEN) return;
-    this.#outboxOf().add({ message: { from: connection.id, id: read.id, data: read.data }, connection });
+    this.#outboxOf().add({ message: { from: connection.publicId, id: read.id, data: read.data }, connection, publisher: connection.id });
   }
 
   /** @returns whether `canPublish` lets the connection publish (one that throws says no, and is logged) */
@@ -314,7 +314,7 @@ export class RoomShard implements Capability {
   /** @returns the open connection that published a message (found by id for one a reset left waiting), if any */
   #publisherOf(pending: Pending): Connection | undefined {
     if (pending.connection) return pending.connection.readyState === OPEN ? pending.connection : undefined;
-    return pending.message.from === undefined ? undefined : this.#options.webSockets.getConnection(pending.message.from);
+    return pending.publisher === undefined ? undefined : this.#options.webSockets.getConnection(pending.publisher);
   }
 
   // --------------------------------------------------------- the sequencer

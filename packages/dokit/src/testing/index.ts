@@ -3,3 +3,4 @@ export type { CloseInfo, OpenOptions, Upgrader } from "./socket";
 export { connectionAttachment, hibernate } from "./hibernate";
 export { expectHibernates } from "./hibernates";
 export type { HibernationOptions, HibernationResult } from "./hibernates";
+export { publicIdOf } from "./public-id";

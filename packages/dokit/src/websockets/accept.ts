@@ -23,6 +23,7 @@ import { ANSWERING, CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, REFUSED, t
 import { closeConnection, countAccepted, isOpen } from "./open-connections";
 import type { HeartbeatOptions, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { connectFrames } from "./protocol-frames";
+import { derivePublicId } from "./public-id";
 import { connectionTags, idTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
 import type { WebSockets } from "./websockets";
 
@@ -30,13 +31,14 @@ import type { WebSockets } from "./websockets";
 export async function accept(sockets: WebSockets, request: Request, url: URL): Promise<Response> {
   const id = connectionId(request, url);
   if (id === undefined) return refuseUpgrade(CLOSE_INVALID_ID, INVALID_ID_REASON);
+  const pub = await derivePublicId(id);
 
   const { 0: client, 1: server } = new WebSocketPair();
   const ctx: ConnectionContext = { request };
   const observer = sockets[DISPATCH]?.observer;
   // `at`: when it opened (a disconnect's duration, a connection's age), kept only where events are installed.
   const at = observer && Date.now();
-  const flags = connectionFlags(id, request, at);
+  const flags = connectionFlags(id, pub, request, at);
   const onConnect = handlerSetsWith(sockets, "onConnect");
   // Nothing in the connect sequence receives the connection: the socket stays as the runtime made it (isPlain).
   const plain = isPlain(sockets, onConnect);
@@ -75,8 +77,8 @@ export function connectionId(request: Request, url = new URL(request.url)): stri
  *   Origin is kept for other capabilities (McpClients), at most 256 characters (real ones are
  *   short, a cut one matches no origin); `at` only where events are installed.
  */
-export function connectionFlags(id: string, request: Request, at?: number): ConnectionFlags {
-  return { id, tags: [id], uri: request.url, readonly: false, protocol: true, at, origin: request.headers.get("origin")?.slice(0, 256) };
+export function connectionFlags(id: string, pub: string | undefined, request: Request, at?: number): ConnectionFlags {
+  return { id, pub, tags: [id], uri: request.url, readonly: false, protocol: true, at, origin: request.headers.get("origin")?.slice(0, 256) };
 }
 
 /**

@@ -13,6 +13,8 @@ export const ATTACHMENT_LIMIT = 16_384;
 /** dokit's per-connection flags, kept in the attachment so they survive hibernation. */
 export interface ConnectionFlags {
   id: string;
+  /** The public id (public-id.ts), what other clients are shown; absent on connections opened before dokit recorded it (derived again when read). */
+  pub?: string;
   tags: string[];
   uri: string | null;
   readonly: boolean;

@@ -1,6 +1,7 @@
 import type { Connection } from "../lifecycle/connection";
 import { closeStarted } from "../lifecycle/wire";
 import { type Attachment, FLAGS_KEY, type ConnectionFlags, isDokitSocket, readAttachment, writeAttachment } from "./attachment";
+import { randomPublicId } from "./public-id";
 
 // A Connection is the platform WebSocket itself with a few properties defined
 // on it, so `connection === ws` and sends cost nothing extra.
@@ -15,6 +16,12 @@ const descriptors: PropertyDescriptorMap = {
   id: {
     get(this: WebSocket) {
       return idOf(this);
+    },
+    configurable: true,
+  },
+  publicId: {
+    get(this: WebSocket) {
+      return publicIdOf(this);
     },
     configurable: true,
   },
@@ -82,6 +89,24 @@ export function asConnection(ws: WebSocket): Connection | undefined {
 /** @returns the connection id of a dokit socket (one that {@link isDokitSocket} accepted), without making it a Connection */
 export function idOf(ws: WebSocket): string {
   return attachmentOf(ws)[FLAGS_KEY].id;
+}
+
+/**
+ * @returns the public id of a dokit socket: what other clients are shown of it (public-id.ts). A
+ *   socket accepted before dokit kept one gets a random one, stored with its flags when they fit.
+ */
+export function publicIdOf(ws: WebSocket): string {
+  const attachment = attachmentOf(ws);
+  const flags = attachment[FLAGS_KEY];
+  if (flags.pub === undefined) {
+    flags.pub = randomPublicId();
+    try {
+      writeAttachment(ws, attachment);
+    } catch {
+      // The attachment is full: the id is kept in memory until the next wake.
+    }
+  }
+  return flags.pub;
 }
 
 /** @returns dokit's flags for a connection */

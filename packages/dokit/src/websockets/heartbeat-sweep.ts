@@ -30,6 +30,8 @@ export class HeartbeatSweep implements Capability, HeartbeatSweeper {
   #work: AlarmWork | undefined;
   /** The grid time this instance last scheduled (a wake schedules again once: the same time is a cheap no-op). */
   #armedAt = 0;
+  /** Told of each socket a sweep closes (the WebSockets that installed it). */
+  #swept: ((ws: WebSocket) => void) | undefined;
 
   /** @param options - the ping age after which a socket is closed */
   constructor(options: HeartbeatSweepOptions) {
@@ -43,6 +45,11 @@ export class HeartbeatSweep implements Capability, HeartbeatSweeper {
   attach(claims: Claims): void {
     this.#lifecycle = claims.lifecycle;
     this.#work = claimAlarm(claims, "websockets:heartbeat-sweep", async () => void (await this.sweep()));
+  }
+
+  /** Tells `swept` of each socket a sweep closes (WebSockets does, when it installs the sweep). */
+  onSwept(swept: (ws: WebSocket) => void): void {
+    this.#swept = swept;
   }
 
   /** A socket was accepted: make sure a sweep is pending (a failure is logged; the connection stays). */
@@ -74,6 +81,7 @@ export class HeartbeatSweep implements Capability, HeartbeatSweeper {
       const pinged = ctx.getWebSocketAutoResponseTimestamp(ws);
       if (pinged && now - pinged.getTime() > this.timeoutMs) {
         closeWith(ws, CLOSE_HEARTBEAT_TIMEOUT, `dokit: no ping within ${this.timeoutMs} ms`);
+        this.#swept?.(ws);
         closed++;
       } else open++;
     }

@@ -4,10 +4,11 @@
 import type { Connection } from "../lifecycle/connection";
 import { closeWith, closeCount } from "../lifecycle/wire";
 import { isDokitSocket } from "./attachment";
-import { CLOSED, COUNTED, installedOn, LIVE } from "./internal";
+import { CLOSED, COUNTED, installedOn, LIVE, OPTIONS } from "./internal";
 import type { WebSockets } from "./websockets";
 
-const OPEN = 1;
+/** A socket's readyState while it is open (CLOSING, 2, from the server's close until the client answers it). */
+export const OPEN = 1;
 
 /** @returns whether a hibernating socket is one of dokit's and open (the attachment is read, not decoded) */
 export function isOpen(sockets: WebSockets, ws: WebSocket): boolean {
@@ -67,6 +68,16 @@ export function* liveWith(sockets: WebSockets, tag: string | undefined): Iterabl
 
 /** Closes a connection from the server, which lists it as open no more. */
 export function closeConnection(sockets: WebSockets, connection: Connection, code: number, reason: string): void {
-  markClosed(sockets, connection);
   closeWith(connection, code, reason);
+  serverClosed(sockets, connection);
+}
+
+/**
+ * The server closed a connection: it is open no more, and its presence leaves now. A client that
+ * never answers the close sends no close event, so nothing would end it later; its messages are
+ * dropped on arrival (socket-events.ts).
+ */
+export function serverClosed(sockets: WebSockets, connection: Connection): void {
+  markClosed(sockets, connection);
+  sockets[OPTIONS].presence?.left(connection);
 }

@@ -166,6 +166,8 @@ export interface HeartbeatOptions {
 export interface HeartbeatSweeper extends Capability {
   /** A socket was accepted: make sure a sweep is pending (never rejects). */
   accepted(): Promise<void>;
+  /** Tells the WebSockets of each socket the sweep closes (it ends the connection there at once). */
+  onSwept?(swept: (ws: WebSocket) => void): void;
 }
 
 /** An identity for `sendIdentity` / `sendConnectFrames`; defaults to the object's name and kebab class. */

@@ -10,8 +10,8 @@ import { isDokitSocket } from "./attachment";
 import { asConnection, flagsOf } from "./connection";
 import { dispatchFrame, observedMessage } from "./dispatch";
 import { callHandlers, handlerSetsWith, nothing, runHandlers, runOnClose } from "./handlers";
-import { DISPATCH, HANDLERS, installedOn, OPTIONS, REFUSED } from "./internal";
-import { markClosed } from "./open-connections";
+import { CLOSED, DISPATCH, HANDLERS, installedOn, OPTIONS, REFUSED } from "./internal";
+import { markClosed, OPEN, serverClosed } from "./open-connections";
 import { broadcastProtocol } from "./protocol-frames";
 import type { WebSockets } from "./websockets";
 
@@ -28,9 +28,16 @@ const OWNER: SocketOwner = {
     const connection = asConnection(ws);
     if (!connection) return false;
     const sockets = this.of;
+    // A socket the server closed (its readyState stays CLOSING, also after a wake, until the client
+    // answers the close): whatever it still sends is dropped before any claim or handler.
+    if (ws.readyState !== OPEN || sockets[CLOSED]?.has(ws)) return true;
     const options = sockets[OPTIONS];
-    // Over its rate limit: dropped before any claim or handler sees it (rate-limit.ts).
-    if (options.rateLimit?.drops(connection, message)) return true;
+    // Over its rate limit: dropped before any claim or handler sees it (rate-limit.ts); a drop that
+    // closed the connection ends it here, as every close the server makes does.
+    if (options.rateLimit?.drops(connection, message)) {
+      if (ws.readyState !== OPEN) serverClosed(sockets, connection);
+      return true;
+    }
     // Someone listens on agents:message: the frame is timed and noted.
     if (sockets[DISPATCH]?.observer) return observedMessage(sockets, connection, message);
     // As dispatchMessage (dispatch.ts), one call less for most messages.

@@ -2,11 +2,12 @@
 // for one upgrade: what it needs to accept, list and serve its own non-hibernating connections
 // the way a hibernating socket is, never public members of WebSockets.
 import { connectionFlags, connectionId, decide, greet, replaceSocket } from "./accept";
-import { initConnection } from "./connection";
+import { initConnection, updateFlags } from "./connection";
 import { dispatchMessage } from "./dispatch";
 import { handlerSetsWith, runOnClose } from "./handlers";
 import { installedOn, LIVE, OPTIONS, tableOf } from "./internal";
 import type { TransportHost } from "./options";
+import { derivePublicId } from "./public-id";
 import type { WebSockets } from "./websockets";
 
 /** @returns the handle of `sockets` for one transport upgrade (its live connections are tracked from then on) */
@@ -20,8 +21,12 @@ export function transportHost(sockets: WebSockets): TransportHost {
     find: (id) => live.get(id),
     connectionId,
     replaceSocket: (id) => replaceSocket(sockets, id),
-    connection: (socket, id, request) => initConnection(socket, connectionFlags(id, request)),
-    decide: (connection, ctx) => decide(sockets[OPTIONS], connection, ctx),
+    connection: (socket, id, request) => initConnection(socket, connectionFlags(id, undefined, request)),
+    // The public id first (a hash, awaited), as a hibernating socket has it from its accept.
+    decide: async (connection, ctx) => {
+      updateFlags(connection, { pub: await derivePublicId(connection.id) });
+      return decide(sockets[OPTIONS], connection, ctx);
+    },
     greet: (connection, ctx) => greet(sockets, connection, ctx, false, handlerSetsWith(sockets, "onConnect")),
     receive: (connection, message) => dispatchMessage(sockets, connection, message),
     close: (connection, code, reason, wasClean) => runOnClose(sockets, connection, code, reason, wasClean),

@@ -18,7 +18,7 @@ import type { Hold } from "./coalesce";
 import { asConnection, flagsOf, idOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
 import { ANSWERING, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
-import { closeConnection, type Counted, isOpen, liveWith, openCount } from "./open-connections";
+import { closeConnection, type Counted, isOpen, liveWith, openCount, serverClosed } from "./open-connections";
 import type { BroadcastOptions, HeartbeatOptions, Identity, WebSocketHandlers, WebSocketsOptions } from "./options";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
 import { socketOwner } from "./socket-events";
@@ -82,7 +82,14 @@ export class WebSockets implements Capability {
     }
     // SAFETY: `true` has no `sweep`.
     const sweep = (options.heartbeat as HeartbeatOptions | undefined)?.sweep;
-    if (sweep) claims.use(sweep);
+    if (sweep) {
+      claims.use(sweep);
+      // A swept socket whose client never answers sends no close event: it is ended here at once.
+      sweep.onSwept?.((ws) => {
+        const connection = asConnection(ws);
+        if (connection) serverClosed(this, connection);
+      });
+    }
     // Presence and a wire server (dokit/yjs) are installed with the WebSockets and served through it.
     for (const served of [options.presence, options.yjs]) {
       if (served) {

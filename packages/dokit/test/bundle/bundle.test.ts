@@ -20,7 +20,8 @@ const exported = exportedSubpaths();
 const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[]; why: string }> = {
   lifecycle: {
     // Per-class entry points, claims, wiring on demand and upgrades refused with a 4000-4999 close (3,803 B measured).
-    ceiling: 3830,
+    // Refusing what arrives while destroy() resets the instance (an upgrade with 1012, a request with 503) adds 74 B (3,877 B measured).
+    ceiling: 3890,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the core every object pays for",
   },
@@ -37,8 +38,9 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // The yjs option (a wire server installed with the WebSockets, its connections' protocol decision) adds 18 B (9,475 B measured).
     // count(), kept between socket changes (an accept adds one; a close, an error or a close server code starts marks it
     // stale, a Connection's own close() 30 B of it) so a room shard's deliveries and joins walk no sockets, adds 181 B (9,656 B measured).
-    ceiling: 9665,
-    target: 9665,
+    // Public ids (each connection's SHA-256-derived id kept in its attachment, shown to others instead of its `_pk`), dropping what a connection the server closed still sends and ending its presence at once, the sweep's hook for that, and destroy()'s refusal add 361 B (10,017 B measured).
+    ceiling: 10030,
+    target: 10030,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "a socket-only object must not pay for State, Callables' schemas, Cap'n Web, MCP or zod",
   },
@@ -46,7 +48,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // The bundle above plus the user's class: the short form is served by the JSON-rpc engine, not the Callables capability (9,317 B measured);
     // WebSockets split into one file per part adds 169 B (9,486 B measured); the yjs option 18 B (9,504 B measured);
     // count() kept between socket changes 181 B (9,685 B measured).
-    ceiling: 9695,
+    // Public ids, closed connections dropped and destroy()'s refusal add 357 B (10,042 B measured).
+    ceiling: 10055,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the short form of installing Callables does not pull argument-schema code",
   },
@@ -56,7 +59,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // The link dokit/rooms uses to spread presence over a room's shards (the other shards' entries merged into the
     // snapshot and each tick's frame, the tick's own changes handed to the room) adds 332 B (11,088 B measured).
     // WebSockets' count() kept between socket changes adds 176 B (11,264 B measured).
-    ceiling: 11275,
+    // Public ids and closed connections as above, and one pending answer per watcher (a snapshot only once the last has left the socket's buffer, owed otherwise; no changes past 64 KiB waiting) add 686 B (11,950 B measured).
+    ceiling: 11960,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "presence pays for itself only, not for State, Callables or a schema library",
   },
@@ -71,19 +75,22 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // Awareness ids owned by the connection that introduced them, per-connection and per-document caps, one query
     // answer per change, and updates bounded in bytes and structs (counted before storing) add 979 B (14,561 B measured).
     // A repeated sync step 1 answered once per document change (answers.ts, shared with the awareness query) adds 71 B (14,632 B measured).
-    ceiling: 14640,
+    // Public ids, closed connections dropped and destroy()'s refusal add 368 B (15,000 B measured).
+    ceiling: 15010,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables", "yjs"],
     why: "a Yjs document pays for its wire and store, not for State, Callables or Cap'n Web",
   },
   "lifecycle + callables": {
     // The lifecycle and the Callables capability with its argument schemas; Cap'n Web is opt-in (dokit/capnweb) (5,802 B measured).
-    ceiling: 5830,
+    // destroy()'s refusal adds about 50 B (5,876 B measured).
+    ceiling: 5885,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState"],
     why: "a bundle that imports dokit/callables but never upgrades to Cap'n Web does not pay for it",
   },
   "lifecycle + state": {
     // The lifecycle and State with a function validator (no schema library); values over one SQLite row are cut into parts (6,915 B measured).
-    ceiling: 6940,
+    // destroy()'s refusal adds about 50 B (6,981 B measured).
+    ceiling: 6990,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "dokit/state without a zod schema does not pull zod",
   },
@@ -92,8 +99,9 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // key and the rateLimit check, the presence hook and keepsAwake(); coalesceBroadcasts, RateLimit and Presence are opt-in by import.
     // WebSockets split into one file per part adds 179 B (12,629 B measured); the yjs option 16 B (12,645 B measured);
     // WebSockets' count() kept between socket changes 151 B (12,796 B measured).
-    ceiling: 12805,
-    target: 12805,
+    // Public ids, closed connections dropped and destroy()'s refusal add about 360 B (13,158 B measured).
+    ceiling: 13170,
+    target: 13170,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "the full real-time stack without Cap'n Web",
   },
@@ -101,13 +109,15 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // croner is about 10 KB of it (one class, no tree-shaking), for IANA time zones with defined DST rules (docs/schedule.md);
     // the rest is the job engine, which refuses what cannot be stored or armed before writing it; the shared alarm's
     // due() (when a key's run is pending, which the Inspector shows for a heartbeat sweep) adds 23 B (20,285 B measured).
-    ceiling: 20310,
+    // destroy()'s refusal adds about 50 B (20,351 B measured).
+    ceiling: 20360,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitQueue"],
     why: "timed work pays for its cron library, and for nothing else",
   },
   "lifecycle + queue": {
     // The job table and runner shared with the Scheduler, reading due jobs 32 at a time, and the reference-table adoption; no cron; the shared alarm's due() (9,146 B measured).
-    ceiling: 9170,
+    // destroy()'s refusal adds about 50 B (9,219 B measured).
+    ceiling: 9230,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitScheduler", "croner"],
     why: "background work does not pull the Scheduler or its cron library",
   },

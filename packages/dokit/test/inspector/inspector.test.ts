@@ -7,6 +7,7 @@ import { openSocket, type TestSocket, type Upgrader } from "../../src/testing";
 import { captureConsole } from "../logs";
 import { fresh } from "../helpers";
 import { rawSessions } from "../mcp-raw-session";
+import { publicIdOf } from "../public-id";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: Upgrader }).default;
@@ -194,7 +195,7 @@ describe("Inspector: presence and what keeps the object awake", () => {
       "presence: 1 change(s) waiting for the 1000 ms tick",
     ]);
     const waiting = (await (await get(`${base}/__dokit/snapshot`)).json()) as InspectorSnapshot;
-    expect(waiting.presence).toEqual([{ id: "ann", value: { name: "Ann" } }]);
+    expect(waiting.presence).toEqual([{ id: "ann", publicId: publicIdOf("ann"), value: { name: "Ann" } }]);
     // Both ticks fire, and nothing is left holding the object.
     expect(await socket.next(3000)).toBe("move");
     await expect.poll(async () => ((await (await get(`${base}/__dokit/snapshot`)).json()) as InspectorSnapshot).keepsAwake, { timeout: 3000 }).toEqual([]);

@@ -69,7 +69,7 @@ describe("room features", () => {
     expect(Object.hasOwn(tagged[0]?.messages[0] ?? {}, "from")).toBe(false);
     sender.publish(4);
     await until(() => all.every((client) => client.messages.some((message) => message.data.n === 4)), "a client's publish", 10_000);
-    expect(tagged[0]?.messages.at(-1)).toMatchObject({ from: sender.id, data: { by: sender.id, n: 4 } });
+    expect(tagged[0]?.messages.at(-1)).toMatchObject({ from: sender.publicId, data: { by: sender.id, n: 4 } });
     for (const client of all) await client.close();
   });
 

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { openSocket, type TestSocket } from "../../src/testing";
 import { fresh, sleep, until } from "../helpers";
-import { type Frame, RoomClient } from "./room-client";
+import { byPublicId, type Frame, RoomClient } from "./room-client";
 import { crash } from "../crash";
 import { captureConsole } from "../logs";
 
@@ -17,8 +17,15 @@ async function abort(stub: DurableObjectStub): Promise<void> {
 /** The bound the docs give for a change on another shard (tick, two countMs, two calls, tick), with room for this 2-core machine. */
 const REMOTE_MS = 3000;
 
-/** @returns the presence a client's frames add up to: a snapshot replaces, changes patch */
+/** @returns the presence a client's frames add up to (by connection id): a snapshot replaces, changes patch */
 function view(client: RoomClient): Map<string, unknown> {
+  const byId = new Map<string, unknown>();
+  for (const [publicId, value] of publicView(client)) byId.set(byPublicId.get(publicId) ?? publicId, value);
+  return byId;
+}
+
+/** @returns the presence a client's frames add up to, by public id, as the frames carry it */
+function publicView(client: RoomClient): Map<string, unknown> {
   let entries = new Map<string, unknown>();
   for (const frame of client.frames) {
     if (frame.type !== "dokit_presence") continue;
@@ -51,7 +58,7 @@ describe("room-wide presence", () => {
     const clients = await open(room, 3, 6, "a");
     const [w, , c2, , c4, c5] = clients as [RoomClient, RoomClient, RoomClient, RoomClient, RoomClient, RoomClient];
     watch(w);
-    await until(() => w.frames.some((frame) => frame.type === "dokit_presence" && (frame as Frame).you === "a0"), "a0's snapshot");
+    await until(() => w.frames.some((frame) => frame.type === "dokit_presence" && (frame as Frame).you === clients[0]!.publicId), "a0's snapshot");
     let start = Date.now();
     for (const client of clients.slice(1)) present(client, `n-${client.id}`);
     const everyone = ["a1=n-a1", "a2=n-a2", "a3=n-a3", "a4=n-a4", "a5=n-a5"];

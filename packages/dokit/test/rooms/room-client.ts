@@ -4,6 +4,7 @@
 import { exports } from "cloudflare:workers";
 import { CLOSE_ROOM_PUBLISH_FAILED } from "../../src/protocol/frames";
 import { openSocket, type TestSocket } from "../../src/testing";
+import { publicIdOf } from "../public-id";
 import { until } from "../helpers";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -14,8 +15,13 @@ export type Received = { seq: number; from?: string; data: { by: string; n: numb
 export type Frame = Record<string, unknown> & { type: string };
 
 /** One client of a room. */
+/** The connection id of every RoomClient made, by its public id (what presence frames and `from` carry). */
+export const byPublicId = new Map<string, string>();
+
 export class RoomClient {
   readonly id: string;
+  /** Its connection's public id: the `from` of its messages, its presence entries' key. */
+  readonly publicId: string;
   /** Every JSON frame received, in order, across reconnects. */
   readonly frames: Frame[] = [];
   /** The plain text replies received. */
@@ -35,6 +41,8 @@ export class RoomClient {
 
   constructor(id: string, readonly room: string, readonly query: Record<string, string> = {}) {
     this.id = id;
+    this.publicId = publicIdOf(id);
+    byPublicId.set(this.publicId, id);
   }
 
   /** The room messages received, in order. */

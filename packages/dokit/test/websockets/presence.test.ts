@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Presence } from "../../src/presence";
 import { expectHibernates, hibernate, openSocket, type TestSocket } from "../../src/testing";
+import { publicIdOf as pub } from "../public-id";
 import { fresh } from "../helpers";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -24,18 +25,18 @@ describe("presence", () => {
     const a = await open(name, { _pk: "a" });
     const b = await open(name, { _pk: "b" });
     presence(a, { watch: true });
-    expect(await a.nextJSON()).toEqual({ type: "dokit_presence", you: "a", all: [] });
+    expect(await a.nextJSON()).toEqual({ type: "dokit_presence", you: pub("a"), all: [] });
     // b publishes (and so watches): its snapshot holds itself; a hears of the join at the tick.
     presence(b, { value: { name: "B", x: 1 } });
-    expect(await b.nextJSON()).toEqual({ type: "dokit_presence", you: "b", all: [["b", { name: "B", x: 1 }]] });
-    expect(parsed(await a.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [["b", { name: "B", x: 1 }]] }]);
-    expect(parsed(await b.drain(0))).toEqual([{ type: "dokit_presence", set: [["b", { name: "B", x: 1 }]] }]);
+    expect(await b.nextJSON()).toEqual({ type: "dokit_presence", you: pub("b"), all: [[pub("b"), { name: "B", x: 1 }]] });
+    expect(parsed(await a.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [[pub("b"), { name: "B", x: 1 }]] }]);
+    expect(parsed(await b.drain(0))).toEqual([{ type: "dokit_presence", set: [[pub("b"), { name: "B", x: 1 }]] }]);
     // Twenty updates in one tick: one frame, the latest value.
     for (let x = 2; x <= 21; x++) presence(b, { value: { name: "B", x } });
-    expect(parsed(await a.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [["b", { name: "B", x: 21 }]] }]);
+    expect(parsed(await a.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [[pub("b"), { name: "B", x: 21 }]] }]);
     // A close is a leave.
     await b.close();
-    expect(parsed(await a.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", left: ["b"] }]);
+    expect(parsed(await a.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", left: [pub("b")] }]);
     await a.close();
   });
 
@@ -47,13 +48,13 @@ describe("presence", () => {
     const others = await Promise.all(["p1", "p2", "p3"].map((id) => open(name, { _pk: id })));
     for (const [i, socket] of others.entries()) presence(socket, { value: { name: `P${i}` }, watch: false });
     expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([
-      { type: "dokit_presence", set: [["p1", { name: "P0" }], ["p2", { name: "P1" }], ["p3", { name: "P2" }]] },
+      { type: "dokit_presence", set: [[pub("p1"), { name: "P0" }], [pub("p2"), { name: "P1" }], [pub("p3"), { name: "P2" }]] },
     ]);
     // watch: false: publishers that do not watch received nothing at all.
     for (const socket of others) expect(await socket.drain(0)).toEqual([]);
     presence(others[0] as TestSocket, { value: null });
     presence(others[1] as TestSocket, { value: { name: "P1b" } });
-    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [["p2", { name: "P1b" }]], left: ["p1"] }]);
+    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [[pub("p2"), { name: "P1b" }]], left: [pub("p1")] }]);
     // Later frames without `watch` keep it off.
     for (const socket of others) expect(await socket.drain(0)).toEqual([]);
     watcher.send("count");
@@ -94,11 +95,11 @@ describe("presence", () => {
     presence(hidden, { value: { name: "H" } });
     await viewer.drain(AFTER_TICK);
     presence(viewer, { watch: true });
-    expect(await viewer.nextJSON()).toEqual({ type: "dokit_presence", you: "v", all: [["h", { name: "H" }]] });
+    expect(await viewer.nextJSON()).toEqual({ type: "dokit_presence", you: pub("v"), all: [[pub("h"), { name: "H" }]] });
     presence(reader, { value: { name: "R" } });
-    expect(await reader.nextJSON()).toMatchObject({ type: "dokit_presence", you: "r" });
+    expect(await reader.nextJSON()).toMatchObject({ type: "dokit_presence", you: pub("r") });
     const ticks = parsed(await viewer.drain(AFTER_TICK));
-    expect(ticks).toEqual([{ type: "dokit_presence", set: [["r", { name: "R" }]] }]);
+    expect(ticks).toEqual([{ type: "dokit_presence", set: [[pub("r"), { name: "R" }]] }]);
     // The hidden connection is present, yet receives no presence: no snapshot, no tick.
     expect(await hidden.drain(0)).toEqual([]);
     for (const socket of [reader, hidden, viewer]) await socket.close();
@@ -114,11 +115,11 @@ describe("presence", () => {
     await hibernate(env.WS_PRESENCE.getByName(name));
     const b = await open(name, { _pk: "b" });
     presence(b, { watch: true });
-    expect(await b.nextJSON()).toEqual({ type: "dokit_presence", you: "b", all: [["a", { name: "A", x: 7 }]] });
+    expect(await b.nextJSON()).toEqual({ type: "dokit_presence", you: pub("b"), all: [[pub("a"), { name: "A", x: 7 }]] });
     b.send("constructed");
     expect(Number(await b.next())).toBeGreaterThan(before);
     await a.close();
-    expect(parsed(await b.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", left: ["a"] }]);
+    expect(parsed(await b.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", left: [pub("a")] }]);
     await b.close();
   });
 
@@ -129,14 +130,14 @@ describe("presence", () => {
     await watcher.nextJSON();
     const old = await open(name, { _pk: "same" });
     presence(old, { value: { name: "Old" }, watch: false });
-    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [["same", { name: "Old" }]] }]);
+    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [[pub("same"), { name: "Old" }]] }]);
     // The new socket replaces the old one (4009) and publishes in the same tick as the old one's close.
     const replacement = await open(name, { _pk: "same" });
     presence(replacement, { value: { name: "New" }, watch: false });
     expect((await old.closed).code).toBe(4009);
-    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [["same", { name: "New" }]] }]);
+    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [[pub("same"), { name: "New" }]] }]);
     watcher.send("list");
-    expect(JSON.parse(String(await watcher.next()))).toEqual([{ id: "same", value: { name: "New" } }]);
+    expect(JSON.parse(String(await watcher.next()))).toEqual([{ id: "same", publicId: pub("same"), value: { name: "New" } }]);
     await replacement.close();
     await watcher.close();
   });
@@ -178,12 +179,12 @@ describe("presence", () => {
     expect(await a.next()).toBe("set");
     // Held for the tick, yet already read back.
     a.send("list");
-    expect(JSON.parse(String(await a.next()))).toEqual([{ id: "a", value: { name: "Server-set" } }]);
-    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [["a", { name: "Server-set" }]] }]);
+    expect(JSON.parse(String(await a.next()))).toEqual([{ id: "a", publicId: pub("a"), value: { name: "Server-set" } }]);
+    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", set: [[pub("a"), { name: "Server-set" }]] }]);
     a.send(`set:${JSON.stringify({ nope: 1 })}`);
     expect(await a.next()).toBe("refused:PRESENCE_REJECTED:dokit: Presence value rejected (connection a)");
     a.send("clear");
-    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", left: ["a"] }]);
+    expect(parsed(await watcher.drain(AFTER_TICK))).toEqual([{ type: "dokit_presence", left: [pub("a")] }]);
     a.send("count");
     expect(await a.next()).toBe("0");
     await a.close();
@@ -213,7 +214,7 @@ describe("presence", () => {
         return JSON.parse(String(await a.next())) as unknown;
       },
     });
-    expect(result).toEqual([{ id: "a", value: { name: "A" } }]);
+    expect(result).toEqual([{ id: "a", publicId: pub("a"), value: { name: "A" } }]);
     await a.close();
   }, 30_000);
 });

@@ -6,6 +6,7 @@ import { connectionTags } from "../../src/websockets/tags";
 import { OPEN_FAILED_REASON } from "../../src/protocol/frames";
 import { captureConsole } from "../logs";
 import { fresh } from "../helpers";
+import { publicIdOf } from "../public-id";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } })
@@ -389,7 +390,7 @@ describe("hibernation", () => {
     const stub = env.WS_ROOM.get(env.WS_ROOM.idFromName(name));
     const socket = await joinRoom(name, { _pk: "former", mode: "view" });
     const stored = () => runInDurableObject(stub, (_instance, ctx) => (ctx.getWebSockets()[0] as WebSocket).deserializeAttachment() as unknown);
-    const flags = { id: "former", tags: ["former"], uri: `${url("ws-room", name)}?_pk=former&mode=view`, readonly: true, protocol: true };
+    const flags = { id: "former", pub: publicIdOf("former"), tags: ["former"], uri: `${url("ws-room", name)}?_pk=former&mode=view`, readonly: true, protocol: true };
     expect(await stored()).toBe(`\u0000dokit\u0000${JSON.stringify(flags)}`);
     socket.send(`!setState ${JSON.stringify({ n: 1 })}`);
     await socket.next();
@@ -430,6 +431,7 @@ describe("hibernation", () => {
     expect(attachment).toEqual({
       __dokit: {
         id: "reader",
+        pub: publicIdOf("reader"),
         tags: ["reader", "room:green"],
         uri: `${url("ws-room", name)}?_pk=reader&room=green`,
         readonly: false,
