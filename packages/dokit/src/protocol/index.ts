@@ -62,3 +62,20 @@ export type {
   RoomWelcomeFrame,
 } from "./frames";
 export { kebab } from "./kebab";
+export {
+  STREAM_READ,
+  STREAM_CANCEL,
+  STREAM_CHUNKS,
+  STREAM_UP_TO_DATE,
+  STREAM_END,
+} from "./streams";
+export type {
+  StreamWireChunk,
+  StreamReadFrame,
+  StreamCancelFrame,
+  StreamChunksFrame,
+  StreamUpToDateFrame,
+  StreamEndFrame,
+  StreamErrorFrame,
+  StreamWireErrorCode,
+} from "./streams";
