@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle } from "../../src/lifecycle";
-import { sseResponse, Streams } from "../../src/streams";
+import { sseResponse, Streams, type StreamWriter } from "../../src/streams";
 
 /** The JSON the tests send over RPC (a shallow type: the recursive StreamJson is too deep for RPC stub types). */
 type Json = string | number | boolean | null | { [key: string]: string | number | null };
@@ -26,10 +26,13 @@ export class ReportObject extends DurableObject<Env> {
     return seqs;
   }
 
-  /** One append through a fresh writer (the durability test's producer). @returns its cursor */
+  /** This instance's writer of the durability test's stream: one attempt per instance. */
+  #writer: Promise<StreamWriter> | undefined;
+
+  /** One append through this instance's writer (the durability test's producer). @returns its cursor */
   async appendOne(id: string, chunk: Json): Promise<number> {
-    const writer = await this.streams.open(id);
-    return writer.append(chunk);
+    this.#writer ??= this.streams.open(id);
+    return (await this.#writer).append(chunk);
   }
 
   /** @returns every stored chunk of `id` (a settled stream reads to its end) */
