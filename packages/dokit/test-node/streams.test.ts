@@ -4,9 +4,13 @@
 // forced disconnect and an eviction; the official `agents` client connected beside them.
 import { AgentClient as OfficialClient } from "agents/client";
 import { EventSource } from "eventsource";
-import { describe, expect, inject, it, onTestFinished } from "vitest";
+import { createElement } from "react";
+import { renderToString } from "react-dom/server";
+import { describe, expect, inject, it, onTestFinished, vi } from "vitest";
 import { AgentClient } from "../src/client";
 import type { AgentClientOptions, ClientStreamChunk } from "../src/client";
+import { useStream } from "../src/react";
+import { createStreamStore } from "../src/react/use-stream";
 import { evict, eventually, fresh } from "./helpers";
 
 const base = new URL(inject("workerUrl"));
@@ -176,4 +180,34 @@ describe("Streams over WebSockets: the dokit client's reader", () => {
     away.shut = false;
     await expect(reader.next()).rejects.toMatchObject({ code: "STREAM_DELETED" });
   }, 30_000);
+});
+
+describe("useStream (dokit/react) over loopback", () => {
+  it("a render alone reads nothing; the store grows with the stream, resumes after an unsubscribe without a repeat, and ends", async () => {
+    const name = fresh("use-stream");
+    await append(name, "job", "a");
+    const client = logClient(name);
+    const reads = vi.spyOn(client.streams, "read");
+    const Log = () => createElement("p", null, useStream<string>(client, "job").chunks.join(""));
+    expect(renderToString(createElement(Log))).toBe("<p></p>");
+    expect(reads).not.toHaveBeenCalled();
+
+    const store = createStreamStore<string>(client.streams, "job");
+    let renders = 0;
+    const off = store.subscribe(() => renders++);
+    await eventually(() => expect(store.get()).toMatchObject({ chunks: ["a"], cursor: 1, upToDate: true, state: "streaming" }));
+    await append(name, "job", "b");
+    await eventually(() => expect(store.get().chunks).toEqual(["a", "b"]));
+    off();
+    await append(name, "job", "c");
+    const again = store.subscribe(() => renders++);
+    onTestFinished(again);
+    await append(name, "job", "d");
+    await settle(name, "job", "close");
+    await eventually(() => expect(store.get().state).toBe("completed"));
+    expect(store.get()).toMatchObject({ chunks: ["a", "b", "c", "d"], cursor: 4, error: undefined });
+    expect(renders).toBeGreaterThanOrEqual(4);
+    // Two reads: the first subscription's, and the resumed one from cursor 2.
+    expect(reads.mock.calls.map(([, options]) => options?.from)).toEqual([0, 2]);
+  });
 });
