@@ -1,4 +1,5 @@
 import type { LiveLog, ReportObject, RetainedStreams, SmallChunks } from "./objects";
+import type { ReportObject as ReferenceReport } from "./reference.objects";
 
 declare global {
   interface Env {
@@ -6,6 +7,7 @@ declare global {
     SMALL: DurableObjectNamespace<SmallChunks>;
     RETAINED: DurableObjectNamespace<RetainedStreams>;
     LIVE_LOG: DurableObjectNamespace<LiveLog>;
+    REFERENCE: DurableObjectNamespace<ReferenceReport>;
   }
   namespace Cloudflare {
     interface Env extends globalThis.Env {}

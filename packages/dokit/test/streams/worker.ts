@@ -1,6 +1,7 @@
 import { routeAgentRequest } from "../../src/routing";
 
 export { LiveLog, ReportObject, RetainedStreams, SmallChunks } from "./objects";
+export { ReportObject as ReferenceReport } from "./reference.objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
