@@ -51,7 +51,7 @@ export async function sseResponse(streams: Streams, streamId: string, options: S
       };
       if (heartbeatMs > 0) heartbeat = setInterval(() => write(": heartbeat\n\n"), heartbeatMs);
       const finish = () => {
-        clearInterval(heartbeat);
+        if (heartbeat !== undefined) clearInterval(heartbeat);
         for (const signal of signals) signal.removeEventListener("abort", stop);
         if (!open) return;
         open = false;
@@ -85,7 +85,7 @@ export async function sseResponse(streams: Streams, streamId: string, options: S
       })();
     },
     cancel() {
-      clearInterval(heartbeat);
+      if (heartbeat !== undefined) clearInterval(heartbeat);
       abort.abort();
     },
   });
