@@ -150,6 +150,20 @@ describe("Streams over WebSockets: the dokit client's reader", () => {
     expect(officialFrames.filter((frame) => frame.includes("dokit_stream"))).toEqual([]);
   }, 30_000);
 
+  it("reads a stream longer than one replay round (about 4 MiB) without a gap: the client asks for the rest by itself", async () => {
+    const name = fresh("ws-rounds");
+    const big = "y".repeat(1_000_000);
+    for (let i = 0; i < 6; i++) await append(name, "long", `${i}${big}`);
+    await settle(name, "long", "close");
+    const client = logClient(name);
+    const seqs: number[] = [];
+    for await (const { seq, chunk } of client.streams.read<string>("long")) {
+      expect(chunk.startsWith(String(seq))).toBe(true);
+      seqs.push(seq);
+    }
+    expect(seqs).toEqual([0, 1, 2, 3, 4, 5]);
+  }, 30_000);
+
   it("tells a reader plainly when the stream does not exist or was deleted, and resumes from `from`", async () => {
     const name = fresh("ws-missing");
     const client = logClient(name);

@@ -5,7 +5,7 @@
 // missed. The reader ends with the stream's settlement, and throws plainly when the stream
 // does not exist, was deleted before it was read to the end, or the cursor is past its end.
 import { DOKIT_ERROR } from "../protocol/frames";
-import { STREAM_CANCEL, STREAM_CHUNKS, STREAM_END, STREAM_FRAME_PREFIX, STREAM_READ, STREAM_UP_TO_DATE, type StreamWireChunk } from "../protocol/streams";
+import { STREAM_CANCEL, STREAM_CHUNKS, STREAM_END, STREAM_FRAME_PREFIX, STREAM_MORE, STREAM_READ, STREAM_UP_TO_DATE, type StreamWireChunk } from "../protocol/streams";
 
 /** What stream readers need from their client. */
 export interface StreamsSocket {
@@ -223,6 +223,10 @@ export class ClientStreams {
       // {"type":"dokit_stream","stream","chunks":[{seq,chunk}]}
       case STREAM_CHUNKS:
         if (Array.isArray(frame.chunks)) reader.take(frame.chunks as StreamWireChunk[]);
+        return true;
+      // {"type":"dokit_stream_more","stream","cursor"}: the replay continues when asked again
+      case STREAM_MORE:
+        if (frame.cursor === reader.cursor) this.resume(reader);
         return true;
       // {"type":"dokit_stream_up_to_date","stream","cursor"}
       case STREAM_UP_TO_DATE:

@@ -68,6 +68,7 @@ export {
   STREAM_CHUNKS,
   STREAM_UP_TO_DATE,
   STREAM_END,
+  STREAM_MORE,
 } from "./streams";
 export type {
   StreamWireChunk,
@@ -76,6 +77,7 @@ export type {
   StreamChunksFrame,
   StreamUpToDateFrame,
   StreamEndFrame,
+  StreamMoreFrame,
   StreamErrorFrame,
   StreamWireErrorCode,
 } from "./streams";

@@ -15,6 +15,11 @@ export type StreamChunksFrame = { type: "dokit_stream"; stream: string; chunks: 
 /** Server → client: every chunk stored so far was sent; `cursor` is the next one to come. */
 export type StreamUpToDateFrame = { type: "dokit_stream_up_to_date"; stream: string; cursor: number };
 /**
+ * Server → client: the replay stopped at `cursor` (more is stored than one round sends); send
+ * `dokit_stream_read` from `cursor` to continue. The reader is not tailing until it does.
+ */
+export type StreamMoreFrame = { type: "dokit_stream_more"; stream: string; cursor: number };
+/**
  * Server → client: the reader of `stream` ended. `completed` / `errored` (with the recorded `error`):
  * every chunk was sent; `deleted`: the stream and its chunks were removed (by `delete()`, a cutover's
  * `discard`, or retention), `cursor` is how many chunks it had.
@@ -41,5 +46,6 @@ export const STREAM_CANCEL = "dokit_stream_cancel";
 export const STREAM_CHUNKS = "dokit_stream";
 export const STREAM_UP_TO_DATE = "dokit_stream_up_to_date";
 export const STREAM_END = "dokit_stream_end";
+export const STREAM_MORE = "dokit_stream_more";
 /** Every stream frame type starts with this (the client routes on it before parsing). */
 export const STREAM_FRAME_PREFIX = '{"type":"dokit_stream';

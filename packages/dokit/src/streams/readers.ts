@@ -17,7 +17,7 @@ import type { Connection } from "../lifecycle/connection";
 import { isDokitError } from "../lifecycle/errors";
 import { trySend } from "../lifecycle/wire";
 import { DOKIT_ERROR } from "../protocol/frames";
-import { STREAM_CANCEL, STREAM_CHUNKS, STREAM_END, STREAM_READ, STREAM_UP_TO_DATE, type StreamEndFrame, type StreamWireErrorCode } from "../protocol/streams";
+import { STREAM_CANCEL, STREAM_CHUNKS, STREAM_END, STREAM_MORE, STREAM_READ, STREAM_UP_TO_DATE, type StreamEndFrame, type StreamWireErrorCode } from "../protocol/streams";
 import type { WebSockets } from "../websockets/websockets";
 import type { StreamStore } from "./store";
 import type { Streams } from "./streams";
@@ -30,6 +30,12 @@ const SCHEMA = [
 
 /** A replay frame carries at most this many bytes of chunks (one chunk larger than it goes alone). */
 const REPLAY_FRAME_BYTES = 256 * 1024;
+/**
+ * One read frame replays at most about this many bytes; the rest waits for the client to ask again
+ * (the `dokit_stream_more` frame), so a slow reader of a long stream never has more than this
+ * queued in the object.
+ */
+export const REPLAY_ROUND_BYTES = 4 * 1024 * 1024;
 
 /** The WebSocket readers of one object's streams. */
 export class StreamReaders {
@@ -125,7 +131,14 @@ export class StreamReaders {
       throw error;
     }
     // The replay, then the tail, in this one synchronous block.
-    next = this.#replay(connection, streamId, next);
+    const replayed = this.#replay(connection, streamId, next);
+    next = replayed.next;
+    if (!replayed.complete) {
+      // More is stored than one round sends: the client asks again from `next` once it has these.
+      this.#forget(streamId, connection.id);
+      trySend(connection, JSON.stringify({ type: STREAM_MORE, stream: streamId, cursor: next }));
+      return;
+    }
     const status = this.#streams.statusSync(streamId);
     trySend(connection, JSON.stringify({ type: STREAM_UP_TO_DATE, stream: streamId, cursor: next }));
     if (!status || status.state !== "streaming") {
@@ -137,26 +150,35 @@ export class StreamReaders {
     readers.set(connection.id, connection);
   }
 
-  /** Sends every stored chunk from `from`, in frames of at most REPLAY_FRAME_BYTES. @returns the next cursor */
-  #replay(connection: Connection, streamId: string, from: number): number {
+  /**
+   * Sends the stored chunks from `from`, in frames of at most REPLAY_FRAME_BYTES, up to about REPLAY_ROUND_BYTES.
+   * @returns the next cursor, and whether every stored chunk was sent
+   */
+  #replay(connection: Connection, streamId: string, from: number): { next: number; complete: boolean } {
     let next = from;
+    let sent = 0;
     const head = `{"type":"${STREAM_CHUNKS}","stream":${JSON.stringify(streamId)},"chunks":[`;
     for (;;) {
       const block = this.#store.blockAt(streamId, next);
-      if (!block) return next;
+      if (!block) return { next, complete: true };
+      if (sent >= REPLAY_ROUND_BYTES) return { next, complete: false };
       let parts: string[] = [];
       let bytes = 0;
       for (let i = next - block.first; i < block.chunks.length; i++) {
         const part = `{"seq":${block.first + i},"chunk":${JSON.stringify(block.chunks[i])}}`;
         if (bytes > 0 && bytes + part.length > REPLAY_FRAME_BYTES) {
           trySend(connection, `${head}${parts.join(",")}]}`);
+          sent += bytes;
+          next = block.first + i;
           parts = [];
           bytes = 0;
+          if (sent >= REPLAY_ROUND_BYTES) return { next, complete: false };
         }
         parts.push(part);
         bytes += part.length;
       }
       if (parts.length > 0) trySend(connection, `${head}${parts.join(",")}]}`);
+      sent += bytes;
       next = block.first + block.chunks.length;
     }
   }

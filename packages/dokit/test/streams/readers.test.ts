@@ -131,4 +131,27 @@ describe("Streams: WebSocket readers", () => {
     expect(await log.readers()).toBe(0);
     socket.ws.close(1000);
   });
+
+  it("replays a long stream in rounds of about 4 MiB: the rest is sent when the reader asks again", async () => {
+    const name = fresh("ws-rounds");
+    const log = env.LIVE_LOG.getByName(name);
+    const big = "x".repeat(1_000_000);
+    for (let i = 0; i < 6; i++) await log.append("long", `${i}${big}`);
+    const socket = await open(name);
+    read(socket, "long");
+    const first = await socket.frames(6, 5000);
+    expect(first.slice(0, 5).map((frame) => chunks(frame).map(([seq]) => seq))).toEqual([[0], [1], [2], [3], [4]]);
+    expect(first[5]).toEqual({ type: "dokit_stream_more", stream: "long", cursor: 5 });
+    // Not tailing until it asks again: an append now is not sent.
+    expect(await log.readers()).toBe(0);
+    await log.append("long", "tail");
+    expect(await socket.drain(50)).toEqual([]);
+    read(socket, "long", 5);
+    // Chunk 5 fills a block of its own; the tail chunk is in the next block, and its own frame.
+    const rest = await socket.frames(3, 5000);
+    expect(rest.slice(0, 2).map((frame) => chunks(frame).map(([seq]) => seq))).toEqual([[5], [6]]);
+    expect(rest[2]).toEqual({ type: "dokit_stream_up_to_date", stream: "long", cursor: 7 });
+    expect(await log.readers()).toBe(1);
+    socket.ws.close(1000);
+  });
 });
