@@ -70,7 +70,9 @@ export class Streams implements Capability {
 
   attach(claims: Claims): void {
     this.#lifecycle = claims.lifecycle;
-    this.#store = new StreamStore(claims.lifecycle.ctx.storage.sql);
+    const store = (this.#store = new StreamStore(claims.lifecycle.ctx.storage.sql));
+    // The tables exist before any handler runs (idempotent DDL, once per start or wake).
+    claims.onStart(() => store.ensure());
     if (this.#retention) this.#sweepWork = claimAlarm(claims, ALARM_KEY, () => this.#sweep());
     const sockets = this.#options.webSockets;
     if (sockets) {
