@@ -71,7 +71,7 @@ export class StreamReader<T = unknown> implements AsyncIterableIterator<ClientSt
   /** @internal chunks from the server: below the cursor they are repeats, above it a gap (asked again) */
   take(chunks: StreamWireChunk[]): void {
     for (const { seq, chunk } of chunks) {
-      if (seq < this.cursor) continue;
+      if (typeof seq !== "number" || seq < this.cursor) continue;
       if (seq > this.cursor) return this.#owner.resume(this);
       // SAFETY: the reader's type names what the stream's producer appends.
       this.#queue.push({ seq, chunk: chunk as T });
@@ -162,6 +162,7 @@ export class ClientStreams {
     const current = this.#readers.get(streamId);
     if (current) current.fail(new StreamReadError("READ_REPLACED", streamId, `dokit: stream "${streamId}" is read again by this client`));
     const reader = new StreamReader<T>(this, streamId, from, options.onUpToDate);
+    // SAFETY: the map holds readers of any chunk type; each casts its own chunks (take).
     this.#readers.set(streamId, reader as StreamReader<unknown>);
     const signal = options.signal;
     if (signal) {
@@ -213,6 +214,7 @@ export class ClientStreams {
     if (!isStream && !(text.startsWith(`{"type":"${DOKIT_ERROR}"`) && text.includes('"stream":'))) return false;
     let frame: Record<string, unknown>;
     try {
+      // SAFETY: checked field by field below.
       frame = JSON.parse(text) as Record<string, unknown>;
     } catch {
       return false;
@@ -222,6 +224,7 @@ export class ClientStreams {
     switch (frame.type) {
       // {"type":"dokit_stream","stream","chunks":[{seq,chunk}]}
       case STREAM_CHUNKS:
+        // SAFETY: take() skips entries without a numeric seq.
         if (Array.isArray(frame.chunks)) reader.take(frame.chunks as StreamWireChunk[]);
         return true;
       // {"type":"dokit_stream_more","stream","cursor"}: the replay continues when asked again

@@ -50,6 +50,7 @@ export function createStreamStore<T>(streams: ClientStreams, id: string | undefi
         if (live) update({ state: reader.state, error: reader.error, upToDate: true });
       } catch (error) {
         if (!live) return;
+        // SAFETY: reads an optional `code`; any thrown value may lack it.
         const code = (error as Partial<StreamReadError> | undefined)?.code;
         const message = error instanceof Error ? error.message : String(error);
         update({ state: code === "STREAM_DELETED" || code === "STREAM_NOT_FOUND" ? "deleted" : snapshot.state, error: message });

@@ -143,6 +143,7 @@ export class StreamReaders {
     trySend(connection, JSON.stringify({ type: STREAM_UP_TO_DATE, stream: streamId, cursor: next }));
     if (!status || status.state !== "streaming") {
       this.#forget(streamId, connection.id);
+      // SAFETY: a status that is not streaming (checked above) is completed or errored.
       trySend(connection, JSON.stringify(endFrame(streamId, status ? (status.state as "completed" | "errored") : "deleted", next, status?.error ?? null)));
       return;
     }
@@ -215,6 +216,7 @@ export class StreamReaders {
   }
 
   #sqlOf(): SqlStorage {
+    // SAFETY: set by attach(), which runs before any frame or append reaches the readers.
     const sql = this.#sql as SqlStorage;
     if (!this.#ready) {
       for (const statement of SCHEMA) sql.exec(statement);

@@ -34,7 +34,7 @@ export type Tail = { first: number; count: number; bytes: number; updated: numbe
 export type Live = { row: StreamRow; tail: Tail | null };
 
 /** A parsed block: the chunks from cursor `first` on. */
-export type Block = { first: number; chunks: StreamJson[]; texts?: undefined };
+export type Block = { first: number; chunks: StreamJson[] };
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS dokit_streams (

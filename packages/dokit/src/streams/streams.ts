@@ -182,6 +182,7 @@ export class Streams implements Capability {
         if (!block || next >= block.first + block.chunks.length) block = store.blockAt(streamId, next);
         if (!block) break;
         const end = Math.min(block.first + block.chunks.length, next + limit - batch.length);
+        // SAFETY: `next` is inside the block (end is bounded by its length).
         for (; next < end; next++) batch.push({ seq: next, chunk: block.chunks[next - block.first] as StreamJson });
       }
       if (batch.length > 0) {
@@ -377,6 +378,7 @@ export class Streams implements Capability {
 
   #lifecycleOf(): Lifecycle {
     this.#storeOf();
+    // SAFETY: attach() sets the lifecycle with the store, which #storeOf() just found.
     return this.#lifecycle as Lifecycle;
   }
 }
