@@ -59,6 +59,8 @@ export class StreamReaders {
 
   attach(claims: Claims): void {
     this.#sql = claims.lifecycle.ctx.storage.sql;
+    // The readers' table exists before any frame or append (idempotent DDL, once per start or wake).
+    claims.onStart(() => void this.#sqlOf());
     claims.use(this.#sockets);
     this.#sockets.use({
       onClose: (connection) => this.#closed(connection),
