@@ -38,7 +38,7 @@ function percentile(values: number[], p: number): number {
  * then appends `appends` chunks of 100 B one after another.
  * @returns per append, ms from the request until the last reader received the chunk
  */
-async function liveTail(base: URL, impl: "raw" | "dokit", name: string, readers: number, appends: number): Promise<number[]> {
+export async function liveTail(base: URL, impl: "raw" | "dokit", name: string, readers: number, appends: number): Promise<number[]> {
   const { WebSocket } = await import("ws");
   const url = new URL(`/${impl}/${name}/ws`, base);
   url.protocol = "ws:";
