@@ -385,13 +385,13 @@ describe("Streams: retention", () => {
     });
     // The count sweep is due at once: the alarm fires by itself.
     const ids = () => runInDurableObject(stub, async (instance) => (await instance.streams.list()).map((s) => s.streamId).sort());
-    await vi.waitFor(async () => expect(await ids()).toEqual(["b", "c", "live"]));
+    await vi.waitFor(async () => expect(await ids()).toEqual(["b", "c", "live"]), { timeout: 5000 });
     await runInDurableObject(stub, async (instance) => {
       // Age: pretend b and c settled two minutes ago; d settles now.
       instance.lifecycle.ctx.storage.sql.exec("UPDATE dokit_streams SET closed = closed - 120000 WHERE id IN ('b', 'c')");
       (await instance.streams.open("d")).close();
     });
-    await vi.waitFor(async () => expect(await ids()).toEqual(["d", "live"]));
+    await vi.waitFor(async () => expect(await ids()).toEqual(["d", "live"]), { timeout: 5000 });
     await runInDurableObject(stub, async (instance) => {
       // d goes 60 s after it settled: the alarm stays armed for that.
       const at = (await instance.lifecycle.ctx.storage.getAlarm()) as number;
