@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { hibernate, openSocket, type TestSocket } from "../../src/testing";
+import { expectHibernates, hibernate, openSocket, type TestSocket } from "../../src/testing";
 import { fresh } from "../helpers";
 
 // SAFETY: the test worker's default export is its fetch handler.
@@ -154,4 +154,17 @@ describe("Streams: WebSocket readers", () => {
     expect(await log.readers()).toBe(1);
     socket.ws.close(1000);
   });
+
+  it("readers waiting on an idle stream do not keep the object awake: the runtime evicts it, and the next append reaches them", async () => {
+    const name = fresh("ws-idle");
+    const log = env.LIVE_LOG.getByName(name);
+    await log.append("job", "before");
+    const socket = await open(name);
+    read(socket, "job");
+    await socket.frames(2);
+    const { result } = await expectHibernates(log, { idleMs: 100, next: () => log.append("job", "after") });
+    expect(result).toBe(1);
+    expect(await socket.nextJSON()).toEqual({ type: "dokit_stream", stream: "job", chunks: [{ seq: 1, chunk: "after" }] });
+    socket.ws.close(1000);
+  }, 30_000);
 });
