@@ -4,6 +4,7 @@
 // so each example's own Worker logic (its auth check, its old routes) still runs.
 import assistant from "./assistant/src/index";
 import board from "./board/src/index";
+import buildLog from "./build-log/src/index";
 import chat from "./chat/src/index";
 import editor from "./editor/src/index";
 import live from "./live/src/index";
@@ -13,6 +14,7 @@ import sensorHub from "./sensor-hub/src/index";
 
 export { Assistant } from "./assistant/src/index";
 export { Board } from "./board/src/index";
+export { BuildLog } from "./build-log/src/index";
 export { ChatRoom } from "./chat/src/index";
 export { Doc } from "./editor/src/index";
 export { LiveSequencer, LiveShard, RoomRelay } from "./live/src/index";
@@ -67,6 +69,15 @@ const EXAMPLES: Example[] = [
       'Open it in several tabs (<a href="/live/?shard=0">?shard=0</a>, <a href="/live/?shard=1">?shard=1</a>).',
     inspector: "/agents/live-shard/keynote%230/__dokit",
     worker: live,
+  },
+  {
+    mount: "build-log",
+    agents: ["build-log"],
+    description:
+      "A build's live log on a durable stream (<code>dokit/streams</code>): every line stored before it is sent, read over the page's WebSocket " +
+      "with <code>client.streams.read</code>; reload mid-build and it continues from its cursor, no line twice. Also as SSE.",
+    inspector: "/agents/build-log/demo/__dokit",
+    worker: buildLog,
   },
   {
     mount: "sensor-hub",

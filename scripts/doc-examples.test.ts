@@ -335,6 +335,23 @@ describe("examples run in workerd", () => {
     expect([response.status, await response.text()]).toEqual([202, "accepted"]);
   }, 120_000);
 
+  it("docs/streams.md: the build log is served as SSE, and read over a WebSocket", async () => {
+    const url = await serve("streams");
+    const built = await fetch(new URL("/agents/reports/main/build", url), { method: "POST" });
+    expect([built.status, await built.text()]).toEqual([201, "built"]);
+    const sse = await fetch(new URL("/agents/reports/main/log", url));
+    expect(sse.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const steps = ["install", "compile", "test"].map((step, seq) => `id: ${seq}\ndata: {"step":"${step}","ok":true}\n\n`).join("");
+    expect(await sse.text()).toBe(`${steps}event: up-to-date\ndata: {}\n\nevent: done\ndata: {}\n\n`);
+    const socket = await open(ws(url, "/agents/reports/main"));
+    expect(await socket.nextJSON()).toMatchObject({ type: "cf_agent_identity", agent: "reports" });
+    socket.socket.send(JSON.stringify({ type: "dokit_stream_read", stream: "build", from: 2 }));
+    expect(await socket.nextJSON()).toEqual({ type: "dokit_stream", stream: "build", chunks: [{ seq: 2, chunk: { step: "test", ok: true } }] });
+    expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_up_to_date", stream: "build", cursor: 3 });
+    expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_end", stream: "build", state: "completed", cursor: 3 });
+    socket.socket.close();
+  }, 120_000);
+
   it("docs/inspector.md: the inspector page is served on loopback", async () => {
     const url = await serve("inspector");
     const response = await fetch(new URL("/agents/board/b1/__dokit", url));

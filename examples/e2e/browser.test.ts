@@ -61,7 +61,7 @@ describe("the pnpm dev worker", () => {
   it("lists every demo on its index page", async () => {
     const page = await open("/", { ready: false });
     const links = await page.locator("li > a:first-child").allTextContents();
-    expect(links).toEqual(["chat", "board", "editor", "live", "sensor-hub", "mcp-counter", "assistant", "mix-in"]);
+    expect(links).toEqual(["chat", "board", "editor", "live", "build-log", "sensor-hub", "mcp-counter", "assistant", "mix-in"]);
     await page.screenshot({ path: `${shots}index.png`, fullPage: true });
   });
 });
@@ -306,6 +306,21 @@ describe("mix-in", () => {
     await expect.poll(() => page.locator("#count").textContent()).toBe(String(before + 2));
     await page.locator("#log li", { hasText: `old socket saw count:${before + 2}` }).waitFor();
     await page.screenshot({ path: `${shots}mix-in.png` });
+  });
+});
+
+describe("build-log", () => {
+  it("shows a build's log growing; reloaded mid-build, it continues from its cursor without repeating a line", async () => {
+    const page = await open("/build-log/");
+    await page.click("#start");
+    const lines = async () => ((await page.locator("#log").textContent()) ?? "").split("\n").filter(Boolean);
+    await expect.poll(async () => (await lines()).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+    await page.reload();
+    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+    expect((await lines()).length).toBeGreaterThanOrEqual(3); // what it had, shown at once
+    await page.waitForSelector("body[data-done]", { timeout: 30_000 });
+    expect(await lines()).toEqual(Array.from({ length: 40 }, (_, i) => expect.stringContaining(`line ${i + 1} of 40`)));
+    await page.screenshot({ path: `${shots}build-log.png` });
   });
 });
 

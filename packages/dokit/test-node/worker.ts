@@ -20,6 +20,7 @@ import { idRoomEvictRoute } from "./security-websockets.objects";
 import { presenceClientEvictRoute } from "./presence-client.objects";
 import { rateLimitedEvictRoute } from "./rate-limit.objects";
 import { yjsEvictRoute } from "./yjs.objects";
+import { streamsEvictRoute } from "./streams.objects";
 
 export { Counter, ScenarioCallables } from "./worker.callables";
 export { FaultyHost, NoSqlHost, PlainRoom } from "./connect.objects";
@@ -38,6 +39,7 @@ export { PresenceClientRoom, PresenceClientSlowTick } from "./presence-client.ob
 export { RoomsLoopSequencer, RoomsLoopShard } from "./rooms.objects";
 export { RoomsPresenceSequencer, RoomsPresenceShard } from "./rooms-presence.objects";
 export { YjsNotes, YjsParty } from "./yjs.objects";
+export { StreamsLog } from "./streams.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -106,6 +108,7 @@ export default {
       (await presenceClientEvictRoute(request, env)) ??
       (await rateLimitedEvictRoute(request, env)) ??
       (await yjsEvictRoute(request, env)) ??
+      (await streamsEvictRoute(request, env)) ??
       (await userRefusalRoute(request, env)) ??
       (await roomsRoute(request, env)) ??
       (await roomsPresenceRoute(request, env)) ??

@@ -14,6 +14,7 @@ import { enqueue, type Outgoing } from "./outbox";
 import { ClientEventTarget } from "./event-target";
 import type { Link } from "./link";
 import { ClientPresence } from "./presence";
+import { ClientStreams } from "./streams";
 import { type Identity, serverFrames } from "./server-frames";
 import { createStub } from "./stub";
 import type {
@@ -74,6 +75,11 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
   readonly presence: ClientPresence<Presence> = new ClientPresence<Presence>({
     sendNow: (frame) => this.#loop.open && (this.#loop.link?.send(frame), true),
     refused: (error) => (this.options.onPresenceError ?? ((e) => console.warn(`dokit: presence value refused: ${e}`)))(error),
+  });
+
+  /** Readers of the object's streams (`dokit/streams`): `client.streams.read(id, { from })`; sends nothing until used. */
+  readonly streams: ClientStreams = new ClientStreams({
+    sendNow: (frame) => this.#loop.open && (this.#loop.link?.send(frame), true),
   });
 
   #options: AgentClientOptions<State>;
@@ -296,6 +302,7 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
       else link.send(item);
     }
     this.presence.opened();
+    this.streams.opened();
     this.dispatchEvent(new Event("open"));
     this.#notify();
   }
@@ -325,6 +332,7 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
     clearTimeout(this.#readyTimer);
     this.#stopReason = error ?? new Error("Connection closed");
     if (!this.identified) this.#ready.reject(this.#stopReason);
+    this.streams.stopped();
     if (!error) return;
     this.connectionError = error;
     this.options.onConnectionError?.(error);
@@ -354,7 +362,7 @@ export class AgentClient<T = unknown, State = unknown, Presence = unknown> exten
   }
 
   #onFrame(data: unknown): void {
-    if (typeof data === "string") this.#frames.read(data);
+    if (typeof data === "string" && !this.streams.frame(data)) this.#frames.read(data);
     this.dispatchEvent(new MessageEvent("message", { data: asBinaryType(data, this.binaryType) }));
   }
 

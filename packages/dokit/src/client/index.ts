@@ -1,6 +1,8 @@
 export { AgentClient } from "./client";
 export { ClientPresence } from "./presence";
 export type { PresenceChange, PresenceEntry } from "./presence";
+export { ClientStreams, StreamReader, StreamReadError } from "./streams";
+export type { ClientStreamChunk, ClientStreamReadOptions } from "./streams";
 export { RoomMember } from "./room";
 export type { RoomMemberOptions, RoomMessage } from "./room";
 export { DEFAULT_CALL_TIMEOUT_MS } from "./calls";

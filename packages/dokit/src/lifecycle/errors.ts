@@ -18,7 +18,7 @@ export type LifecycleErrorCode =
 
 /** An error for the developer. Messages start with `dokit:`; `code` is stable: match on it, never on the message. */
 export class DokitError<Code extends string = string> extends Error {
-  override readonly name = "DokitError";
+  override readonly name: string = "DokitError";
   /** A stable string to branch on (each capability lists its own, e.g. `StateErrorCode`). */
   readonly code: Code;
 

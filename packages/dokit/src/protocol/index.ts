@@ -62,3 +62,22 @@ export type {
   RoomWelcomeFrame,
 } from "./frames";
 export { kebab } from "./kebab";
+export {
+  STREAM_READ,
+  STREAM_CANCEL,
+  STREAM_CHUNKS,
+  STREAM_UP_TO_DATE,
+  STREAM_END,
+  STREAM_MORE,
+} from "./streams";
+export type {
+  StreamWireChunk,
+  StreamReadFrame,
+  StreamCancelFrame,
+  StreamChunksFrame,
+  StreamUpToDateFrame,
+  StreamEndFrame,
+  StreamMoreFrame,
+  StreamErrorFrame,
+  StreamWireErrorCode,
+} from "./streams";

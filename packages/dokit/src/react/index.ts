@@ -8,3 +8,5 @@ export type { RoomMessage } from "../client/room";
 export type { PresenceChange, PresenceEntry } from "../client/presence";
 export type { ClientSnapshot } from "./snapshot";
 export type { AgentStub, AgentClientOptions, CallOptions, StreamOptions } from "../client/types";
+export { useStream } from "./use-stream";
+export type { UseStreamOptions, UseStreamResult } from "./use-stream";

@@ -1,0 +1,189 @@
+// Streams bench: dokit/streams against npm agents@0.32.0's agents/streams in the same workerd
+// (bench/worker-streams/worker.ts), interleaved round by round.
+//   append throughput: 1,000 chunks of 100 B, and of 10 KB, appended in one call; chunks/s
+//     (the call's time less an empty call's round trip to the same object right after), median of
+//     the rounds; and the rows the object's SQL wrote per 1,000 chunks.
+//   replay: 10,000 chunks of 100 B, then the stream closed; a new reader's SSE response, from the
+//     request until its last byte (the `done` event), median of the rounds.
+//   live tail: 1,000 WebSocket readers of one stream (dokit's `dokit_stream_read`) against a raw
+//     object that stores each chunk with one INSERT and sends the same frame to every socket by hand;
+//     from the append request until the last reader has the chunk, p50 and p99 of the appends.
+// `node bench/streams.ts [--quick]` alone, or `streamsBench()` from bench/run.ts.
+
+/** One measure, for both implementations. */
+export interface StreamsFigure {
+  measure: string;
+  unit: string;
+  ref: number;
+  dokit: number;
+  /** dokit over ref. */
+  ratio: number;
+  /** Whether a higher figure is better (chunks/s). */
+  higherIsBetter?: boolean;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number;
+}
+
+/**
+ * Opens `readers` WebSockets on one object of `impl` (dokit's read stream "t"; raw's get every chunk),
+ * then appends `appends` chunks of 100 B one after another.
+ * @returns per append, ms from the request until the last reader received the chunk
+ */
+export async function liveTail(base: URL, impl: "raw" | "dokit", name: string, readers: number, appends: number): Promise<number[]> {
+  const { WebSocket } = await import("ws");
+  const url = new URL(`/${impl}/${name}/ws`, base);
+  url.protocol = "ws:";
+  const append = async () => {
+    const response = await fetch(new URL(`/${impl}/${name}/tail?bytes=100`, base));
+    return (await response.json()) as number;
+  };
+  await append(); // the stream exists before readers ask for it
+  const got = new Map<number, number>();
+  let waiting: { seq: number; resolve: () => void } | undefined;
+  let upToDate = 0;
+  const sockets = await Promise.all(
+    Array.from({ length: readers }, () => new Promise<InstanceType<typeof WebSocket>>((resolve, reject) => {
+      const ws = new WebSocket(url);
+      ws.on("open", () => {
+        if (impl === "dokit") ws.send(JSON.stringify({ type: "dokit_stream_read", stream: "t", from: 1 }));
+        resolve(ws);
+      });
+      ws.on("error", reject);
+      ws.on("message", (data: Buffer) => {
+        const text = data.toString();
+        if (text.includes('"dokit_stream_up_to_date"')) upToDate++;
+        const match = /"seq":(\d+)/.exec(text);
+        if (!match) return;
+        const seq = Number(match[1]);
+        const n = (got.get(seq) ?? 0) + 1;
+        got.set(seq, n);
+        if (n === readers && waiting?.seq === seq) waiting.resolve();
+      });
+    })),
+  );
+  try {
+    while (impl === "dokit" && upToDate < readers) await new Promise((resolve) => setTimeout(resolve, 10));
+    const times: number[] = [];
+    for (let i = 0; i < appends; i++) {
+      const t = performance.now();
+      const seq = await new Promise<number>((resolve) => {
+        void append().then((seq) => {
+          if ((got.get(seq) ?? 0) === readers) return resolve(seq);
+          waiting = { seq, resolve: () => resolve(seq) };
+        });
+      });
+      times.push(performance.now() - t);
+      got.delete(seq);
+    }
+    return times;
+  } finally {
+    for (const ws of sockets) ws.close();
+  }
+}
+
+/**
+ * Starts the streams worker, measures, stops it.
+ * @returns the figures and a printable table
+ */
+export async function streamsBench(options: { quick?: boolean } = {}): Promise<{ figures: StreamsFigure[]; text: string }> {
+  const rounds = options.quick ? 3 : 9;
+  const chunks = 1_000;
+  const replayChunks = options.quick ? 2_000 : 10_000;
+  const { unstable_startWorker } = await import("wrangler");
+  const worker = await unstable_startWorker({
+    config: new URL("./worker-streams/wrangler.jsonc", import.meta.url).pathname,
+    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
+  });
+  try {
+    const base = await worker.url;
+    const call = async (path: string) => {
+      const response = await fetch(new URL(path, base));
+      if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+      return response.json() as Promise<number | null>;
+    };
+    const run = Date.now().toString(36);
+    const impls = ["dokit", "ref"] as const;
+    const rate = { small: { dokit: [] as number[], ref: [] as number[] }, large: { dokit: [] as number[], ref: [] as number[] } };
+    const rows = { small: { dokit: 0, ref: 0 }, large: { dokit: 0, ref: 0 } };
+    const replay = { dokit: [] as number[], ref: [] as number[] };
+    // A warm-up round (not recorded), then interleaved rounds; the order alternates.
+    for (let round = -1; round < rounds; round++) {
+      const order = round % 2 ? impls : ([...impls].reverse() as unknown as typeof impls);
+      for (const impl of order) {
+        for (const [size, bytes] of [
+          ["small", 100],
+          ["large", 10_000],
+        ] as const) {
+          const name = `append-${size}-${run}-${round}`;
+          await call(`/${impl}/${name}/ping`);
+          let t = performance.now();
+          const written = (await call(`/${impl}/${name}/append?n=${chunks}&bytes=${bytes}`)) ?? 0;
+          const ms = performance.now() - t;
+          t = performance.now();
+          await call(`/${impl}/${name}/ping`);
+          const trip = performance.now() - t;
+          if (round < 0) continue;
+          rate[size][impl].push((chunks * 1000) / Math.max(ms - trip, 0.001));
+          rows[size][impl] = written;
+        }
+        const name = `replay-${run}-${round}`;
+        for (let done = 0; done < replayChunks; done += 1_000) await call(`/${impl}/${name}/append?n=1000&bytes=100`);
+        await call(`/${impl}/${name}/close`);
+        const t = performance.now();
+        const response = await fetch(new URL(`/${impl}/${name}/sse`, base));
+        const text = await response.text();
+        const ms = performance.now() - t;
+        if (!text.endsWith("event: done\ndata: {}\n\n") || !text.includes(`id: ${replayChunks - 1}\n`)) throw new Error(`${impl}: the replay did not end with every chunk and done`);
+        if (round >= 0) replay[impl].push(ms);
+      }
+    }
+    const tail = { raw: [] as number[], dokit: [] as number[] };
+    for (const impl of ["raw", "dokit"] as const) {
+      tail[impl] = await liveTail(base, impl, `tail-${run}`, options.quick ? 200 : 1_000, options.quick ? 20 : 60);
+    }
+    const figure = (measure: string, unit: string, ref: number, dokit: number, higherIsBetter = false): StreamsFigure => ({
+      measure,
+      unit,
+      ref,
+      dokit,
+      ratio: dokit / ref,
+      ...(higherIsBetter ? { higherIsBetter } : {}),
+    });
+    const figures = [
+      figure(`append ${chunks} chunks of 100 B (median of ${rounds})`, "/s", median(rate.small.ref), median(rate.small.dokit), true),
+      figure(`append ${chunks} chunks of 10 KB (median of ${rounds})`, "/s", median(rate.large.ref), median(rate.large.dokit), true),
+      figure(`rows written per ${chunks} chunks of 100 B`, "rows", rows.small.ref, rows.small.dokit),
+      figure(`rows written per ${chunks} chunks of 10 KB`, "rows", rows.large.ref, rows.large.dokit),
+      figure(`replay ${replayChunks} chunks over SSE to a new reader`, "ms", median(replay.ref), median(replay.dokit)),
+    ];
+    const readers = options.quick ? 200 : 1_000;
+    const tailFigures = [
+      { measure: `live tail to ${readers} WebSocket readers, p50`, unit: "ms", ref: percentile(tail.raw, 0.5), dokit: percentile(tail.dokit, 0.5), ratio: percentile(tail.dokit, 0.5) / percentile(tail.raw, 0.5) },
+      { measure: `live tail to ${readers} WebSocket readers, p99`, unit: "ms", ref: percentile(tail.raw, 0.99), dokit: percentile(tail.dokit, 0.99), ratio: percentile(tail.dokit, 0.99) / percentile(tail.raw, 0.99) },
+    ];
+    const text = [...figures, ...tailFigures.map((f) => ({ ...f, measure: `${f.measure} (vs raw)` }))]
+      .map((f) => `${f.measure.padEnd(48)} ref ${f.ref.toFixed(1).padStart(10)} ${f.unit.padEnd(4)} dokit ${f.dokit.toFixed(1).padStart(10)} ${f.unit.padEnd(4)} ${f.ratio.toFixed(2)}×${f.higherIsBetter ? " (higher is better)" : ""}`)
+      .join("\n");
+    return { figures: [...figures, ...tailFigures], text };
+  } finally {
+    await worker.dispose();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  // As in bench/run.ts: wrangler's local observability records every invocation in the same process.
+  process.env.X_LOCAL_OBSERVABILITY ??= "false";
+  process.env.WRANGLER_LOG ??= "none";
+  process.env.WRANGLER_SEND_METRICS ??= "false";
+  const { text } = await streamsBench({ quick: process.argv.includes("--quick") });
+  console.log(`\nStreams (one object each; ratio is dokit over the reference)\n\n${text}`);
+}
