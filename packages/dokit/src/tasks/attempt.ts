@@ -61,8 +61,8 @@ export class Attempt implements TaskStep {
   /** Aborted when the run is cancelled: every live step callback's signal follows it. */
   readonly #cancel = new AbortController();
   readonly #names = new Set<string>();
-  /** Settled journal entries when the attempt began: replays over them are old ground. */
-  readonly #settled: number;
+  /** Journal entries when the attempt began: until it has visited them all, it replays old ground. */
+  readonly #known: number;
   #seen = 0;
   /** Why the attempt must end (the first reason), once it must. */
   #halt: Error | undefined;
@@ -72,7 +72,7 @@ export class Attempt implements TaskStep {
     this.#run = run;
     this.#claim = claim;
     this.interrupted = interrupted;
-    this.#settled = host.store.settledSteps(run);
+    this.#known = host.store.stepCount(run);
   }
 
   /** Aborts the live step callback (the run was cancelled); nothing this attempt does is written after. */
@@ -195,10 +195,7 @@ export class Attempt implements TaskStep {
 
   async #sleep(name: string, deadline: () => number): Promise<void> {
     const entry = this.#enter(name, "sleep");
-    if (entry?.state === "done") {
-      this.#seen++;
-      return;
-    }
+    if (entry?.state === "done") return;
     // The first deadline recorded is kept: a replay before it parks again, one after it goes on.
     const wakeAt = entry?.wake_at ?? deadline();
     if (wakeAt <= Date.now()) {
@@ -245,7 +242,7 @@ export class Attempt implements TaskStep {
 
   async status(message: string): Promise<void> {
     this.#checkHalt();
-    if (this.#seen < this.#settled) return; // old ground: this message was published when it was new
+    if (this.#seen < this.#known) return; // old ground: this message was written when it was new
     if (!this.#host.store.setStatus(this.#run, this.#claim, String(message).slice(0, MAX_STATUS))) this.#lose();
   }
 
@@ -265,17 +262,16 @@ export class Attempt implements TaskStep {
     this.#names.add(name);
     this.#kinds.set(name, kind);
     const entry = this.#host.store.step(this.#run, name);
+    if (entry) this.#seen++;
     if (entry && entry.kind !== kind) this.#fatal(new TaskReplayDivergedError(name, `the journal has a "${entry.kind}" step under this name, the code a "${kind}"`));
     return entry;
   }
 
   #replayed(entry: StepRow): unknown {
-    this.#seen++;
     return parse(entry.result);
   }
 
   #replayedError(entry: StepRow): Error {
-    this.#seen++;
     return restoreError(entry.detail);
   }
 

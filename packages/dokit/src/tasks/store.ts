@@ -196,9 +196,9 @@ export class TaskStore {
     return this.sql.exec<StepRow>(`SELECT * FROM ${STEPS} WHERE run = ? AND name = ?`, run, name).toArray()[0];
   }
 
-  /** @returns how many journal entries are settled (replays over them are old ground) */
-  settledSteps(run: string): number {
-    return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${STEPS} WHERE run = ? AND state IN ('done', 'failed')`, run).one().n;
+  /** @returns how many journal entries the run has */
+  stepCount(run: string): number {
+    return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${STEPS} WHERE run = ?`, run).one().n;
   }
 
   /** @returns the step an attempt was executing when its isolate was lost */
