@@ -306,8 +306,9 @@ export class Crashes extends TaskHost {
   async plan(points: string[]) {
     for (const point of points) this.j.add("plan", point);
   }
-  async poke(): Promise<RunView | null> {
+  /** Wakes the object (its start takes over a run an aborted instance held). @returns the newest run's state */
+  async pokeState(): Promise<string | undefined> {
     await this.lifecycle.start();
-    return this.t.get((await this.t.list())[0]?.runId ?? "");
+    return (await this.t.list())[0]?.state;
   }
 }

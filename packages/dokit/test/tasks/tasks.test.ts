@@ -445,3 +445,36 @@ describe("the reference's docs example", () => {
     expect(await stub.calls()).toEqual(["research", `publish reports/42.json 1 ${receipt.runId}:publish`]);
   });
 });
+
+describe("interruption", () => {
+  it("completes a run whose instance is aborted before every step and in the middle of every step", { timeout: 60_000 }, async () => {
+    const name = fresh("interrupts");
+    // A stub that saw its object reset stays broken: take a fresh one for each call.
+    const stub = () => env.CRASHES.get(env.CRASHES.idFromName(name));
+    const steps = 4;
+    const points = Array.from({ length: steps }, (_, i) => [`before s${i + 1}`, `mid s${i + 1}`]).flat();
+    await stub().plan([...points, "end"]);
+    const { runId } = await stub().start("interrupts", { steps });
+    await vi.waitFor(
+      async () => {
+        let state: string | undefined;
+        try {
+          state = await stub().pokeState();
+        } catch {
+          state = "reset"; // the call met the abort
+        }
+        expect(state).toBe("completed");
+      },
+      { timeout: 50_000, interval: 250 },
+    );
+    const run: RunView | null = await stub().get(runId);
+    expect(run?.result).toEqual([1, 2, 3, 4]);
+    expect(await read(stub(), "done")).toEqual([...points, "end"]); // every planned abort happened
+    // Each step's callback: cut short once, then run again with the same key, seeing the interruption; never a third time.
+    const expected = Array.from({ length: steps }, (_, i) => [
+      { step: i + 1, attempt: 1, key: `${runId}:s${i + 1}`, interrupted: null },
+      { step: i + 1, attempt: 2, key: `${runId}:s${i + 1}`, interrupted: { name: `s${i + 1}`, attempt: 1 } },
+    ]).flat();
+    expect(await read(stub(), "cb")).toEqual(expected);
+  });
+});
