@@ -23,6 +23,8 @@ export interface JobHandler {
   readonly keepFailed: boolean;
   /** Called once a job failed its last attempt. */
   onError?(error: unknown, row: JobRow): unknown;
+  /** Whether a drain marks that it runs, so the next one counts a job its instance died in (default true). */
+  readonly countsCutShort?: boolean;
   /** The prefix of the owner's job events (`"schedule"` → `schedule:create`, …); `""` publishes none. */
   readonly events: string;
 }
@@ -138,7 +140,7 @@ export class JobRunner {
         if (now + this.#hungMs / 2 > deadman) {
           const next = this.#next();
           if (!next || next.due > now) return await stop(next?.due);
-          if (!marked) {
+          if (!marked && this.#handler.countsCutShort !== false) {
             // The last run stopped mid-job: the job at the head is the one it was running.
             if (table.wasRunning() && (await this.#cutShort(next))) continue;
             table.markRunning();

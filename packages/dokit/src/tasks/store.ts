@@ -2,7 +2,8 @@ import { DokitError } from "../lifecycle/errors";
 import type { TasksErrorCode } from "./errors";
 
 // The runs, their step journals and their undelivered events, in three SQLite
-// tables created on first use (an object that never runs a task runs no SQL).
+// tables created on first use (an object that never runs a task runs no SQL;
+// the events table waits for the first event).
 // Every write an attempt makes is conditioned on the attempt's claim, so an
 // attempt that lost its run (cancelled, taken over) cannot change it.
 
@@ -61,6 +62,8 @@ export const isTerminal = (state: string): boolean => (TERMINAL as readonly stri
 export class TaskStore {
   readonly #ctx: DurableObjectState;
   #sql: SqlStorage | undefined;
+  /** Whether the events table exists (created by the first event sent). */
+  #events: boolean | undefined;
 
   constructor(ctx: DurableObjectState) {
     this.#ctx = ctx;
@@ -81,18 +84,18 @@ export class TaskStore {
     let sql: SqlStorage;
     try {
       sql = this.#ctx.storage.sql;
+      // Indexes only where a read needs them: the idempotency key (partial: most runs have none)
+      // and the running runs a woken object takes over (partial: a run is in it while it runs).
       sql.exec(`CREATE TABLE IF NOT EXISTS ${RUNS} (
-        seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, definition TEXT NOT NULL, idem TEXT UNIQUE, input TEXT, metadata TEXT,
+        seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, definition TEXT NOT NULL, idem TEXT, input TEXT, metadata TEXT,
         retain INTEGER NOT NULL DEFAULT 1, state TEXT NOT NULL, reason TEXT, wake_at INTEGER, attempt INTEGER NOT NULL DEFAULT 0,
         claim TEXT, started_at INTEGER, status TEXT, result TEXT, error TEXT, created INTEGER NOT NULL, settled INTEGER)`);
-      sql.exec(`CREATE INDEX IF NOT EXISTS ${RUNS}_state ON ${RUNS}(state)`);
-      sql.exec(`CREATE INDEX IF NOT EXISTS ${RUNS}_definition ON ${RUNS}(definition)`);
+      sql.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${RUNS}_idem ON ${RUNS}(idem) WHERE idem IS NOT NULL`);
+      sql.exec(`CREATE INDEX IF NOT EXISTS ${RUNS}_running ON ${RUNS}(state) WHERE state = 'running'`);
       sql.exec(`CREATE TABLE IF NOT EXISTS ${STEPS} (
         run TEXT NOT NULL, name TEXT NOT NULL, ord INTEGER NOT NULL, kind TEXT NOT NULL, state TEXT NOT NULL,
         attempts INTEGER NOT NULL DEFAULT 0, result TEXT, wake_at INTEGER, detail TEXT, updated INTEGER NOT NULL,
         PRIMARY KEY (run, name)) WITHOUT ROWID`);
-      sql.exec(`CREATE TABLE IF NOT EXISTS ${EVENTS} (seq INTEGER PRIMARY KEY, run TEXT NOT NULL, type TEXT NOT NULL, payload TEXT, created INTEGER NOT NULL)`);
-      sql.exec(`CREATE INDEX IF NOT EXISTS ${EVENTS}_run ON ${EVENTS}(run, type, seq)`);
     } catch (error) {
       throw new DokitError<TasksErrorCode>(
         "NO_SQLITE",
@@ -181,7 +184,7 @@ export class TaskStore {
     for (const id of ids) {
       deleted += this.sql.exec(`DELETE FROM ${RUNS} WHERE id = ?`, id).rowsWritten;
       this.sql.exec(`DELETE FROM ${STEPS} WHERE run = ?`, id);
-      this.sql.exec(`DELETE FROM ${EVENTS} WHERE run = ?`, id);
+      if (this.#hasEvents()) this.sql.exec(`DELETE FROM ${EVENTS} WHERE run = ?`, id);
     }
     return deleted;
   }
@@ -241,17 +244,32 @@ export class TaskStore {
 
   // ------------------------------------------------------------------ events
 
+  /** @returns whether the events table exists; `create` makes it */
+  #hasEvents(create = false): boolean {
+    if (this.#events) return true;
+    const sql = this.sql;
+    this.#events = sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", EVENTS).toArray().length > 0;
+    if (this.#events || !create) return this.#events;
+    sql.exec(`CREATE TABLE IF NOT EXISTS ${EVENTS} (seq INTEGER PRIMARY KEY, run TEXT NOT NULL, type TEXT NOT NULL, payload TEXT, created INTEGER NOT NULL)`);
+    sql.exec(`CREATE INDEX IF NOT EXISTS ${EVENTS}_run ON ${EVENTS}(run, type, seq)`);
+    this.#events = true;
+    return true;
+  }
+
   /** @returns how many events wait for the run */
   eventCount(run: string): number {
+    if (!this.#hasEvents()) return 0;
     return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${EVENTS} WHERE run = ?`, run).one().n;
   }
 
   addEvent(run: string, type: string, payload: string | null, now: number): void {
+    this.#hasEvents(true);
     this.sql.exec(`INSERT INTO ${EVENTS} (run, type, payload, created) VALUES (?, ?, ?, ?)`, run, type, payload, now);
   }
 
   /** @returns the oldest undelivered event of `type` for the run */
   peekEvent(run: string, type: string): { seq: number; payload: string | null } | undefined {
+    if (!this.#hasEvents()) return undefined;
     return this.sql.exec<{ seq: number; payload: string | null }>(`SELECT seq, payload FROM ${EVENTS} WHERE run = ? AND type = ? ORDER BY seq LIMIT 1`, run, type).toArray()[0];
   }
 

@@ -1,4 +1,5 @@
 import type { Capability, Claims } from "../lifecycle/capability";
+import { runInContext } from "../lifecycle/context";
 import { errorMessage } from "../lifecycle/errors";
 import { JobRunner, resolveHungMs } from "../jobs/job-runner";
 import { JobTable } from "../jobs/job-table";
@@ -36,6 +37,8 @@ const MAX_ID = 256;
 export const MAX_PENDING_EVENTS = 100;
 /** The most runs one `list()` returns. */
 const MAX_LIST = 1000;
+/** How long the alarm waits for an attempt before it starts the next due run beside it. */
+const GRACE_MS = 20;
 /** A task job's own retries: none are needed (its work never throws into the job engine), and a cut-short drain is not counted. */
 const JOB_RETRY = { maxAttempts: Number.MAX_SAFE_INTEGER, baseDelayMs: 0, maxDelayMs: 0 };
 
@@ -99,13 +102,16 @@ export class Tasks<Handlers extends TaskHandlers = TaskCallbacks> implements Cap
     const runner = new JobRunner(
       jobs,
       {
-        // Starts the run's attempt and returns: attempts of many runs go on side by side, awaited by afterDrain.
-        run: (row) => void this.#wake(row.id),
+        // Starts the run's attempt and waits for it a moment: a short run settles or parks here (and its
+        // wake needs no lease); a longer one goes on beside the next runs, awaited by afterDrain.
+        run: (row) => this.#wake(row.id),
         // A live attempt keeps a lease: if this isolate dies, the job fires then and the run is taken over.
         next: (row) => (this.#live.has(row.id) ? Date.now() + this.#hungMs : null),
         retry: () => JOB_RETRY,
         keepFailed: false,
         events: "",
+        // A run's claim says whether its attempt was cut short; the engine's own mark is not needed.
+        countsCutShort: false,
       },
       OWNER,
       this.#hungMs,
@@ -161,7 +167,7 @@ export class Tasks<Handlers extends TaskHandlers = TaskCallbacks> implements Cap
     const metadataJson = metadata === undefined ? null : serialize(metadata, "the metadata");
     const now = Date.now();
     const id = runId ?? crypto.randomUUID();
-    // One synchronous turn: the run and its first wake are stored together.
+    // One synchronous turn: the run and its first wake (now) are stored together; the alarm starts it.
     const row = store.insertRun({ id, definition, idem: idempotencyKey ?? null, input: inputJson, metadata: metadataJson, retain: retain === false ? 0 : 1, created: now });
     this.#due(id, definition, now);
     await this.#runner?.rearm(now);
@@ -321,12 +327,22 @@ export class Tasks<Handlers extends TaskHandlers = TaskCallbacks> implements Cap
 
   // ------------------------------------------------------------------ execution
 
-  /** Starts an attempt of a due run (nothing when one is live in this isolate). */
-  #wake(runId: string): void {
-    if (this.#live.has(runId)) return;
-    const driving = this.#drive(runId).catch((error: unknown) => console.error(`dokit: Tasks could not run ${runId}`, error));
+  /**
+   * Starts an attempt of a due run (nothing when one is live in this isolate), in the object's context.
+   * @returns once it settled or parked, or after {@link GRACE_MS} while it goes on
+   */
+  #wake(runId: string): Promise<void> | undefined {
+    if (this.#live.has(runId)) return undefined;
+    const host = this.#claims?.lifecycle.host;
+    const driving = runInContext({ agent: host }, () => this.#drive(runId)).catch((error: unknown) => console.error(`dokit: Tasks could not run ${runId}`, error));
     this.#driving.add(driving);
-    void driving.finally(() => this.#driving.delete(driving));
+    void driving.finally(() => {
+      this.#driving.delete(driving);
+      if (this.#driving.size === 0) this.#rearmNow();
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, GRACE_MS)));
+    return Promise.race([driving, grace]).finally(() => clearTimeout(timer));
   }
 
   /**
@@ -432,7 +448,7 @@ export class Tasks<Handlers extends TaskHandlers = TaskCallbacks> implements Cap
       Date.now(),
     );
     if (!settled) return false;
-    if ((this.#jobs?.delete("id = ?", runId) ?? 0) > 0) await this.#runner?.rearm();
+    if ((this.#jobs?.delete("id = ?", runId) ?? 0) > 0) this.#rearmSoon();
     if (!settled.retain) store.deleteRuns([runId]);
     const view = snapshot(settled);
     for (const waiter of [...(this.#waiters.get(runId) ?? [])]) waiter(view);
@@ -451,6 +467,22 @@ export class Tasks<Handlers extends TaskHandlers = TaskCallbacks> implements Cap
       }
     }
     return true;
+  }
+
+  /**
+   * Recomputes the alarm once no attempt is live any more (a thousand runs settling together
+   * cost one alarm update, not a thousand), so no wake of a settled run is left armed.
+   */
+  #rearmSoon(): void {
+    this.#rearmWanted = true;
+    if (this.#driving.size === 0) this.#rearmNow();
+  }
+  #rearmWanted = false;
+
+  #rearmNow(): void {
+    if (!this.#rearmWanted) return;
+    this.#rearmWanted = false;
+    this.#runner?.rearm().catch((error: unknown) => console.error("dokit: Tasks could not re-arm the alarm", error));
   }
 
   /** Stores the run's next wake (a same-id replace) and wakes a waiting alarm invocation when it is due now. */

@@ -213,17 +213,17 @@ export class Deploys extends TaskHost {
       deployment === 1
         ? {
             "nap@v1": async (_: unknown, step: TaskStep) => {
-              await step.sleep("nap", 100);
+              await step.sleep("nap", 1000);
               return "v1";
             },
             "kept@v1": async (_: unknown, step: TaskStep) => {
-              await step.sleep("nap", 100);
+              await step.sleep("nap", 1000);
               return "kept";
             },
           }
         : {
             "kept@v1": async (_: unknown, step: TaskStep) => {
-              await step.sleep("nap", 100);
+              await step.sleep("nap", 1000);
               return "kept";
             },
           },
