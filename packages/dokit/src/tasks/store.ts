@@ -84,14 +84,14 @@ export class TaskStore {
     let sql: SqlStorage;
     try {
       sql = this.#ctx.storage.sql;
-      // Indexes only where a read needs them: the idempotency key (partial: most runs have none)
-      // and the running runs a woken object takes over (partial: a run is in it while it runs).
+      // One index beside the ids: the idempotency key (partial: most runs have none). The running
+      // runs a woken object takes over are found through their wakes (runningIds), not an index
+      // every state change would write.
       sql.exec(`CREATE TABLE IF NOT EXISTS ${RUNS} (
         seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, definition TEXT NOT NULL, idem TEXT, input TEXT, metadata TEXT,
         retain INTEGER NOT NULL DEFAULT 1, state TEXT NOT NULL, reason TEXT, wake_at INTEGER, attempt INTEGER NOT NULL DEFAULT 0,
         claim TEXT, started_at INTEGER, status TEXT, result TEXT, error TEXT, created INTEGER NOT NULL, settled INTEGER)`);
       sql.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${RUNS}_idem ON ${RUNS}(idem) WHERE idem IS NOT NULL`);
-      sql.exec(`CREATE INDEX IF NOT EXISTS ${RUNS}_running ON ${RUNS}(state) WHERE state = 'running'`);
       sql.exec(`CREATE TABLE IF NOT EXISTS ${STEPS} (
         run TEXT NOT NULL, name TEXT NOT NULL, ord INTEGER NOT NULL, kind TEXT NOT NULL, state TEXT NOT NULL,
         attempts INTEGER NOT NULL DEFAULT 0, result TEXT, wake_at INTEGER, detail TEXT, updated INTEGER NOT NULL,
@@ -137,9 +137,15 @@ export class TaskStore {
     return this.sql.exec<RunRow>(`SELECT * FROM ${RUNS} WHERE ${where} ORDER BY seq DESC LIMIT ?`, ...params, limit).toArray();
   }
 
-  /** @returns the ids of runs an attempt held when this isolate started (their attempts were lost) */
-  runningIds(): string[] {
-    return this.sql.exec<{ id: string }>(`SELECT id FROM ${RUNS} WHERE state = 'running'`).toArray().map((r) => r.id);
+  /**
+   * @param jobs - the table of the runs' wakes (every unsettled run has one)
+   * @returns the runs an attempt held when this isolate started (their attempts were lost), read
+   *   through the wakes: as many rows as unsettled runs, however many settled ones are kept
+   */
+  runningRuns(jobs: string): { id: string; definition: string }[] {
+    return this.sql
+      .exec<{ id: string; definition: string }>(`SELECT r.id, r.definition FROM ${jobs} j JOIN ${RUNS} r ON r.id = j.id WHERE r.state = 'running'`)
+      .toArray();
   }
 
   /** @returns the token of the run's live attempt (`null` when none holds it) */

@@ -363,10 +363,10 @@ export class Tasks<Handlers extends TaskHandlers = TaskCallbacks> implements Cap
   async #recover(): Promise<void> {
     const store = this.#store;
     if (!store?.exists()) return;
-    const lost = store.runningIds();
+    const lost = store.runningRuns(JOBS);
     if (lost.length === 0) return;
     const now = Date.now();
-    for (const id of lost) if (!this.#live.has(id)) this.#due(id, store.run(id)?.definition ?? "", now);
+    for (const { id, definition } of lost) if (!this.#live.has(id)) this.#due(id, definition, now);
     await this.#runner?.rearm(now);
   }
 
