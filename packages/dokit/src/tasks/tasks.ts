@@ -342,7 +342,9 @@ export class Tasks<Handlers extends TaskHandlers = TaskCallbacks> implements Cap
     });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, GRACE_MS)));
-    return Promise.race([driving, grace]).finally(() => clearTimeout(timer));
+    return Promise.race([driving, grace]).finally(() => {
+      if (timer !== undefined) clearTimeout(timer);
+    });
   }
 
   /**
