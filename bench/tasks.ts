@@ -90,7 +90,11 @@ export async function tasksBench(options: { quick?: boolean } = {}): Promise<{ f
       figure(`recovery: wake after an abort → the step runs again (median of ${rounds})`, "ms", recovery),
     ];
     const text = figures
-      .map((f) => `${f.measure.padEnd(80)} ref ${f.ref.toFixed(1).padStart(8)} ${f.unit.padEnd(5)} dokit ${f.dokit.toFixed(1).padStart(8)} ${f.unit.padEnd(5)} ${f.ratio.toFixed(2)}×${f.target ? ` (target ≤ ${f.target}×)` : ""}`)
+      .map((f) => {
+        const digits = f.unit === "rows" ? 2 : 1;
+        const ratio = Number.isFinite(f.ratio) ? `${f.ratio.toFixed(2)}×` : "–";
+        return `${f.measure.padEnd(80)} ref ${f.ref.toFixed(digits).padStart(8)} ${f.unit.padEnd(5)} dokit ${f.dokit.toFixed(digits).padStart(8)} ${f.unit.padEnd(5)} ${ratio}${f.target ? ` (target ≤ ${f.target}×)` : ""}`;
+      })
       .join("\n");
     return { figures, text };
   } finally {
