@@ -354,10 +354,15 @@ export class Tasks<Handlers extends TaskHandlers = TaskCallbacks> implements Cap
   async #afterDrain(): Promise<void> {
     while (this.#driving.size > 0) {
       const kicked = new Promise<void>((resolve) => (this.#kick = resolve));
-      await Promise.race([Promise.allSettled([...this.#driving]), kicked]);
-      this.#kick = undefined;
+      // The platform alarm cannot fire while this invocation lasts: wake for the next wake stored
+      // (another run's sleep or retry) here, or a long attempt would hold it back.
       const next = this.#jobs?.next();
-      if (next && next.due <= Date.now()) await this.#runner?.drain();
+      const timer = next ? setTimeout(() => this.#kick?.(), Math.max(0, next.due - Date.now())) : undefined;
+      await Promise.race([Promise.allSettled([...this.#driving]), kicked]);
+      if (timer !== undefined) clearTimeout(timer);
+      this.#kick = undefined;
+      const due = this.#jobs?.next();
+      if (due && due.due <= Date.now()) await this.#runner?.drain();
     }
   }
 
@@ -487,10 +492,11 @@ export class Tasks<Handlers extends TaskHandlers = TaskCallbacks> implements Cap
     this.#runner?.rearm().catch((error: unknown) => console.error("dokit: Tasks could not re-arm the alarm", error));
   }
 
-  /** Stores the run's next wake (a same-id replace) and wakes a waiting alarm invocation when it is due now. */
+  /** Stores the run's next wake (a same-id replace) and tells a waiting alarm invocation. */
   #due(runId: string, definition: string, due: number): void {
     this.#jobs?.upsert({ id: runId, callback: definition, payload: null, due, spec: "{}", created: Date.now() });
-    if (due <= Date.now()) this.#kick?.();
+    // A waiting alarm invocation looks again: the wake may be due now, or earlier than the one it waits for.
+    this.#kick?.();
   }
 
   #publish(type: TaskEventType, payload: Record<string, unknown>): void {

@@ -413,6 +413,18 @@ describe("deployments", () => {
   });
 });
 
+describe("side by side", () => {
+  it("runs other runs to completion while one run's step hangs", async () => {
+    const stub = flows("hang");
+    const hanging = await stub.start("hold", null);
+    await vi.waitFor(async () => expect(await read(stub, "hold")).toEqual(["started"]));
+    const others = [await stub.start("echo", 1), await stub.start("steps", { tag: "beside" })];
+    for (const { runId } of others) expect(await stub.settle(runId)).toMatchObject({ state: "completed" });
+    expect(await stub.get(hanging.runId)).toMatchObject({ state: "running" });
+    expect(await stub.cancel(hanging.runId)).toBe(true);
+  });
+});
+
 describe("with a Scheduler and a Queue on the same object", () => {
   it("shares the one alarm: every run, schedule and item completes; a failing definition blocks nothing", async () => {
     const stub = env.MIXED.get(env.MIXED.idFromName(fresh("mixed")));
