@@ -37,6 +37,8 @@ const MAX_ID = 256;
 export const MAX_PENDING_EVENTS = 100;
 /** The most runs one `list()` returns. */
 const MAX_LIST = 1000;
+/** How long an alarm invocation waits for the attempts it started before it returns (they go on). */
+const HOLD_MS = 1000;
 /** How long the alarm waits for an attempt before it starts the next due run beside it. */
 const GRACE_MS = 20;
 /** A task job's own retries: none are needed (its work never throws into the job engine), and a cut-short drain is not counted. */
@@ -348,18 +350,21 @@ export class Tasks<Handlers extends TaskHandlers = TaskCallbacks> implements Cap
   }
 
   /**
-   * The alarm invocation that started attempts awaits them (so their work runs inside it), and
-   * starts the runs that became due meanwhile (a new run, a retry without delay, an event).
+   * The alarm invocation that started attempts awaits them for up to {@link HOLD_MS}, starting the
+   * runs that become due meanwhile (a new run, an event, another run's wake). Then it returns, so the
+   * object's other alarm work (the Scheduler's, the Queue's, the host's) is not held back by a long
+   * step; attempts still running go on, their runs' wakes leased in case the instance is lost.
    */
   async #afterDrain(): Promise<void> {
-    while (this.#driving.size > 0) {
+    const until = Date.now() + HOLD_MS;
+    while (this.#driving.size > 0 && Date.now() < until) {
       const kicked = new Promise<void>((resolve) => (this.#kick = resolve));
       // The platform alarm cannot fire while this invocation lasts: wake for the next wake stored
       // (another run's sleep or retry) here, or a long attempt would hold it back.
       const next = this.#jobs?.next();
-      const timer = next ? setTimeout(() => this.#kick?.(), Math.max(0, next.due - Date.now())) : undefined;
+      const timer = setTimeout(() => this.#kick?.(), Math.max(0, Math.min(next?.due ?? until, until) - Date.now()));
       await Promise.race([Promise.allSettled([...this.#driving]), kicked]);
-      if (timer !== undefined) clearTimeout(timer);
+      clearTimeout(timer);
       this.#kick = undefined;
       const due = this.#jobs?.next();
       if (due && due.due <= Date.now()) await this.#runner?.drain();

@@ -244,6 +244,8 @@ export class Mixed extends TaskHost {
         await step.sleep("nap", 20);
         return step.do("b", () => a * 10);
       },
+      hang: (_: null, step: TaskStep) =>
+        step.do("hang", ({ signal }) => new Promise<null>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)))),
       broken: (_: null, step: TaskStep) =>
         step.do("boom", { retries: { limit: 3, delay: 10, backoff: "constant" } }, () => {
           this.j.add("broken", Date.now());
@@ -263,6 +265,10 @@ export class Mixed extends TaskHost {
     for (let n = 1; n <= 3; n++) await this.scheduler.set(0.05 * n, "tick", { n });
     for (let n = 1; n <= 3; n++) await this.queue.push("item", { n });
     return { broken: broken.runId, runs };
+  }
+  async tickIn(seconds: number, n: number) {
+    await this.lifecycle.start();
+    await this.scheduler.set(seconds, "tick", { n });
   }
   async alarmState() {
     return { alarm: await this.ctx.storage.getAlarm(), work: (await this.ctx.storage.get<{ work: Record<string, number> }>("__dokit_alarms"))?.work ?? {} };

@@ -442,6 +442,16 @@ describe("with a Scheduler and a Queue on the same object", () => {
     await vi.waitFor(async () => expect(await read(stub, "item")).toEqual([1, 2, 3]));
     await vi.waitFor(async () => expect(await stub.alarmState()).toEqual({ alarm: null, work: {} }));
   });
+
+  it("fires the Scheduler's callbacks while a task's step hangs", async () => {
+    const stub = env.MIXED.get(env.MIXED.idFromName(fresh("mixed-hang")));
+    const hanging = await stub.start("hang", null);
+    await vi.waitFor(async () => expect(await stub.get(hanging.runId)).toMatchObject({ state: "running" }));
+    await stub.tickIn(0.2, 7);
+    await vi.waitFor(async () => expect(await read(stub, "tick")).toEqual([7]), { timeout: 4000 });
+    expect(await stub.get(hanging.runId)).toMatchObject({ state: "running" });
+    expect(await stub.cancel(hanging.runId)).toBe(true);
+  });
 });
 
 describe("the reference's docs example", () => {
