@@ -4,7 +4,7 @@
 // machine drift and the rooms' effect on each other cancel. Then the bundle sizes and the jobs measure. Writes bench/results/latest.json.
 //
 //   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate] [--no-pin] [--mcp]
-//                     [--only=echo,rpc,saturation,open,scale,memory,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,presence,rooms,rooms-scale,rooms-inproc,bundle,jobs,streams,yjs]
+//                     [--only=echo,rpc,saturation,open,scale,memory,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,presence,rooms,rooms-scale,rooms-inproc,bundle,jobs,streams,tasks,yjs]
 //                     [--rooms-clients=2000] [--rooms-shards=8] [--rooms-publishers=16] [--rooms-messages=20] [--rooms-faults=0.05]
 //                     [--rooms-strike-ms=500] [--rooms-fanout=tree|flat] [--rooms-no-cost]  (bench/rooms.ts)
 //                     [--scale-sizes=1000,5000,10000,20000,30000,40000] [--scale-shards=8,16] [--scale-publishes=10]
@@ -591,6 +591,7 @@ async function main(): Promise<void> {
   }
   if (enabled("jobs")) console.log(`\nJobs (dokit Scheduler vs a raw alarm loop over its SQL table; ratio dokit over raw)\n\n${(await (await import("./jobs.ts")).jobsBench({ quick: QUICK })).text}`);
   if (enabled("streams")) console.log(`\nStreams (dokit/streams vs agents/streams 0.32.0; ratio dokit over the reference)\n\n${(await (await import("./streams.ts")).streamsBench({ quick: QUICK })).text}`);
+  if (enabled("tasks")) console.log(`\nTasks (dokit/tasks vs agents/tasks 0.32.0 in one workerd; ratio dokit over the reference)\n\n${(await (await import("./tasks.ts")).tasksBench({ quick: QUICK })).text}`);
   if (enabled("yjs")) console.log(`\n${(await (await import("./yjs.ts")).yjsBench({ quick: QUICK, log })).text}`);
   const seconds = (performance.now() - t0) / 1000;
   console.log(`\nbench took ${seconds.toFixed(0)} s`);

@@ -2,6 +2,7 @@
 // local SQLite storage. `/` lists the demos; `/{example}/` is an example's page;
 // `/agents/{binding}/{name}` reaches an object through the example that owns it,
 // so each example's own Worker logic (its auth check, its old routes) still runs.
+import approvals from "./approvals/src/index";
 import assistant from "./assistant/src/index";
 import board from "./board/src/index";
 import buildLog from "./build-log/src/index";
@@ -12,6 +13,7 @@ import mcpCounter from "./mcp-counter/src/index";
 import mixIn from "./mix-in/src/index";
 import sensorHub from "./sensor-hub/src/index";
 
+export { Approvals } from "./approvals/src/index";
 export { Assistant } from "./assistant/src/index";
 export { Board } from "./board/src/index";
 export { BuildLog } from "./build-log/src/index";
@@ -111,6 +113,15 @@ const EXAMPLES: Example[] = [
     description: "An existing Durable Object with its own <code>fetch</code> and sockets, with dokit added by delegating.",
     inspector: "/agents/counter/demo/__dokit",
     worker: mixIn,
+  },
+  {
+    mount: "approvals",
+    agents: ["approvals"],
+    description:
+      "Expense approvals with <code>dokit/tasks</code>: each expense is a durable run that waits for your decision (an event), " +
+      "cools off (a durable sleep) and is paid once, across evictions and restarts.",
+    inspector: "/agents/approvals/demo/__dokit",
+    worker: approvals,
   },
 ];
 

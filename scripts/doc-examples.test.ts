@@ -156,7 +156,7 @@ describe("the docs' examples", () => {
   it("mark the main example of every capability's page: its first TypeScript block", () => {
     const marked = new Set(blocks.map((block) => block.page));
     expect(marked, "README.md has no <!-- example: … --> block").toContain("README.md");
-    const capabilities = ["state", "schedule", "queue", "mcp-client", "mcp", "websockets", "presence", "rooms", "yjs", "callables", "lifecycle", "inspector", "observability", "routing", "testing"];
+    const capabilities = ["state", "schedule", "queue", "mcp-client", "mcp", "websockets", "presence", "rooms", "yjs", "callables", "lifecycle", "inspector", "observability", "routing", "testing", "streams", "tasks"];
     for (const page of capabilities.map((name) => `docs/${name}.md`)) {
       const text = readFileSync(join(repo, page), "utf8");
       const first = text.indexOf("\n```ts\n");
@@ -350,6 +350,15 @@ describe("examples run in workerd", () => {
     expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_up_to_date", stream: "build", cursor: 3 });
     expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_end", stream: "build", state: "completed", cursor: 3 });
     socket.socket.close();
+  }, 120_000);
+
+  it("docs/tasks.md: a signup confirmed before it waits completes, and wait() answers with the settled run", async () => {
+    const url = await serve("tasks");
+    const receipt = (await (await fetch(new URL("/signup", url), { method: "POST", body: "ann@example.com" })).json()) as { runId: string };
+    expect(receipt).toMatchObject({ definition: "signup@v1", accepted: true, state: "pending" });
+    expect(await (await fetch(new URL(`/confirm/${receipt.runId}`, url), { method: "POST" })).json()).toBe(true);
+    const outcome = await (await fetch(new URL(`/outcome/${receipt.runId}`, url))).json();
+    expect(outcome).toMatchObject({ runId: receipt.runId, state: "completed", result: { id: 1 } });
   }, 120_000);
 
   it("docs/inspector.md: the inspector page is served on loopback", async () => {

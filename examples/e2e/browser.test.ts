@@ -61,7 +61,7 @@ describe("the pnpm dev worker", () => {
   it("lists every demo on its index page", async () => {
     const page = await open("/", { ready: false });
     const links = await page.locator("li > a:first-child").allTextContents();
-    expect(links).toEqual(["chat", "board", "editor", "live", "build-log", "sensor-hub", "mcp-counter", "assistant", "mix-in"]);
+    expect(links).toEqual(["chat", "board", "editor", "live", "build-log", "sensor-hub", "mcp-counter", "assistant", "mix-in", "approvals"]);
     await page.screenshot({ path: `${shots}index.png`, fullPage: true });
   });
 });

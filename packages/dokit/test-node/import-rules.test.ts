@@ -12,7 +12,7 @@ const CORE = new Set(["lifecycle", "protocol"]);
 /** The engine folders, and the capability folders each one serves. */
 const ENGINES: Record<string, string[]> = {
   rpc: ["websockets", "callables", "capnweb", "client"],
-  jobs: ["schedule", "queue"],
+  jobs: ["schedule", "queue", "tasks"],
   schema: ["state", "callables", "presence"],
   rows: ["state", "mcp", "yjs"],
 };

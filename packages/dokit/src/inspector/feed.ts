@@ -25,7 +25,7 @@ import type { InspectorSnapshot } from "./options";
 //   {"action":"snapshot"}  {"action":"close","id":"…"}  {"action":"readonly","id":"…","readonly":true}
 
 /** The channels the Inspector listens to (the reference's names: `agents:<area>`). */
-const CHANNELS = ["agents:lifecycle", "agents:state", "agents:rpc", "agents:message", "agents:schedule", "agents:mcp"] as const;
+const CHANNELS = ["agents:lifecycle", "agents:state", "agents:rpc", "agents:message", "agents:schedule", "agents:mcp", "agents:task"] as const;
 
 type ChannelListener = (message: unknown, name: string | symbol) => void;
 /** The part of `node:diagnostics_channel` the feed uses. */

@@ -3,6 +3,7 @@ export { isCrossSite, isLocalDevelopment } from "./guard";
 export type {
   ConnectionView,
   InspectedJobs,
+  InspectedTasks,
   InspectedMcp,
   InspectedMcpClients,
   InspectedState,

@@ -140,7 +140,7 @@ export class Inspector implements Capability {
    */
   async snapshot(): Promise<InspectorSnapshot> {
     const lifecycle = this.#installedOn;
-    const { webSockets, state, presence, yjs, mcp, mcpClients, scheduler, queue, heartbeatSweep } = this.#options;
+    const { webSockets, state, presence, yjs, mcp, mcpClients, scheduler, queue, tasks, heartbeatSweep } = this.#options;
     const snapshot: InspectorSnapshot = {
       agent: lifecycle.host.constructor.name,
       className: lifecycle.className,
@@ -162,6 +162,7 @@ export class Inspector implements Capability {
     if (mcpClients) snapshot.mcpServers = await section(() => mcpClients.servers());
     if (scheduler) snapshot.schedules = await section(() => scheduler.list());
     if (queue) snapshot.queue = await section(() => queue.list());
+    if (tasks) snapshot.tasks = await section(() => tasks.inspect());
     return snapshot;
   }
 

@@ -46,6 +46,12 @@ export interface InspectedJobs {
   list(): Promise<unknown[]> | unknown[];
 }
 
+/** Durable task runs: `Tasks` from `dokit/tasks` fits. */
+export interface InspectedTasks {
+  /** @returns the newest runs, each with its state, attempts, status and journal of steps */
+  inspect(): Promise<unknown[]> | unknown[];
+}
+
 /** A Yjs document: `YjsDocument` from `dokit/yjs` fits. */
 export interface InspectedYjs {
   /** @returns what storage holds: the snapshot's bytes, and the updates stored since (count and bytes) */
@@ -101,6 +107,8 @@ export interface InspectorOptions {
   scheduler?: InspectedJobs;
   /** The Queue, to list queued jobs. */
   queue?: InspectedJobs;
+  /** Tasks, to list runs with their steps. */
+  tasks?: InspectedTasks;
   /**
    * Show the values of query parameters in each connection's `uri` (default `false`: every value
    * reads `redacted`, names stay), for upgrade URLs that carry no tokens.
@@ -171,4 +179,6 @@ export interface InspectorSnapshot {
   keepsAwake?: string[] | SectionError;
   schedules?: unknown;
   queue?: unknown;
+  /** Task runs, newest first, with their steps. */
+  tasks?: unknown;
 }

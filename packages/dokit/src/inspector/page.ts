@@ -63,6 +63,7 @@ export function pageHtml(script: string): string {
   <section id="keeps-awake-section" hidden><h2>Keeps the object awake</h2><pre id="keeps-awake"></pre></section>
   <section id="schedules-section" hidden><h2>Scheduled jobs</h2><pre id="schedules"></pre></section>
   <section id="queue-section" hidden><h2>Queue</h2><pre id="queue"></pre></section>
+  <section id="tasks-section" hidden><h2>Task runs</h2><pre id="tasks"></pre></section>
 </div>
 <section>
   <h2>Events <span class="muted" id="event-count"></span></h2>
@@ -141,6 +142,7 @@ export const PAGE_SCRIPT = `"use strict";
     show("keeps-awake", Array.isArray(next.keepsAwake) && next.keepsAwake.length === 0 ? "nothing dokit knows of" : next.keepsAwake, next.keepsAwake !== undefined);
     show("schedules", next.schedules, next.schedules !== undefined);
     show("queue", next.queue, next.queue !== undefined);
+    show("tasks", next.tasks, next.tasks !== undefined);
     document.body.dataset.ready = "true";
   }
   function show(id, value, present) {

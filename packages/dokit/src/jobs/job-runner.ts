@@ -23,7 +23,9 @@ export interface JobHandler {
   readonly keepFailed: boolean;
   /** Called once a job failed its last attempt. */
   onError?(error: unknown, row: JobRow): unknown;
-  /** The prefix of the owner's job events (`"schedule"` → `schedule:create`, …). */
+  /** Whether a drain marks that it runs, so the next one counts a job its instance died in (default true). */
+  readonly countsCutShort?: boolean;
+  /** The prefix of the owner's job events (`"schedule"` → `schedule:create`, …); `""` publishes none. */
   readonly events: string;
 }
 
@@ -68,9 +70,12 @@ export class JobRunner {
     this.#hungMs = hungMs;
   }
 
-  /** Claims the alarm key `key`; call from the capability's `attach()`. */
-  attach(claims: Claims, key: string): void {
-    this.#work = claimAlarm(claims, key, () => this.drain());
+  /**
+   * Claims the alarm key `key`; call from the capability's `attach()`.
+   * @param afterDrain - work the alarm invocation awaits once due jobs were run (Tasks awaits the attempts its jobs started)
+   */
+  attach(claims: Claims, key: string, afterDrain?: () => Promise<void>): void {
+    this.#work = claimAlarm(claims, key, afterDrain ? async () => (await this.drain(), await afterDrain()) : () => this.drain());
     this.#claims = claims;
   }
 
@@ -80,6 +85,8 @@ export class JobRunner {
    */
   publish(kind: string, id: string, callback?: string, began?: number, attempt?: number, maxAttempts?: number, error?: unknown): void {
     const claims = this.#claims;
+    // An owner without job events (Tasks publishes its own on agents:task).
+    if (!this.#handler.events) return;
     const observer = claims?.dispatch.observer;
     if (observer) publishJob(observer, claims.lifecycle, this.#handler.events, { kind, id, callback, began, attempt, maxAttempts, error });
   }
@@ -133,7 +140,7 @@ export class JobRunner {
         if (now + this.#hungMs / 2 > deadman) {
           const next = this.#next();
           if (!next || next.due > now) return await stop(next?.due);
-          if (!marked) {
+          if (!marked && this.#handler.countsCutShort !== false) {
             // The last run stopped mid-job: the job at the head is the one it was running.
             if (table.wasRunning() && (await this.#cutShort(next))) continue;
             table.markRunning();

@@ -165,14 +165,23 @@ class Alarms {
   }
 
   async #load(): Promise<Schedule> {
-    return (await this.#storage.get<Schedule>(KEY)) ?? { work: {} };
+    const schedule = (await this.#storage.get<Schedule>(KEY)) ?? { work: {} };
+    this.#stored = stored(schedule);
+    return schedule;
   }
 
   async #save(schedule: Schedule): Promise<void> {
+    // What storage holds already is not written again (a run that changed nothing writes no row).
+    const next = stored(schedule);
+    if (next === this.#stored) return;
+    this.#stored = next;
     // With no dokit work pending, the platform alarm is simply the host's.
-    if (isIdle(schedule)) await this.#storage.delete(KEY);
+    if (next === "") await this.#storage.delete(KEY);
     else await this.#storage.put(KEY, schedule);
   }
+
+  /** The stored schedule as last read or written by this instance ("" for none). */
+  #stored: string | undefined;
 
   /** Remembers an alarm the host set itself (any alarm time dokit did not schedule). */
   async #noteHostAlarm(schedule: Schedule): Promise<void> {
@@ -212,3 +221,6 @@ function dropUnarmable(schedule: Schedule): void {
 }
 
 const isIdle = (schedule: Schedule): boolean => Object.keys(schedule.work).length === 0;
+
+/** @returns what storage holds for `schedule`: its JSON, or "" when it is not stored (no work pending) */
+const stored = (schedule: Schedule): string => (isIdle(schedule) ? "" : JSON.stringify(schedule));

@@ -17,7 +17,7 @@ export interface EventChannel {
 }
 
 /** The channels events go to (`agents:<key>`), by the key publishers name them with. */
-export type EventChannelKey = "lifecycle" | "state" | "rpc" | "message" | "schedule" | "mcp";
+export type EventChannelKey = "lifecycle" | "state" | "rpc" | "message" | "schedule" | "mcp" | "task";
 
 /** Channel names by key, as the reference's `channels` object names them. */
 export const CHANNELS = {
@@ -27,6 +27,7 @@ export const CHANNELS = {
   message: "agents:message",
   schedule: "agents:schedule",
   mcp: "agents:mcp",
+  task: "agents:task",
 } as const satisfies Record<EventChannelKey, string>;
 
 // SAFETY: `process.getBuiltinModule` returns the runtime's node:diagnostics_channel module, whose `channel(name)` returns a Channel.

@@ -103,6 +103,32 @@ export type McpEvent = McpClientEvent | BaseEvent<
 >;
 
 /** Events by channel key, as `subscribe(key, …)` receives them. */
+/** agents:task (dokit/tasks: the reference's `task:*` names; `step`, `attempt`, `error`, `reason`, `wakeAt` where they apply) */
+export type TaskEvent = BaseEvent<
+  | "task:accepted"
+  | "task:attempt:started"
+  | "task:attempt:interrupted"
+  | "task:step:started"
+  | "task:step:retry"
+  | "task:step:completed"
+  | "task:waiting"
+  | "task:completed"
+  | "task:failed"
+  | "task:cancelled"
+  | "task:deleted",
+  {
+    runId: string;
+    definition?: string;
+    step?: string;
+    attempt?: number;
+    maxAttempts?: number;
+    error?: string;
+    code?: string;
+    reason?: string;
+    wakeAt?: number;
+  }
+>;
+
 export interface ChannelEventMap {
   lifecycle: LifecycleEvent;
   message: MessageEvent;
@@ -110,6 +136,7 @@ export interface ChannelEventMap {
   state: StateEvent;
   schedule: ScheduleEvent;
   mcp: McpEvent;
+  task: TaskEvent;
 }
 
 /** Every event dokit publishes: a union discriminated by `type`. */

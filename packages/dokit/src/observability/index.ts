@@ -11,6 +11,7 @@ export type {
   ObservabilityEvent,
   RpcEvent,
   ScheduleEvent,
+  TaskEvent,
   StateEvent,
   StateEventSource,
 } from "./events";

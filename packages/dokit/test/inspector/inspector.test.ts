@@ -163,6 +163,19 @@ describe("Inspector: the snapshot", () => {
     expect(viewerView?.connectedAt).toBeTypeOf("number");
     expect(connections.find((c) => c.id === "editor-1")).toMatchObject({ tags: ["editor-1"], readonly: false });
     expect(snapshot.schedules).toEqual([expect.objectContaining({ callback: "remind", payload: { text: "later" }, type: "delayed" })]);
+    expect(snapshot.tasks).toEqual([
+      expect.objectContaining({
+        runId: "approval",
+        definition: "approve",
+        state: "waiting",
+        reason: "event",
+        attempt: 1,
+        steps: [
+          { name: "ask", kind: "do", state: "done", attempts: 1 },
+          { name: "answer", kind: "event", state: "waiting", attempts: 0 },
+        ],
+      }),
+    ]);
     await viewer.close();
     await editor.close();
   });

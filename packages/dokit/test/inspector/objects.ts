@@ -7,6 +7,7 @@ import { McpHandler } from "../../src/mcp";
 import { Observability } from "../../src/observability";
 import { Queue } from "../../src/queue";
 import { Scheduler } from "../../src/schedule";
+import { Tasks, type TaskStep } from "../../src/tasks";
 import { State } from "../../src/state";
 import { Presence } from "../../src/presence";
 import { coalesceBroadcasts, HeartbeatSweep, WebSockets } from "../../src/websockets";
@@ -55,17 +56,27 @@ abstract class Room extends DurableObject<Env> {
 
 const inspector = (room: Room, options: InspectorOptions) => new Inspector({ webSockets: room.webSockets, state: room.counter, ...options });
 
-/** Enabled, default guard (localhost only), with a Scheduler and a Queue to list. */
+/** Enabled, default guard (localhost only), with a Scheduler, a Queue and Tasks to list. */
 export class InspectedRoom extends Room {
   readonly scheduler = new Scheduler({ callbacks: { remind: () => {} } });
   readonly queue = new Queue({ callbacks: { send: () => {} } });
-  readonly inspector = inspector(this, { enabled: true, observability: new Observability(), scheduler: this.scheduler, queue: this.queue });
-  readonly lifecycle = Lifecycle.install(this).use(this.counter).use(this.webSockets).use(this.scheduler).use(this.queue).use(this.inspector);
+  readonly tasks = new Tasks({
+    definitions: {
+      approve: async (_: null, step: TaskStep) => {
+        await step.do("ask", () => "asked");
+        return step.waitForEvent("answer", { type: "approved" });
+      },
+    },
+  });
+  readonly inspector = inspector(this, { enabled: true, observability: new Observability(), scheduler: this.scheduler, queue: this.queue, tasks: this.tasks });
+  readonly lifecycle = Lifecycle.install(this).use(this.counter).use(this.webSockets).use(this.scheduler).use(this.queue).use(this.tasks).use(this.inspector);
 
-  /** Schedules a reminder an hour from now, for the snapshot to list. */
+  /** Schedules a reminder an hour from now, and starts a run that waits for an event, for the snapshot to list. */
   async addReminder(): Promise<void> {
     await this.lifecycle.start();
     await this.scheduler.set(3600, "remind", { text: "later" });
+    const { runId } = await this.tasks.run("approve", null, { runId: "approval" });
+    for (let i = 0; i < 200 && (await this.tasks.get(runId))?.state !== "waiting"; i++) await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 

@@ -1,0 +1,111 @@
+// Tasks bench: dokit/tasks beside the reference's agents/tasks 0.32.0 in the same workerd
+// (bench/worker-tasks/), interleaved round by round. Every figure is timed inside the object
+// (Date.now() in workerd advances at I/O; both sides are timed the same way).
+//   100 steps: one run of 100 trivial steps, from run() until the object saw it completed; rows
+//     written per step (SQL rows and storage keys) and alarm invocations
+//   1,000 runs: 1,000 one-step runs started in one request, until all completed; alarm invocations
+//   recovery: a run's first step aborts its instance mid-callback; from the next request's arrival
+//     until the step's callback runs again
+// `node bench/tasks.ts [--quick]` alone, or `tasksBench()` from bench/run.ts.
+
+/** One measure, for both implementations. */
+export interface TasksFigure {
+  measure: string;
+  unit: string;
+  ref: number;
+  dokit: number;
+  /** dokit over the reference. */
+  ratio: number;
+  target?: number;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/**
+ * Starts the tasks worker, measures, stops it.
+ * @returns the figures and a printable table
+ */
+export async function tasksBench(options: { quick?: boolean } = {}): Promise<{ figures: TasksFigure[]; text: string }> {
+  const rounds = options.quick ? 3 : 9;
+  const manyRounds = options.quick ? 1 : 3;
+  const { unstable_startWorker } = await import("wrangler");
+  const worker = await unstable_startWorker({
+    config: new URL("./worker-tasks/wrangler.jsonc", import.meta.url).pathname,
+    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
+  });
+  try {
+    const base = await worker.url;
+    const call = async <T>(path: string): Promise<T> => {
+      const response = await fetch(new URL(path, base));
+      if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+      return response.json() as Promise<T>;
+    };
+    const run = Date.now().toString(36);
+    const impls = ["ref", "dokit"] as const;
+    const steps = { ref: [] as number[], dokit: [] as number[] };
+    const rows = { ref: [] as number[], dokit: [] as number[] };
+    const stepWakes = { ref: [] as number[], dokit: [] as number[] };
+    for (let round = -1; round < rounds; round++) {
+      for (const impl of round % 2 ? impls : [...impls].reverse()) {
+        const r = await call<{ ms: number; rows: number; wakes: number }>(`/${impl}/steps-${run}-${round}/steps?n=100`);
+        if (round < 0) continue;
+        steps[impl].push(r.ms);
+        rows[impl].push(r.rows / 100);
+        stepWakes[impl].push(r.wakes);
+      }
+    }
+    const many = { ref: [] as number[], dokit: [] as number[] };
+    const manyWakes = { ref: [] as number[], dokit: [] as number[] };
+    for (let round = 0; round < manyRounds; round++) {
+      for (const impl of round % 2 ? impls : [...impls].reverse()) {
+        const r = await call<{ ms: number; wakes: number }>(`/${impl}/many-${run}-${round}/many?n=1000`);
+        many[impl].push(r.ms);
+        manyWakes[impl].push(r.wakes);
+      }
+    }
+    const recovery = { ref: [] as number[], dokit: [] as number[] };
+    for (let round = 0; round < rounds; round++) {
+      for (const impl of round % 2 ? impls : [...impls].reverse()) {
+        const name = `crash-${run}-${round}`;
+        await fetch(new URL(`/${impl}/${name}/crash`, base)).catch(() => undefined); // the instance aborts mid-step
+        const r = await call<{ ms: number | null }>(`/${impl}/${name}/recovered?t=${Date.now()}`);
+        if (r.ms !== null) recovery[impl].push(r.ms);
+      }
+    }
+    const figure = (measure: string, unit: string, values: { ref: number[]; dokit: number[] }, target?: number): TasksFigure => {
+      const ref = median(values.ref);
+      const dokit = median(values.dokit);
+      return { measure, unit, ref, dokit, ratio: dokit / ref, ...(target !== undefined ? { target } : {}) };
+    };
+    const figures = [
+      figure(`a run of 100 trivial steps, wall (median of ${rounds})`, "ms", steps, 1),
+      figure("… rows written per step", "rows", rows, 1),
+      figure("… alarm invocations", "wakes", stepWakes),
+      figure(`1,000 one-step runs started at once, until all completed (median of ${manyRounds})`, "ms", many),
+      figure("… alarm invocations", "wakes", manyWakes),
+      figure(`recovery: wake after an abort → the step runs again (median of ${rounds})`, "ms", recovery),
+    ];
+    const text = figures
+      .map((f) => {
+        const digits = f.unit === "rows" ? 2 : 1;
+        const ratio = Number.isFinite(f.ratio) ? `${f.ratio.toFixed(2)}×` : "–";
+        return `${f.measure.padEnd(80)} ref ${f.ref.toFixed(digits).padStart(8)} ${f.unit.padEnd(5)} dokit ${f.dokit.toFixed(digits).padStart(8)} ${f.unit.padEnd(5)} ${ratio}${f.target ? ` (target ≤ ${f.target}×)` : ""}`;
+      })
+      .join("\n");
+    return { figures, text };
+  } finally {
+    await worker.dispose();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  process.env.X_LOCAL_OBSERVABILITY ??= "false";
+  process.env.WRANGLER_LOG ??= "none";
+  process.env.WRANGLER_SEND_METRICS ??= "false";
+  const { text } = await tasksBench({ quick: process.argv.includes("--quick") });
+  console.log(`\nTasks (one object each; lower is better; ratio is dokit over agents/tasks 0.32.0)\n\n${text}`);
+}

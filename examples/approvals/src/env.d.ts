@@ -1,0 +1,7 @@
+import type { Approvals } from "./approvals";
+
+declare global {
+  interface Env {
+    Approvals: DurableObjectNamespace<Approvals>;
+  }
+}

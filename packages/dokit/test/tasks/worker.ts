@@ -1,0 +1,5 @@
+export { Crashes, Deploys, Flows, Mixed, ReportObject } from "./objects";
+
+export default {
+  fetch: () => new Response("tasks tests"),
+} satisfies ExportedHandler<Env>;
