@@ -1,31 +1,27 @@
-// The bundle table of `pnpm bench`: every dokit case of the bundle guard
-// (packages/dokit/test/bundle/, which also defines how a case is built), the
+// The bundle table of `pnpm bench`: every subpath dokit exports (all of it, lib/bundle.ts), the
 // reference's client, the MCP SDK's handler alone, and the three bench rooms.
 import { fileURLToPath } from "node:url";
-import { availableCases, type BundleCase, type BundleResult, buildCase, exportedSubpaths, topContributors } from "../packages/dokit/test/bundle/build.ts";
-import { DOKIT_CASES, REFERENCE_CASES, WORKER } from "../packages/dokit/test/bundle/cases.ts";
+import { type BundleCase, type BundleResult, buildCase, REFERENCE_CASES, subpathCases, topContributors, WORKER } from "./lib/bundle.ts";
 
 const ROOMS = fileURLToPath(new URL("./worker/", import.meta.url));
 
 /** The three bench rooms (bench/worker) as minimal workers. */
 const ROOM_CASES: BundleCase[] = [
-  { name: "bench room: raw", needs: [], resolveDir: ROOMS, source: `export { RawRoom } from "./raw.ts";\n${WORKER}` },
-  { name: "bench room: dokit", needs: ["lifecycle", "websockets", "state", "callables"], resolveDir: ROOMS, source: `export { DokitRoom } from "./dokit.ts";\n${WORKER}` },
-  { name: "bench room: reference (agents)", needs: [], resolveDir: ROOMS, source: `export { RefRoom } from "./ref.ts";\n${WORKER}` },
+  { name: "bench room: raw", resolveDir: ROOMS, source: `export { RawRoom } from "./raw.ts";\n${WORKER}` },
+  { name: "bench room: dokit", resolveDir: ROOMS, source: `export { DokitRoom } from "./dokit.ts";\n${WORKER}` },
+  { name: "bench room: reference (agents)", resolveDir: ROOMS, source: `export { RefRoom } from "./ref.ts";\n${WORKER}` },
 ];
 
 /** Every case the table shows, in its order. */
-const CASES: BundleCase[] = [...DOKIT_CASES, ...REFERENCE_CASES, ...ROOM_CASES];
+const CASES = (): BundleCase[] => [...subpathCases(), ...REFERENCE_CASES, ...ROOM_CASES];
 
 /** Builds every available case. @returns rows for the JSON and a text table */
 export async function bundleReport(): Promise<{ rows: Omit<BundleResult, "code">[]; text: string }> {
-  const exported = exportedSubpaths();
   const rows: (Omit<BundleResult, "code"> & { note?: string })[] = [];
-  for (const c of availableCases(CASES)) {
+  for (const c of CASES()) {
     try {
       const { code: _code, ...row } = await buildCase(c);
-      const unexported = c.needs.filter((n) => !exported.includes(n));
-      rows.push(unexported.length ? { ...row, note: `src only, not exported yet: ${unexported.join(", ")}` } : row);
+      rows.push(row);
     } catch (error) {
       rows.push({ name: c.name, minified: Number.NaN, gzip: Number.NaN, inputs: {}, note: `build failed: ${(error as Error).message.split("\n")[0]}` });
     }
@@ -44,7 +40,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { text } = await bundleReport();
   console.log(text);
   if (process.argv.includes("--why")) {
-    for (const c of availableCases(CASES)) {
+    for (const c of CASES()) {
       const result = await buildCase(c).catch(() => undefined);
       if (!result) continue;
       console.log(`\n${c.name}: ${result.minified} B minified`);

@@ -447,8 +447,7 @@ function versions(): Record<string, string> {
   const wranglerPath = require.resolve("wrangler");
   const fromWrangler = createRequire(wranglerPath);
   const fromMiniflare = createRequire(fromWrangler.resolve("miniflare"));
-  const dokitPkg = new URL("../packages/dokit/", import.meta.url);
-  const agents = JSON.parse(readFileSync(new URL("node_modules/agents/package.json", dokitPkg), "utf8")).version;
+  const agents = (JSON.parse(readFileSync(new URL("./node_modules/agents/package.json", import.meta.url), "utf8")) as { version: string }).version;
   return {
     node: process.version,
     workerd: fromMiniflare("workerd/package.json").version,
@@ -467,7 +466,7 @@ async function startWorker(config: string): Promise<{ worker: Awaited<ReturnType
 
 /** The worker with the MCP pair: its bundle loads getCurrentAgent(), so the saturation rows again, then MCP. */
 async function secondWorker(): Promise<void> {
-  if (!mcpExported() && !FORCE_MCP) return log("the MCP worker skipped (mcp, saturation with getCurrentAgent() loaded): dokit/mcp is not in packages/dokit/entries.json yet");
+  if (!mcpExported() && !FORCE_MCP) return log("the MCP worker skipped (mcp, saturation with getCurrentAgent() loaded): the package does not export dokit/mcp yet");
   const { worker, base } = await startWorker("./worker/wrangler.mcp.jsonc");
   try {
     if (enabled("saturation")) {

@@ -8,7 +8,7 @@
 import { execFileSync } from "node:child_process";
 import { arg } from "./lib/cli.ts";
 
-const Y = (await import(new URL("../packages/dokit/node_modules/yjs/dist/yjs.mjs", import.meta.url).href)) as typeof import("yjs");
+import * as Y from "yjs";
 
 const one = process.argv.find((a) => a.startsWith("--one="));
 if (one) {

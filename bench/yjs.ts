@@ -17,8 +17,8 @@ import { quietWrangler } from "./lib/cli.ts";
 import { pairedRatio, quantile } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
-// The clients' yjs: packages/dokit's devDependency (the worker's alias points at the same file).
-const Y = (await import(new URL("../packages/dokit/node_modules/yjs/dist/yjs.mjs", import.meta.url).href)) as typeof import("yjs");
+// The clients' yjs: the same package the worker bundles (one copy: dokit/yjs and y-partyserver share it).
+import * as Y from "yjs";
 
 const IMPLS = ["dokit", "party"] as const;
 type Impl = (typeof IMPLS)[number];

@@ -3,8 +3,8 @@
 // raw room's own code and add exactly one piece of what dokit does on a wake.
 import { AsyncLocalStorage, AsyncResource } from "node:async_hooks";
 import { DurableObject } from "cloudflare:workers";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { WebSockets } from "../../packages/dokit/src/websockets";
+import { Lifecycle } from "dokit/lifecycle";
+import { WebSockets } from "dokit/websockets";
 import { classify } from "../worker/app";
 import { RawRoom } from "../worker/raw";
 import { objectNamed } from "../worker/address";

@@ -10,9 +10,9 @@
 // one isolate, so the route sees the objects' counts (the measure checks it: the count is 1
 // after the first connect), and reading it wakes nothing.
 import { DurableObject } from "cloudflare:workers";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { HeartbeatSweep, WebSockets } from "../../packages/dokit/src/websockets";
-import type { Connection } from "../../packages/dokit/src/websockets";
+import { Lifecycle } from "dokit/lifecycle";
+import { HeartbeatSweep, WebSockets } from "dokit/websockets";
+import type { Connection } from "dokit/websockets";
 import { classify } from "./app";
 import { reciprocateClose } from "./raw";
 
