@@ -1,6 +1,7 @@
 // The bundle table of `pnpm bench`: every subpath dokit exports (all of it, lib/bundle.ts), the
 // reference's client, the MCP SDK's handler alone, and the three bench rooms.
 import { fileURLToPath } from "node:url";
+import { recordRun, type RunResult } from "./lib/results.ts";
 import { type BundleCase, type BundleResult, buildCase, REFERENCE_CASES, subpathCases, topContributors, WORKER } from "./lib/bundle.ts";
 
 const ROOMS = fileURLToPath(new URL("./worker/", import.meta.url));
@@ -35,10 +36,22 @@ export async function bundleReport(): Promise<{ rows: Omit<BundleResult, "code">
   return { rows, text };
 }
 
+/** @returns the bundle rows as the bundle result file's: minified and gzip KB (sizes do not move between runs: one run) */
+export function bundleRun(rows: readonly Omit<BundleResult, "code">[]): Omit<RunResult, "command" | "quick"> {
+  const kb = (n: number) => (Number.isFinite(n) ? Math.round((n / 1024) * 10) / 10 : undefined);
+  return {
+    measure: "bundle",
+    title: "Bundle sizes",
+    columns: ["minified", "gzip"],
+    figures: rows.map((r) => ({ name: r.name, unit: "KB", values: { minified: kb(r.minified), gzip: kb(r.gzip) } })),
+  };
+}
+
 // `node bench/bundle.ts` prints the bundle table alone; with --why, the largest inputs of each case.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { text } = await bundleReport();
+  const { text, rows } = await bundleReport();
   console.log(text);
+  console.log(`result file: ${recordRun({ ...bundleRun(rows), command: "node bench/bundle.ts", quick: false }).pathname}`);
   if (process.argv.includes("--why")) {
     for (const c of CASES()) {
       const result = await buildCase(c).catch(() => undefined);

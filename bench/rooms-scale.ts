@@ -21,6 +21,7 @@ import { cpuMs, PERF_V8_FLAGS, recordPerf, sleep, workerdPids } from "./lib/load
 import { type Figure, median, quantile } from "./lib/stats.ts";
 import { startRoomHosts } from "./lib/room-hosts.ts";
 import { startBenchWorker } from "./lib/worker.ts";
+import { recordFigures } from "./lib/results.ts";
 
 /** Settings of the scale measure; `pnpm bench` flags in brackets. */
 export interface ScaleSettings {
@@ -520,6 +521,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const quick = process.argv.includes("--quick");
   const t0 = performance.now();
   const log = (message: string) => process.stderr.write(`[rooms-scale ${((performance.now() - t0) / 1000).toFixed(0)}s] ${message}\n`);
-  const { text } = await roomsScaleBench(scaleSettings(quick), log);
+  const { text, figures } = await roomsScaleBench(scaleSettings(quick), log);
   console.log(`\nRooms at scale (bench/rooms-scale.ts; bench/README.md)\n\n${text}`);
+  const hosts = scaleSettings(quick).hosts > 0;
+  const [measure, title] = hosts ? ["rooms-scale-hosts", "Rooms at scale, shards in several workerd processes"] : ["rooms-scale", "Rooms at scale"];
+  console.log(`result file: ${recordFigures(measure, title, "bench/rooms-scale.ts", figures).pathname}`);
 }
