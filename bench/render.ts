@@ -99,7 +99,7 @@ function resultsMd(files: ResultFile[]): string {
     "value is the median over those runs with their range in brackets; ratios are the first implementation",
     "over the second, paired round by round where the measure pairs them (MEASURES.md); a target is checked",
     "against its column's median. Earlier runs are in git history. How noisy each figure is on this machine:",
-    "[README.md](README.md#caveats).",
+    "[MEASURES.md](MEASURES.md#how-noisy-each-figure-is-2-cores-shared).",
     "",
     ...ordered(files).flatMap((file) => [section(file), ""]),
   ]
