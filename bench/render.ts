@@ -3,9 +3,10 @@
 // measure, lib/results.ts). Each value is the median over the runs a file keeps, with their range;
 // a target is checked against its column's median. Older runs live in git history only. `pnpm bench`
 // runs this at the end of a full run; `--check` renders nothing and fails when either file is not
-// what the result files give.
+// what the result files give; `--quick` prints the tables of the last quick run
+// (bench/results/quick/) and writes nothing.
 import { readFileSync, writeFileSync } from "node:fs";
-import { readResults, type ResultFigure, type ResultFile, summarize } from "./lib/results.ts";
+import { readResults, RESULTS, type ResultFigure, type ResultFile, summarize } from "./lib/results.ts";
 
 const RESULTS_MD = new URL("./RESULTS.md", import.meta.url);
 const README_MD = new URL("./README.md", import.meta.url);
@@ -144,6 +145,12 @@ function readme(current: string, files: ResultFile[]): string {
   return current.slice(0, from) + readmeFigures(files) + current.slice(to + END.length);
 }
 
+if (process.argv.includes("--quick")) {
+  const quick = readResults(new URL("quick/", RESULTS));
+  if (quick.length === 0) throw new Error("bench/results/quick/ holds no result file: run pnpm bench --quick first");
+  console.log(resultsMd(quick));
+  process.exit(0);
+}
 const files = readResults();
 if (files.length === 0) throw new Error("bench/results/ holds no result file");
 const results = resultsMd(files);

@@ -125,7 +125,8 @@ export function recordRun(run: RunResult): URL {
     const values: Record<string, Cell> = {};
     for (const [column, value] of Object.entries(f.values)) {
       if (value === undefined || (typeof value === "number" && !Number.isFinite(value))) continue;
-      values[column] = typeof value === "string" ? value : [...runsOf(before?.values[column]), value].slice(-KEPT);
+      // Four significant digits: more than any figure here resolves, few enough to read in a diff.
+      values[column] = typeof value === "string" ? value : [...runsOf(before?.values[column]), Number(value.toPrecision(4))].slice(-KEPT);
     }
     return { name: f.name, unit: f.unit, ...(f.target && { target: f.target }), values, ...(f.note && { note: f.note }) };
   });
