@@ -1,8 +1,8 @@
-// The bundle table of `pnpm bench`: every subpath dokit exports (all of it, lib/bundle.ts), the
-// reference's client, the MCP SDK's handler alone, and the three bench rooms.
+// The bundle table of `pnpm bench`: a few small applications and every subpath dokit exports (all
+// of it, lib/bundle.ts), the reference's client, the MCP SDK's handler alone, and the three bench rooms.
 import { fileURLToPath } from "node:url";
 import { recordRun, type RunResult } from "./lib/results.ts";
-import { type BundleCase, type BundleResult, buildCase, REFERENCE_CASES, subpathCases, topContributors, WORKER } from "./lib/bundle.ts";
+import { type BundleCase, type BundleResult, buildCase, COMPOSITION_CASES, REFERENCE_CASES, subpathCases, topContributors, WORKER } from "./lib/bundle.ts";
 
 const ROOMS = fileURLToPath(new URL("./worker/", import.meta.url));
 
@@ -14,7 +14,7 @@ const ROOM_CASES: BundleCase[] = [
 ];
 
 /** Every case the table shows, in its order. */
-const CASES = (): BundleCase[] => [...subpathCases(), ...REFERENCE_CASES, ...ROOM_CASES];
+const CASES = (): BundleCase[] => [...COMPOSITION_CASES, ...subpathCases(), ...REFERENCE_CASES, ...ROOM_CASES];
 
 /** Builds every available case. @returns rows for the JSON and a text table */
 export async function bundleReport(): Promise<{ rows: Omit<BundleResult, "code">[]; text: string }> {
@@ -43,6 +43,7 @@ export function bundleRun(rows: readonly Omit<BundleResult, "code">[]): Omit<Run
     measure: "bundle",
     title: "Bundle sizes",
     columns: ["minified", "gzip"],
+    keep: 1,
     figures: rows.map((r) => ({ name: r.name, unit: "KB", values: { minified: kb(r.minified), gzip: kb(r.gzip) } })),
   };
 }

@@ -52,6 +52,43 @@ export function subpathCases(): BundleCase[] {
   return exportedSubpaths().map((sub) => ({ name: `dokit/${sub}, all of it`, source: `export * from "dokit/${sub}";\n${WORKER}`, external: ["react", "react/jsx-runtime"] }));
 }
 
+const DO = `import { DurableObject } from "cloudflare:workers";\n`;
+
+/**
+ * Small applications, each what its name says and nothing more: what a user's worker of those
+ * capabilities starts at, after tree-shaking (the bundle guard's ceilings are on cases like these).
+ */
+export const COMPOSITION_CASES: BundleCase[] = [
+  {
+    name: "lifecycle",
+    source: `${DO}import { Lifecycle } from "dokit/lifecycle";
+export class Room extends DurableObject { lifecycle = Lifecycle.install(this); }
+${WORKER}`,
+  },
+  {
+    name: "lifecycle + websockets (echo)",
+    source: `${DO}import { Lifecycle } from "dokit/lifecycle";
+import { WebSockets } from "dokit/websockets";
+export class Room extends DurableObject {
+  webSockets = new WebSockets({ handlers: { onMessage: (c, m) => c.send(m) } });
+  lifecycle = Lifecycle.install(this).use(this.webSockets);
+}
+${WORKER}`,
+  },
+  {
+    name: "lifecycle + websockets + state",
+    source: `${DO}import { Lifecycle } from "dokit/lifecycle";
+import { State } from "dokit/state";
+import { WebSockets } from "dokit/websockets";
+export class Room extends DurableObject {
+  state = new State({ initialState: { n: 0 } });
+  webSockets = new WebSockets({ state: this.state });
+  lifecycle = Lifecycle.install(this).use(this.state).use(this.webSockets);
+}
+${WORKER}`,
+  },
+];
+
 /** The outside code the table compares with. */
 export const REFERENCE_CASES: BundleCase[] = [
   {

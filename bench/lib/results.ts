@@ -104,6 +104,8 @@ export interface RunResult {
   columns: string[];
   figures: { name: string; unit: string; target?: Target; values: Record<string, number | string | undefined>; note?: string }[];
   notes?: string[];
+  /** How many runs to keep ({@link KEPT} unless said): 1 for figures that do not move between runs. */
+  keep?: number;
 }
 
 /**
@@ -119,14 +121,15 @@ export function recordRun(run: RunResult): URL {
   const machine = machineLine();
   const previous = !run.quick && existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as ResultFile) : undefined;
   const continues = previous !== undefined && previous.command === run.command && previous.machine === machine;
-  const runs = continues ? Math.min(previous.runs + 1, KEPT) : 1;
+  const keep = run.keep ?? KEPT;
+  const runs = continues ? Math.min(previous.runs + 1, keep) : 1;
   const figures: ResultFigure[] = run.figures.map((f) => {
     const before = continues ? previous.figures.find((p) => p.name === f.name) : undefined;
     const values: Record<string, Cell> = {};
     for (const [column, value] of Object.entries(f.values)) {
       if (value === undefined || (typeof value === "number" && !Number.isFinite(value))) continue;
       // Four significant digits: more than any figure here resolves, few enough to read in a diff.
-      values[column] = typeof value === "string" ? value : [...runsOf(before?.values[column]), Number(value.toPrecision(4))].slice(-KEPT);
+      values[column] = typeof value === "string" ? value : [...runsOf(before?.values[column]), Number(value.toPrecision(4))].slice(-keep);
     }
     return { name: f.name, unit: f.unit, ...(f.target && { target: f.target }), values, ...(f.note && { note: f.note }) };
   });
