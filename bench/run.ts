@@ -180,7 +180,7 @@ async function broadcast(base: URL, size: number, rounds: number): Promise<void>
   const once = async (impl: Impl, tag: string) => {
     const clients = all[impl];
     const message = `b:${tag}`;
-    return fanOut(clients, () => clients[0].ws.send(message), (d) => d === message);
+    return fanOut(clients, () => clients[0]!.ws.send(message), (d) => d === message);
   };
   await interleave(2, (impl, r) => once(impl, `warm${r}`).then(() => {}));
   await interleave(rounds, async (impl, r) => void samples[impl].push(await once(impl, `${r}`)));
@@ -195,7 +195,7 @@ async function stateFanOut(base: URL, others: number, rounds: number): Promise<v
   const once = async (impl: Impl) => {
     const [sender, ...rest] = all[impl];
     const frame = JSON.stringify({ type: "cf_agent_state", state: { count: count++ } });
-    return fanOut(rest, () => sender.ws.send(frame), (d) => d === frame);
+    return fanOut(rest, () => sender!.ws.send(frame), (d) => d === frame);
   };
   await interleave(2, (impl) => once(impl).then(() => {}));
   await interleave(rounds, async (impl) => void samples[impl].push(await once(impl)));
@@ -336,10 +336,10 @@ async function openConnections(base: URL, size: number, trips: number, wakeRound
     const all = await rooms(base, name, size);
     const room = `${name}-${RUN}`;
     await interleave(3, async (impl) => {
-      for (let i = 0; i < 10; i++, n++) await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n));
+      for (let i = 0; i < 10; i++, n++) await roundTrip(all[impl][0]!, echoFrame(n), (d) => d === echoFrame(n));
     });
     await interleave(Math.ceil(trips / 10 / OPEN_OBJECTS), async (impl) => {
-      for (let i = 0; i < 10; i++, n++) warm[impl].push(await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n)));
+      for (let i = 0; i < 10; i++, n++) warm[impl].push(await roundTrip(all[impl][0]!, echoFrame(n), (d) => d === echoFrame(n)));
     });
     // Each object's first round is not counted (its first wakes after the connections opened).
     await interleave(Math.ceil(wakeRounds / OPEN_OBJECTS) + 1, async (impl, round) => {
@@ -387,7 +387,7 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
     await sleep(500);
     for (let r = 0; r < fanRounds + 1; r++) {
       const message = `b:scale${r}`;
-      const ms = await fanOut(clients, () => clients[0].ws.send(message), (d) => d === message);
+      const ms = await fanOut(clients, () => clients[0]!.ws.send(message), (d) => d === message);
       if (r > 0) fan[impl].push(ms);
     }
     await closeAll(clients);
@@ -458,7 +458,7 @@ async function startup(base: URL, rounds: number): Promise<void> {
 
 const t0 = performance.now();
 
-function versions(): Record<string, string> {
+function versions(): { node: string; workerd: string; wrangler: string; agents: string } {
   const require = createRequire(import.meta.url);
   const wranglerPath = require.resolve("wrangler");
   const fromWrangler = createRequire(wranglerPath);

@@ -25,7 +25,8 @@ async function officialClient(): Promise<{ connect(url: URL): Promise<McpClient 
         fetch: (u: string | URL, init?: RequestInit) => (init?.method === "GET" ? Promise.resolve(new Response(null, { status: 405 })) : fetch(u, init)),
       });
       await client.connect(transport);
-      return client;
+      // The one tool answers with text content only, the one shape the bench reads.
+      return client as unknown as McpClient & { close(): Promise<void> };
     },
   };
 }
@@ -56,7 +57,7 @@ export async function mcpMeasures(base: URL, warmCalls: number, coldRounds: numb
   const block = 10;
   for (let round = 0; round < Math.ceil(warmCalls / block) + 3; round++) {
     for (let k = 0; k < impls.length; k++) {
-      const impl = impls[(round + k) % impls.length];
+      const impl = impls[(round + k) % impls.length]!;
       for (let i = 0; i < block; i++) {
         const ms = await timedCall(clients[impl], n++);
         if (round >= 3) warm[impl].push(ms); // three warm-up rounds

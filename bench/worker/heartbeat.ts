@@ -41,7 +41,7 @@ function answer(send: (text: string) => void, message: string | ArrayBuffer, ins
 export class RawHeartbeatRoom extends DurableObject {
   readonly #instance = crypto.randomUUID();
 
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     constructions.raw++;
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
@@ -74,7 +74,7 @@ export class DokitHeartbeatRoom extends DurableObject {
   });
   readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
 
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     constructions.dokit++;
   }
@@ -89,7 +89,7 @@ export class DokitSweptRoom extends DurableObject {
   });
   readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
 
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     constructions.swept++;
   }

@@ -14,7 +14,7 @@ function setSubscriber(on: boolean): void {
 }
 
 export class ObservedRoom extends DokitRoom {
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.lifecycle.use(new Observability());
     // Runs before the room's own handlers; `true` claims the switch messages.
