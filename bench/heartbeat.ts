@@ -12,7 +12,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { type Client, closeAll, connect, connectMany, roomUrl, roundTrip } from "./lib/client.ts";
 import { workerdPids } from "./lib/load.ts";
 import { freezableProxy } from "./lib/proxy.ts";
@@ -165,13 +165,24 @@ export interface DeadLinkSettings {
   sweepTimeoutMs: number;
 }
 
-type AgentClientClass = typeof import("../packages/dokit/src/client/index.ts").AgentClient;
+type AgentClientClass = typeof import("dokit/client").AgentClient;
 
-/** dokit's client from source, bundled by esbuild into a temporary module (Node cannot load the source's extensionless imports). */
+/**
+ * dokit's client from `dokit/client` as the working tree has it (the package's `@dokit/source`
+ * condition, as the bench workers resolve it), bundled by esbuild into a temporary module: the
+ * source's extensionless imports do not load in Node as they are.
+ */
 async function loadAgentClient(): Promise<AgentClientClass> {
   const { build } = await import("esbuild");
-  const entry = new URL("../packages/dokit/src/client/index.ts", import.meta.url).pathname;
-  const out = await build({ entryPoints: [entry], bundle: true, format: "esm", platform: "node", write: false, logLevel: "silent" });
+  const out = await build({
+    stdin: { contents: `export { AgentClient } from "dokit/client";`, resolveDir: fileURLToPath(new URL(".", import.meta.url)) },
+    conditions: ["@dokit/source"],
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    write: false,
+    logLevel: "silent",
+  });
   const file = join(mkdtempSync(join(os.tmpdir(), "dokit-bench-client-")), "client.mjs");
   writeFileSync(file, out.outputFiles[0]?.text ?? "");
   return ((await import(pathToFileURL(file).href)) as { AgentClient: AgentClientClass }).AgentClient;

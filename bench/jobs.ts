@@ -5,6 +5,8 @@
 //     (the round trip through the dev server is about 3 ms, a third of the drain's time).
 //   scheduling: 10 000 jobs set one by one; time, and rows in storage
 // `node bench/jobs.ts [--quick]` alone, or `jobsBench()` from bench/run.ts.
+import { commandLine, fromPairs, recordRun } from "./lib/results.ts";
+
 
 const KILO = 1000;
 
@@ -101,6 +103,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   process.env.X_LOCAL_OBSERVABILITY ??= "false";
   process.env.WRANGLER_LOG ??= "none";
   process.env.WRANGLER_SEND_METRICS ??= "false";
-  const { text } = await jobsBench({ quick: process.argv.includes("--quick") });
+  const quick = process.argv.includes("--quick");
+  const { text, figures } = await jobsBench({ quick });
   console.log(`\nJobs (one object each; lower is better; ratio is dokit over raw)\n\n${text}`);
+  const run = { measure: "jobs", title: "Jobs", command: commandLine("node bench/jobs.ts"), quick, columns: ["raw", "dokit", "dokit/raw"] };
+  console.log(`result file: ${recordRun({ ...run, figures: fromPairs(figures, ["raw", "dokit"], ["raw", "dokit"]) }).pathname}`);
 }

@@ -14,8 +14,8 @@ const x = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? "-" :
 const known = (v: number | undefined): v is number => v !== undefined && !Number.isNaN(v);
 console.log(`| measure | stat | raw | dokit | ref | dokit/raw (median) | dokit/raw per run | target |`);
 console.log(`|---|---|---|---|---|---|---|---|`);
-for (const [i, figure] of runs[0].figures.entries()) {
-  const same = runs.map((run) => run.figures.find((f) => f.measure === figure.measure && f.stat === figure.stat) ?? run.figures[i]);
+for (const [i, figure] of runs[0]!.figures.entries()) {
+  const same = runs.map((run) => run.figures.find((f) => f.measure === figure.measure && f.stat === figure.stat) ?? run.figures[i]!);
   const med = (impl: string) => median(same.map((f) => f.values[impl]).filter(known));
   // Each run's ratio compares rooms measured side by side (paired round by round where the figure says so);
   // the median of those ratios, not the ratio of the columns' medians, which would set one run's raw against another's dokit.

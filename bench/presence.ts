@@ -255,13 +255,13 @@ async function loadWindow(clients: readonly Watcher[], seq: number[], settings: 
   for (const [i, client] of clients.entries()) {
     client.onFrame = (data) => {
       if (!startsWith(data, PREFIX_BYTES)) return;
-      frames[i]++;
+      frames[i]!++;
       if (i !== 0 || !startsWith(data, SET_BYTES)) return;
       for (const [id, value] of (JSON.parse(data.toString()) as { set: [string, { n: number }][] }).set) {
         const from = Number(id.slice(1));
-        const was = seen[from];
+        const was = seen[from]!;
         seen[from] = value.n;
-        if (was < last[from] && value.n >= last[from] && --behind === 0) caughtUp();
+        if (was < last[from]! && value.n >= last[from]! && --behind === 0) caughtUp();
       }
     };
   }
@@ -273,15 +273,15 @@ async function loadWindow(clients: readonly Watcher[], seq: number[], settings: 
   while (sent < total) {
     const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * count * settings.rate));
     for (; sent < due; sent++, next = (next + 1) % count) {
-      const n = ++seq[next];
-      clients[next].ws.send(`{"type":"dokit_presence","value":{"x":${(n * 7) % 1920},"y":${(n * 13) % 1080},"n":${n}}}`);
+      const n = ++seq[next]!;
+      clients[next]!.ws.send(`{"type":"dokit_presence","value":{"x":${(n * 7) % 1920},"y":${(n * 13) % 1080},"n":${n}}}`);
     }
     await sleep(5);
   }
   const sentFor = performance.now() - start;
   for (let i = 0; i < count; i++) {
-    last[i] = seq[i];
-    if (seen[i] >= last[i]) behind--;
+    last[i] = seq[i]!;
+    if (seen[i]! >= last[i]!) behind--;
   }
   if (behind === 0) caughtUp();
   let bound: ReturnType<typeof setTimeout> | undefined;

@@ -15,6 +15,7 @@ import { arg, argList, quietWrangler } from "./lib/cli.ts";
 import { cpuMs, PERF_V8_FLAGS, recordPerf, sleep, workerdPids } from "./lib/load.ts";
 import { type Figure, median, quantile } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
+import { recordFigures } from "./lib/results.ts";
 
 /** Settings of the in-process measure; flags in brackets. */
 export interface InprocSettings {
@@ -375,6 +376,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   const t0 = performance.now();
   const log = (message: string) => process.stderr.write(`[rooms-inproc ${((performance.now() - t0) / 1000).toFixed(0)}s] ${message}\n`);
-  const { text } = await roomsInprocBench(inprocSettings(process.argv.includes("--quick")), log);
+  const { text, figures } = await roomsInprocBench(inprocSettings(process.argv.includes("--quick")), log);
   console.log(`\nRooms at scale, clients in-process (bench/rooms-inproc.ts; bench/MEASURES.md)\n\n${text}\n\nresults: bench/results/latest-rooms-inproc.json`);
+  console.log(`result file: ${recordFigures("rooms-inproc", "Rooms at scale, clients in-process", "bench/rooms-inproc.ts", figures).pathname}`);
 }

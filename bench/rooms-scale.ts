@@ -21,6 +21,7 @@ import { cpuMs, PERF_V8_FLAGS, recordPerf, sleep, workerdPids } from "./lib/load
 import { type Figure, median, quantile } from "./lib/stats.ts";
 import { startRoomHosts } from "./lib/room-hosts.ts";
 import { startBenchWorker } from "./lib/worker.ts";
+import { recordFigures } from "./lib/results.ts";
 
 /** Settings of the scale measure; `pnpm bench` flags in brackets. */
 export interface ScaleSettings {
@@ -153,7 +154,7 @@ class Clients {
     const lists = this.children.map(() => [] as { url: string; local?: string }[]);
     for (let i = 0; i < count; i++) {
       const local = `127.0.0.${2 + Math.floor(this.#socket++ / PER_ADDRESS)}`;
-      lists[i % lists.length].push({ url: url(i), local });
+      lists[i % lists.length]!.push({ url: url(i), local });
     }
     if (this.#socket / PER_ADDRESS > 250) throw new Error("rooms-scale: out of loopback source addresses");
     let failed = 0;
@@ -164,14 +165,14 @@ class Clients {
       (m, child) => {
         if (m.op !== "opened" || m.population !== population) return false;
         failed += m.failed;
-        this.held[child] += m.count;
+        this.held[child]! += m.count;
         clientKb += (m.rssAfter - m.rssBefore) / 1024;
         return true;
       },
       600_000,
       `opening ${population}`,
     );
-    this.children.forEach((child, i) => child.send({ op: "open", population, sockets: lists[i], ready, parallel } satisfies ToClients));
+    this.children.forEach((child, i) => child.send({ op: "open", population, sockets: lists[i]!, ready, parallel } satisfies ToClients));
     await done;
     if (failed) throw new Error(`rooms-scale: ${failed} of ${count} sockets of ${population} did not open`);
     return { ms: performance.now() - start, clientKb };
@@ -180,7 +181,7 @@ class Clients {
   async close(population: string, counts: number[]): Promise<void> {
     const done = this.collect(this.children.length, (m) => m.op === "closed" && m.population === population, 120_000, `closing ${population}`);
     this.children.forEach((child, i) => {
-      this.held[i] -= counts[i] ?? 0;
+      this.held[i]! -= counts[i] ?? 0;
       child.send({ op: "close", population } satisfies ToClients);
     });
     await done;
@@ -298,7 +299,7 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
       const perf = settings.perf ? await recordPerf(pids, `${settings.perf}-${group.map((c) => c.key).join("-")}-${size}.data`, 1999, 2_000) : undefined;
       for (let round = 0; round < settings.publishes + 2; round++) {
         for (let k = 0; k < order.length; k++) {
-          const { row, room } = order[(round + k) % order.length];
+          const { row, room } = order[(round + k) % order.length]!;
           const result = await publish(row.config, room, size);
           if (round >= 2) {
             row.last.push(result.last);
@@ -338,7 +339,7 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
         await worker.dispose();
         ({ worker, base, pids, hosts } = await startWorker());
         await measure(group, size, together);
-        loads.push(os.loadavg()[0]);
+        loads.push(os.loadavg()[0]!);
         await sleep(1_000);
       }
     }
@@ -357,7 +358,7 @@ export async function roomsScaleBench(settings: ScaleSettings, log: (message: st
         ({ worker, base, pids, hosts } = { worker: started, base: started.coordinator, pids: started.pids, hosts: started.hosts });
         log(`rooms-scale: ${settings.hosts} host processes (${onHost.join(", ")} connections) and a coordinator started`);
         await measure([config], size, false);
-        loads.push(os.loadavg()[0]);
+        loads.push(os.loadavg()[0]!);
         await sleep(1_000);
       }
     }
@@ -471,7 +472,7 @@ function chart(rows: Row[], settings: ScaleSettings): string {
       const points = series.map((r) => `${x(r.size)},${y(quantile(r.last, q))}`).join(" ");
       out.push(`<polyline fill="none" stroke="${colour}" stroke-width="2"${dash} points="${points}"/>`);
       for (const r of series) out.push(`<circle cx="${x(r.size)}" cy="${y(quantile(r.last, q))}" r="3" fill="${colour}"/>`);
-      out.push(`<line x1="${W - right + 14}" y1="${legend}" x2="${W - right + 40}" y2="${legend}" stroke="${colour}" stroke-width="2"${dash}/>`, `<text x="${W - right + 46}" y="${legend + 4}">${legendOf(series[0].config)} p${q * 100}</text>`);
+      out.push(`<line x1="${W - right + 14}" y1="${legend}" x2="${W - right + 40}" y2="${legend}" stroke="${colour}" stroke-width="2"${dash}/>`, `<text x="${W - right + 46}" y="${legend + 4}">${legendOf(series[0]!.config)} p${q * 100}</text>`);
       legend += 18;
     }
   }
@@ -520,6 +521,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const quick = process.argv.includes("--quick");
   const t0 = performance.now();
   const log = (message: string) => process.stderr.write(`[rooms-scale ${((performance.now() - t0) / 1000).toFixed(0)}s] ${message}\n`);
-  const { text } = await roomsScaleBench(scaleSettings(quick), log);
+  const { text, figures } = await roomsScaleBench(scaleSettings(quick), log);
   console.log(`\nRooms at scale (bench/rooms-scale.ts; bench/README.md)\n\n${text}`);
+  const hosts = scaleSettings(quick).hosts > 0;
+  const [measure, title] = hosts ? ["rooms-scale-hosts", "Rooms at scale, shards in several workerd processes"] : ["rooms-scale", "Rooms at scale"];
+  console.log(`result file: ${recordFigures(measure, title, "bench/rooms-scale.ts", figures).pathname}`);
 }

@@ -11,6 +11,7 @@ import { WebSocket } from "ws";
 import { arg } from "./lib/cli.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 import { type Figure, quantile } from "./lib/stats.ts";
+import { recordFigures } from "./lib/results.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -506,6 +507,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const quick = process.argv.includes("--quick");
   const t0 = performance.now();
   const log = (message: string) => process.stderr.write(`[rooms ${((performance.now() - t0) / 1000).toFixed(0)}s] ${message}\n`);
-  const { text } = await roomsBench(roomsSettings(quick), quick, log);
+  const { text, figures } = await roomsBench(roomsSettings(quick), quick, log);
   console.log(`\nRooms (dokit/rooms over many shards; bench/README.md)\n\n${text}`);
+  console.log(`result file: ${recordFigures("rooms", "Rooms: chaos and cost", "bench/rooms.ts", figures).pathname}`);
 }

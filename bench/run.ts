@@ -1,7 +1,9 @@
 // `pnpm bench`: starts the bench worker on loopback and measures the raw
 // hibernation-API room, the dokit room and the reference (npm agents) room in
 // ONE run, interleaved round by round (every order of the three in turn, lib/order.ts) so
-// machine drift and the rooms' effect on each other cancel. Then the bundle sizes and the jobs measure. Writes bench/results/latest.json.
+// machine drift and the rooms' effect on each other cancel. Then the bundle sizes and the jobs measure.
+// Writes each measure's result file (lib/results.ts; a --quick run to bench/results/quick/) and
+// bench/results/latest.json, then renders bench/RESULTS.md from the result files (render.ts).
 //
 //   node bench/run.ts [--quick] [--verbose] [--via-proxy] [--observability] [--deflate] [--no-pin] [--mcp]
 //                     [--only=echo,rpc,saturation,open,scale,memory,fanout,state,connect,wake,startup,events,heartbeat,deadlink,mcp,presence,rooms,rooms-scale,rooms-inproc,bundle,jobs,streams,tasks,yjs]
@@ -15,6 +17,7 @@
 //                     [--heartbeat-connections=4000] [--heartbeat-window=70] [--heartbeat-interval=30] [--deadlink-runs=12]
 //                     [--presence-watchers=1000] [--presence-connections=200] [--presence-rate=60] [--presence-seconds=10]  (bench/presence.ts)
 //                     [--dokit-room=lean|floor]  (the dokit column served by a lower bound; bench/README.md)
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -29,6 +32,9 @@ import { roundOrder } from "./lib/order.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
 import { type Figure, median, pairedRatio, quantile, ratio, table } from "./lib/stats.ts";
+import { commandLine, fromFigure, fromPairs, IMPL_COLUMNS, recordRun, type RunResult } from "./lib/results.ts";
+import { bundleRun } from "./bundle.ts";
+import { yjsRun } from "./yjs.ts";
 
 // workerd logs a harmless "tail session was canceled" error for many closed sockets; --verbose shows wrangler's logs.
 process.env.WRANGLER_LOG ??= process.argv.includes("--verbose") ? "info" : "none";
@@ -100,6 +106,16 @@ const values = (f: (impl: Impl) => number) => Object.fromEntries(IMPLS.map((i) =
 const counts = (samples: Record<Impl, number[]>) => Object.fromEntries(IMPLS.map((i) => [i, samples[i].length]));
 
 const figures: Figure[] = [];
+/** Where each measure's figures begin in {@link figures}: [its `--only` name, index], in run order (a measure may run twice). */
+const marks: [string, number][] = [];
+/** Marks that the figures pushed from now on are `measure`'s, for its result file (lib/results.ts). */
+const mark = (measure: string): void => void marks.push([measure, figures.length]);
+/** @returns each measure's figures of this run, by its `--only` name */
+function figuresByMeasure(): Map<string, Figure[]> {
+  const by = new Map<string, Figure[]>();
+  marks.forEach(([measure, from], i) => by.set(measure, [...(by.get(measure) ?? []), ...figures.slice(from, marks[i + 1]?.[1] ?? figures.length)]));
+  return by;
+}
 function percentiles(measure: string, samples: Record<Impl, number[]>, target?: number): void {
   figures.push({ measure, stat: "p50", unit: "ms", values: values((i) => quantile(samples[i], 0.5)), samples: counts(samples), target });
   figures.push({ measure, stat: "p99", unit: "ms", values: values((i) => quantile(samples[i], 0.99)), samples: counts(samples) });
@@ -164,7 +180,7 @@ async function broadcast(base: URL, size: number, rounds: number): Promise<void>
   const once = async (impl: Impl, tag: string) => {
     const clients = all[impl];
     const message = `b:${tag}`;
-    return fanOut(clients, () => clients[0].ws.send(message), (d) => d === message);
+    return fanOut(clients, () => clients[0]!.ws.send(message), (d) => d === message);
   };
   await interleave(2, (impl, r) => once(impl, `warm${r}`).then(() => {}));
   await interleave(rounds, async (impl, r) => void samples[impl].push(await once(impl, `${r}`)));
@@ -179,7 +195,7 @@ async function stateFanOut(base: URL, others: number, rounds: number): Promise<v
   const once = async (impl: Impl) => {
     const [sender, ...rest] = all[impl];
     const frame = JSON.stringify({ type: "cf_agent_state", state: { count: count++ } });
-    return fanOut(rest, () => sender.ws.send(frame), (d) => d === frame);
+    return fanOut(rest, () => sender!.ws.send(frame), (d) => d === frame);
   };
   await interleave(2, (impl) => once(impl).then(() => {}));
   await interleave(rounds, async (impl) => void samples[impl].push(await once(impl)));
@@ -320,10 +336,10 @@ async function openConnections(base: URL, size: number, trips: number, wakeRound
     const all = await rooms(base, name, size);
     const room = `${name}-${RUN}`;
     await interleave(3, async (impl) => {
-      for (let i = 0; i < 10; i++, n++) await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n));
+      for (let i = 0; i < 10; i++, n++) await roundTrip(all[impl][0]!, echoFrame(n), (d) => d === echoFrame(n));
     });
     await interleave(Math.ceil(trips / 10 / OPEN_OBJECTS), async (impl) => {
-      for (let i = 0; i < 10; i++, n++) warm[impl].push(await roundTrip(all[impl][0], echoFrame(n), (d) => d === echoFrame(n)));
+      for (let i = 0; i < 10; i++, n++) warm[impl].push(await roundTrip(all[impl][0]!, echoFrame(n), (d) => d === echoFrame(n)));
     });
     // Each object's first round is not counted (its first wakes after the connections opened).
     await interleave(Math.ceil(wakeRounds / OPEN_OBJECTS) + 1, async (impl, round) => {
@@ -371,7 +387,7 @@ async function connectionScale(base: URL, size: number, rounds: number, fanRound
     await sleep(500);
     for (let r = 0; r < fanRounds + 1; r++) {
       const message = `b:scale${r}`;
-      const ms = await fanOut(clients, () => clients[0].ws.send(message), (d) => d === message);
+      const ms = await fanOut(clients, () => clients[0]!.ws.send(message), (d) => d === message);
       if (r > 0) fan[impl].push(ms);
     }
     await closeAll(clients);
@@ -442,13 +458,12 @@ async function startup(base: URL, rounds: number): Promise<void> {
 
 const t0 = performance.now();
 
-function versions(): Record<string, string> {
+function versions(): { node: string; workerd: string; wrangler: string; agents: string } {
   const require = createRequire(import.meta.url);
   const wranglerPath = require.resolve("wrangler");
   const fromWrangler = createRequire(wranglerPath);
   const fromMiniflare = createRequire(fromWrangler.resolve("miniflare"));
-  const dokitPkg = new URL("../packages/dokit/", import.meta.url);
-  const agents = JSON.parse(readFileSync(new URL("node_modules/agents/package.json", dokitPkg), "utf8")).version;
+  const agents = (JSON.parse(readFileSync(new URL("./node_modules/agents/package.json", import.meta.url), "utf8")) as { version: string }).version;
   return {
     node: process.version,
     workerd: fromMiniflare("workerd/package.json").version,
@@ -467,16 +482,18 @@ async function startWorker(config: string): Promise<{ worker: Awaited<ReturnType
 
 /** The worker with the MCP pair: its bundle loads getCurrentAgent(), so the saturation rows again, then MCP. */
 async function secondWorker(): Promise<void> {
-  if (!mcpExported() && !FORCE_MCP) return log("the MCP worker skipped (mcp, saturation with getCurrentAgent() loaded): dokit/mcp is not in packages/dokit/entries.json yet");
+  if (!mcpExported() && !FORCE_MCP) return log("the MCP worker skipped (mcp, saturation with getCurrentAgent() loaded): the package does not export dokit/mcp yet");
   const { worker, base } = await startWorker("./worker/wrangler.mcp.jsonc");
   try {
     if (enabled("saturation")) {
+      mark("saturation");
       log("saturation: echo, getCurrentAgent() loaded");
       await saturation(base, "echo", echoFrame, 100, scale(18), 1_000, true);
       log("saturation: rpc, getCurrentAgent() loaded");
       await saturation(base, "rpc", rpcFrame, 100, scale(18), 1_000, true);
     }
     if (enabled("mcp")) {
+      mark("mcp");
       log("mcp");
       figures.push(...((await mcpMeasures(base, scale(300), scale(20), FORCE_MCP)) ?? []));
     }
@@ -500,45 +517,49 @@ async function main(): Promise<void> {
   // started after the first stops, where the saturation rows are measured again with it loaded.
   const { worker, base } = await startWorker("./worker/wrangler.jsonc");
   try {
-    if (enabled("echo")) (log("echo"), await echo(base));
-    if (enabled("rpc")) (log("rpc"), await rpc(base));
+    if (enabled("echo")) (mark("echo"), log("echo"), await echo(base));
+    if (enabled("rpc")) (mark("rpc"), log("rpc"), await rpc(base));
     if (enabled("saturation")) {
+      mark("saturation");
       log("saturation: echo");
       await saturation(base, "echo", echoFrame, 100, scale(18), 1_000);
       log("saturation: rpc");
       await saturation(base, "rpc", rpcFrame, 100, scale(18), 1_000);
     }
     if (enabled("open")) {
+      mark("open");
       for (const size of [10, 100, 1_000]) {
         log(`${size} open connections`);
         await openConnections(base, size, scale(540), scale(54));
       }
     }
-    if (enabled("scale")) (log("connection scale"), await connectionScale(base, QUICK ? 1_000 : 4_000, QUICK ? 1 : 12, QUICK ? 3 : 4));
+    if (enabled("scale")) (mark("scale"), log("connection scale"), await connectionScale(base, QUICK ? 1_000 : 4_000, QUICK ? 1 : 12, QUICK ? 3 : 4));
     if (enabled("fanout")) {
+      mark("fanout");
       log("fan-out 200");
       await broadcast(base, 200, scale(30));
       log("fan-out 1000");
       await broadcast(base, 1_000, scale(30));
     }
-    if (enabled("state")) (log("state fan-out"), await stateFanOut(base, 200, scale(30)));
-    if (enabled("connect")) (log("connect 200"), await connectBurst(base, 200, scale(24)));
-    if (enabled("wake")) (log("wake"), await wake(base, scale(48)));
-    if (enabled("startup")) (log("startup"), await startup(base, scale(30)));
-    if (enabled("presence")) (log("presence"), (presence = await presenceBench(base, RUN, presenceSettings(QUICK, NO_PIN), log)), figures.push(...presence.figures));
+    if (enabled("state")) (mark("state"), log("state fan-out"), await stateFanOut(base, 200, scale(30)));
+    if (enabled("connect")) (mark("connect"), log("connect 200"), await connectBurst(base, 200, scale(24)));
+    if (enabled("wake")) (mark("wake"), log("wake"), await wake(base, scale(48)));
+    if (enabled("startup")) (mark("startup"), log("startup"), await startup(base, scale(30)));
+    if (enabled("presence")) (mark("presence"), log("presence"), (presence = await presenceBench(base, RUN, presenceSettings(QUICK, NO_PIN), log)), figures.push(...presence.figures));
     if (enabled("events")) {
       log("events (dokit/observability)");
       observability = await (await import("./observability.ts")).observabilityBench(base, RUN, scale);
     }
-    if (enabled("heartbeat")) (log("heartbeat"), figures.push(...(await heartbeatIdle(base, RUN, HEARTBEAT, log))));
-    if (enabled("deadlink")) (log("dead link"), figures.push(...(await deadLink(base, RUN, DEAD_LINK, log))));
+    if (enabled("heartbeat")) (mark("heartbeat"), log("heartbeat"), figures.push(...(await heartbeatIdle(base, RUN, HEARTBEAT, log))));
+    if (enabled("deadlink")) (mark("deadlink"), log("dead link"), figures.push(...(await deadLink(base, RUN, DEAD_LINK, log))));
   } finally {
     await worker.dispose();
   }
-  if (enabled("memory")) (log("connection memory"), await connectionMemory(QUICK ? 1_000 : 4_000, QUICK ? 1 : 6));
+  if (enabled("memory")) (mark("memory"), log("connection memory"), await connectionMemory(QUICK ? 1_000 : 4_000, QUICK ? 1 : 6));
   if (!DOKIT_ROOM && (enabled("mcp") || enabled("saturation"))) await secondWorker();
   let roomsReport: { text: string } | undefined;
   if (!DOKIT_ROOM && enabled("rooms")) {
+    mark("rooms");
     log("rooms (dokit/rooms: chaos and cost, its own worker)");
     const { roomsBench, roomsSettings } = await import("./rooms.ts");
     const result = await roomsBench(roomsSettings(QUICK), QUICK, log);
@@ -548,6 +569,7 @@ async function main(): Promise<void> {
 
   let scaleReport: { text: string } | undefined;
   if (!DOKIT_ROOM && enabled("rooms-scale")) {
+    mark("rooms-scale");
     log("rooms at scale (dokit/rooms against one object, its own worker and client processes)");
     const { roomsScaleBench, scaleSettings } = await import("./rooms-scale.ts");
     const result = await roomsScaleBench(scaleSettings(QUICK), log);
@@ -557,6 +579,7 @@ async function main(): Promise<void> {
 
   let inprocReport: { text: string } | undefined;
   if (!DOKIT_ROOM && enabled("rooms-inproc")) {
+    mark("rooms-inproc");
     log("rooms at scale, clients in-process (dokit/rooms against one object, the clients inside workerd)");
     const { roomsInprocBench, inprocSettings } = await import("./rooms-inproc.ts");
     const result = await roomsInprocBench(inprocSettings(QUICK), log);
@@ -589,10 +612,18 @@ async function main(): Promise<void> {
     console.log("\nBundle (esbuild, minified; gzip level 9)\n");
     console.log(bundle.text);
   }
-  if (enabled("jobs")) console.log(`\nJobs (dokit Scheduler vs a raw alarm loop over its SQL table; ratio dokit over raw)\n\n${(await (await import("./jobs.ts")).jobsBench({ quick: QUICK })).text}`);
+  let jobs: Awaited<ReturnType<typeof import("./jobs.ts").jobsBench>> | undefined;
+  if (enabled("jobs")) {
+    jobs = await (await import("./jobs.ts")).jobsBench({ quick: QUICK });
+    console.log(`\nJobs (dokit Scheduler vs a raw alarm loop over its SQL table; ratio dokit over raw)\n\n${jobs.text}`);
+  }
   if (enabled("streams")) console.log(`\nStreams (dokit/streams vs agents/streams 0.32.0; ratio dokit over the reference)\n\n${(await (await import("./streams.ts")).streamsBench({ quick: QUICK })).text}`);
   if (enabled("tasks")) console.log(`\nTasks (dokit/tasks vs agents/tasks 0.32.0 in one workerd; ratio dokit over the reference)\n\n${(await (await import("./tasks.ts")).tasksBench({ quick: QUICK })).text}`);
-  if (enabled("yjs")) console.log(`\n${(await (await import("./yjs.ts")).yjsBench({ quick: QUICK, log })).text}`);
+  let yjs: Awaited<ReturnType<typeof import("./yjs.ts").yjsBench>> | undefined;
+  if (enabled("yjs")) {
+    yjs = await (await import("./yjs.ts")).yjsBench({ quick: QUICK, log });
+    console.log(`\n${yjs.text}`);
+  }
   const seconds = (performance.now() - t0) / 1000;
   console.log(`\nbench took ${seconds.toFixed(0)} s`);
 
@@ -621,6 +652,60 @@ async function main(): Promise<void> {
   const file = new URL(DOKIT_ROOM ? `latest-${DOKIT_ROOM}.json` : "latest.json", out);
   writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
   console.log(`results: ${file.pathname}`);
+
+  // Each measure's result file (lib/results.ts); RESULTS.md and README.md's figures are rendered
+  // from the published ones (not the lower bounds' diagnostic runs, nor a quick run's).
+  if (DOKIT_ROOM) return;
+  const command = commandLine("pnpm bench");
+  const written: URL[] = [];
+  const record = (run: Omit<RunResult, "command" | "quick">) => written.push(recordRun({ ...run, command, quick: QUICK }));
+  for (const [measure, list] of figuresByMeasure()) {
+    if (list.length > 0) record({ measure, title: TITLES[measure] ?? measure, columns: IMPL_COLUMNS, figures: list.map(fromFigure) });
+  }
+  if (observability) {
+    const columns = ["dokit", "installed", "subscribed", "installed/dokit", "subscribed/dokit"];
+    record({
+      measure: "events",
+      title: TITLES.events ?? "events",
+      columns,
+      figures: observability.figures.map((f) => ({
+        name: `${f.measure}, ${f.stat}`,
+        unit: "ms",
+        values: { ...f.values, "installed/dokit": ratio(f.values.installed, f.values.dokit), "subscribed/dokit": ratio(f.values.subscribed, f.values.dokit) },
+      })),
+    });
+  }
+  if (bundle) record(bundleRun(bundle.rows));
+  if (jobs) record({ measure: "jobs", title: TITLES.jobs ?? "jobs", columns: ["raw", "dokit", "dokit/raw"], figures: fromPairs(jobs.figures, ["raw", "dokit"], ["raw", "dokit"]) });
+  if (yjs) record(yjsRun(yjs.figures));
+  console.log(`result files: ${written.map((f) => f.pathname).join(", ")}`);
+  // RESULTS.md and README.md's figures, from the result files as this run left them.
+  if (!QUICK) execFileSync(process.execPath, [new URL("./render.ts", import.meta.url).pathname], { stdio: "inherit" });
 }
+
+/** The result tables' headings, by measure. */
+const TITLES: Record<string, string> = {
+  echo: "Echo round trip",
+  rpc: "Rpc round trip",
+  saturation: "Saturation (and with getCurrentAgent() loaded)",
+  open: "Echo and wake with 10 / 100 / 1,000 open",
+  scale: "4,000 connections: open and broadcast",
+  memory: "4,000 connections: isolate heap per connection",
+  fanout: "Fan-out",
+  state: "State change",
+  connect: "Connect",
+  wake: "Wake after eviction",
+  startup: "Startup",
+  mcp: "MCP tools/call",
+  events: "Events (dokit/observability)",
+  presence: "Presence",
+  heartbeat: "Idle heartbeat",
+  deadlink: "Dead link",
+  rooms: "Rooms: chaos and cost",
+  "rooms-scale": "Rooms at scale",
+  "rooms-inproc": "Rooms at scale, clients in-process",
+  jobs: "Jobs",
+  yjs: "Yjs",
+};
 
 await main();

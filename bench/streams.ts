@@ -166,7 +166,7 @@ export async function streamsBench(options: { quick?: boolean } = {}): Promise<{
       figure(`replay ${replayChunks} chunks over SSE to a new reader`, "ms", median(replay.ref), median(replay.dokit)),
     ];
     const readers = options.quick ? 200 : 1_000;
-    const tailFigures = [
+    const tailFigures: StreamsFigure[] = [
       { measure: `live tail to ${readers} WebSocket readers, p50`, unit: "ms", ref: percentile(tail.raw, 0.5), dokit: percentile(tail.dokit, 0.5), ratio: percentile(tail.dokit, 0.5) / percentile(tail.raw, 0.5) },
       { measure: `live tail to ${readers} WebSocket readers, p99`, unit: "ms", ref: percentile(tail.raw, 0.99), dokit: percentile(tail.dokit, 0.99), ratio: percentile(tail.dokit, 0.99) / percentile(tail.raw, 0.99) },
     ];

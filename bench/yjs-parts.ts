@@ -14,7 +14,7 @@ import { cpuMs, pinWorkerd, PERF_V8_FLAGS, recordPerf, workerdPids } from "./lib
 import { quantile } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 
-const Y = (await import(new URL("../packages/dokit/node_modules/yjs/dist/yjs.mjs", import.meta.url).href)) as typeof import("yjs");
+import * as Y from "yjs";
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const rooms = arg("rooms", "dokit,party,raw,sql").split(",");

@@ -6,9 +6,9 @@
 // count for the next:
 //   node --expose-gc bench/yjs-structs.ts [--sizes=100000,250000,500000,1000000]
 import { execFileSync } from "node:child_process";
+import * as Y from "yjs";
 import { arg } from "./lib/cli.ts";
-
-const Y = (await import(new URL("../packages/dokit/node_modules/yjs/dist/yjs.mjs", import.meta.url).href)) as typeof import("yjs");
+import { commandLine, recordRun, type RunResult } from "./lib/results.ts";
 
 const one = process.argv.find((a) => a.startsWith("--one="));
 if (one) {
@@ -35,9 +35,14 @@ if (one) {
 } else {
   const sizes = arg("sizes", "100000,250000,500000,1000000").split(",").map(Number);
   console.log("structs   snapshot   heap added   load");
+  const figures: RunResult["figures"] = [];
   for (const n of sizes) {
     const out = execFileSync(process.execPath, ["--expose-gc", new URL(import.meta.url).pathname, `--one=${n}`], { encoding: "utf8" });
     const r = JSON.parse(out) as { structs: number; snapshotBytes: number; heapMB: number; loadMs: number };
     console.log(`${String(r.structs).padStart(9)} ${(r.snapshotBytes / 2 ** 20).toFixed(1).padStart(7)} MB ${r.heapMB.toFixed(1).padStart(9)} MB ${r.loadMs.toFixed(0).padStart(6)} ms`);
+    const mb = (v: number) => Math.round(v * 10) / 10;
+    figures.push({ name: `${n.toLocaleString("en-US")} structs`, unit: "–", values: { "snapshot (MB)": mb(r.snapshotBytes / 2 ** 20), "heap added (MB)": mb(r.heapMB), "load (ms)": Math.round(r.loadMs) } });
   }
+  const run = { measure: "yjs-structs", title: "Yjs documents by struct count", command: commandLine("node bench/yjs-structs.ts"), quick: false };
+  console.log(`result file: ${recordRun({ ...run, columns: ["snapshot (MB)", "heap added (MB)", "load (ms)"], figures }).pathname}`);
 }

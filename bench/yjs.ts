@@ -16,9 +16,10 @@ import { cpuMs, pinWorkerd, workerdPids } from "./lib/load.ts";
 import { quietWrangler } from "./lib/cli.ts";
 import { pairedRatio, quantile } from "./lib/stats.ts";
 import { startBenchWorker } from "./lib/worker.ts";
+import { commandLine, fromPairs, recordRun, type RunResult } from "./lib/results.ts";
 
-// The clients' yjs: packages/dokit's devDependency (the worker's alias points at the same file).
-const Y = (await import(new URL("../packages/dokit/node_modules/yjs/dist/yjs.mjs", import.meta.url).href)) as typeof import("yjs");
+// The clients' yjs: the same package the worker bundles (one copy: dokit/yjs and y-partyserver share it).
+import * as Y from "yjs";
 
 const IMPLS = ["dokit", "party"] as const;
 type Impl = (typeof IMPLS)[number];
@@ -339,10 +340,19 @@ export function yjsTable(figures: readonly YjsFigure[]): string {
   return ["| measure | stat | dokit | y-partyserver | dokit/y-partyserver | target |", "| --- | --- | --- | --- | --- | --- |", ...rows].join("\n");
 }
 
+/** @returns a run's figures as the yjs result file's rows: dokit, y-partyserver and their ratio */
+export function yjsRun(figures: readonly YjsFigure[]): Omit<RunResult, "command" | "quick"> {
+  return { measure: "yjs", title: "Yjs", columns: ["dokit", "y-partyserver", "dokit/y-partyserver"], figures: fromPairs(figures, ["dokit", "party"], ["dokit", "y-partyserver"]) };
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   quietWrangler();
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   const t0 = performance.now();
-  const { text } = await yjsBench({ quick: process.argv.includes("--quick"), only: process.argv.find((a) => a.startsWith("--only="))?.slice(7).split(",") });
+  const quick = process.argv.includes("--quick");
+  const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7).split(",");
+  const { text, figures } = await yjsBench({ quick, only });
   console.log(`\n${text}\n\nyjs bench took ${((performance.now() - t0) / 1000).toFixed(0)} s; results: bench/results/latest-yjs.json`);
+  // A run of some of its parts (--only) is not the measure's result.
+  if (!only) console.log(`result file: ${recordRun({ ...yjsRun(figures), command: commandLine("node bench/yjs.ts"), quick }).pathname}`);
 }

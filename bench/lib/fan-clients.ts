@@ -27,7 +27,7 @@ function tagOf(data: Buffer): number {
   if (at < 0 || at > 120) return -1;
   let n = 0;
   let i = at + TAG.length;
-  for (let c = data[i]; c >= 48 && c <= 57; c = data[++i]) n = n * 10 + c - 48;
+  for (let c = data[i]!; c >= 48 && c <= 57; c = data[++i]!) n = n * 10 + c - 48;
   return i === at + TAG.length ? -1 : n;
 }
 
@@ -92,7 +92,7 @@ process.on("message", async (message: ToClients) => {
     let failed = 0;
     const lane = async () => {
       while (next < message.sockets.length) {
-        const { url, local } = message.sockets[next++];
+        const { url, local } = message.sockets[next++]!;
         const ws = await open(population, url, local, message.ready);
         if (ws) population.sockets.push(ws);
         else failed++;

@@ -212,7 +212,7 @@ export async function openLoop(
     const due = Math.floor(((performance.now() - start) / 1000) * rate);
     for (; n < due; n++, next = (next + 1) % clients.length) {
       sent.set(n, performance.now());
-      clients[next].ws.send(frame(n));
+      clients[next]!.ws.send(frame(n));
     }
     await sleep(tick);
   }

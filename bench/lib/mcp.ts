@@ -3,24 +3,20 @@
 // Worker ("ref") and the same SDK handler inside a plain object ("raw"), all
 // serving the same one-tool server, called by the official client
 // (@modelcontextprotocol/client, pinned to the 2026-07-28 revision).
-import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { type Figure, median, quantile } from "./stats.ts";
 import { evictRoom } from "./client.ts";
 
-const DOKIT = new URL("../../packages/dokit/", import.meta.url);
-
-/** @returns whether the bench should serve MCP: dokit/mcp is exported */
+/** @returns whether the bench should serve MCP: the package exports `dokit/mcp` */
 export function mcpExported(): boolean {
-  return (JSON.parse(readFileSync(new URL("entries.json", DOKIT), "utf8")) as string[]).includes("mcp");
+  const pkg = createRequire(import.meta.url)("dokit/package.json") as { exports: Record<string, unknown> };
+  return "./mcp" in pkg.exports;
 }
 
 type McpClient = { callTool(call: { name: string; arguments: Record<string, unknown> }): Promise<{ content: { text: string }[] }> };
 
 async function officialClient(): Promise<{ connect(url: URL): Promise<McpClient & { close(): Promise<void> }> }> {
-  const dir = new URL("node_modules/@modelcontextprotocol/client/", DOKIT);
-  const pkg = JSON.parse(readFileSync(new URL("package.json", dir), "utf8"));
-  const entry = pkg.exports["."].import?.default ?? pkg.exports["."].import ?? pkg.exports["."].default;
-  const { Client, StreamableHTTPClientTransport } = await import(new URL(entry, dir).href);
+  const { Client, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client");
   return {
     async connect(url) {
       const client = new Client({ name: "dokit-bench", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
@@ -29,7 +25,8 @@ async function officialClient(): Promise<{ connect(url: URL): Promise<McpClient 
         fetch: (u: string | URL, init?: RequestInit) => (init?.method === "GET" ? Promise.resolve(new Response(null, { status: 405 })) : fetch(u, init)),
       });
       await client.connect(transport);
-      return client;
+      // The one tool answers with text content only, the one shape the bench reads.
+      return client as unknown as McpClient & { close(): Promise<void> };
     },
   };
 }
@@ -60,7 +57,7 @@ export async function mcpMeasures(base: URL, warmCalls: number, coldRounds: numb
   const block = 10;
   for (let round = 0; round < Math.ceil(warmCalls / block) + 3; round++) {
     for (let k = 0; k < impls.length; k++) {
-      const impl = impls[(round + k) % impls.length];
+      const impl = impls[(round + k) % impls.length]!;
       for (let i = 0; i < block; i++) {
         const ms = await timedCall(clients[impl], n++);
         if (round >= 3) warm[impl].push(ms); // three warm-up rounds

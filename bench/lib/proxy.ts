@@ -46,8 +46,8 @@ function serverFrames(onClose: (code: number) => void): (chunk: Buffer) => void 
       inHead = false;
     }
     while (buffer.length >= 2) {
-      const opcode = buffer[0] & 0x0f;
-      let length = buffer[1] & 0x7f;
+      const opcode = buffer[0]! & 0x0f;
+      let length = buffer[1]! & 0x7f;
       let offset = 2;
       if (length === 126) {
         if (buffer.length < 4) return;

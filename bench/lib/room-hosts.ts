@@ -78,5 +78,5 @@ export async function startRoomHosts(count: number): Promise<RoomHosts> {
     await dispose();
     throw error;
   }
-  return { coordinator: started[0].direct, hosts: started.slice(1).map((w) => w.direct), pids: workerdPids(), hostPids, dispose };
+  return { coordinator: started[0]!.direct, hosts: started.slice(1).map((w) => w.direct), pids: workerdPids(), hostPids, dispose };
 }

@@ -5,7 +5,7 @@ export function quantile(samples: readonly number[], q: number): number {
   if (samples.length === 0) return Number.NaN;
   const sorted = [...samples].sort((a, b) => a - b);
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[rank];
+  return sorted[rank] as number;
 }
 
 export const median = (samples: readonly number[]): number => quantile(samples, 0.5);
@@ -76,7 +76,7 @@ export function table(figures: readonly Figure[]): string {
       (miss ? "MISSED " : "") + [f.baselineNote, f.note].filter(Boolean).join("; "),
     ];
   });
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < 2 || i === 8 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ").trimEnd();
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i < 2 || i === 8 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join("  ").trimEnd();
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }

@@ -31,6 +31,9 @@ export interface BenchWorkerOptions {
  * @param options - an inspector and V8 flags, for the heap measure
  */
 export async function startBenchWorker(config: string, options: BenchWorkerOptions = {}): Promise<StartedWorker> {
+  // The workers import dokit by its public subpaths; the package's `@dokit/source` condition makes
+  // them the working tree's source (no build needed), wrangler's own conditions after it.
+  process.env.WRANGLER_BUILD_CONDITIONS ??= "@dokit/source,workerd,worker,browser";
   const { unstable_DevEnv, unstable_readConfig } = await import("wrangler");
   const devEnv = new unstable_DevEnv();
   type Address = { protocol: string; hostname: string; port: string };

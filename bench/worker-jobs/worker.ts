@@ -6,8 +6,8 @@
 // no platform alarm is left armed while the jobs wait (a fired alarm would race
 // the measured drain).
 import { DurableObject } from "cloudflare:workers";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { Scheduler } from "../../packages/dokit/src/schedule";
+import { Lifecycle } from "dokit/lifecycle";
+import { Scheduler } from "dokit/schedule";
 
 interface Env {
   RAW_JOBS: DurableObjectNamespace<RawJobs>;

@@ -8,9 +8,9 @@
 //   /publish/<room>  (POST, JSON data as body)   (the coordinator) publishToRoom
 //   /ping                                        "ok"
 import { DurableObject } from "cloudflare:workers";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { publishToRoom, RoomSequencer, RoomShard, routeRoomRequest } from "../../packages/dokit/src/rooms";
-import { WebSockets } from "../../packages/dokit/src/websockets";
+import { Lifecycle } from "dokit/lifecycle";
+import { publishToRoom, RoomSequencer, RoomShard, routeRoomRequest } from "dokit/rooms";
+import { WebSockets } from "dokit/websockets";
 
 interface Env {
   /** This host's binding of its own shard class (`SHARD_<i>`); the coordinator has none. */

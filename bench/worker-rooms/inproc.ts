@@ -8,7 +8,7 @@
 //                                         clock read right before the blast or the publish
 //   /inproc/<open|status|wait|report|close>/<holder>  (POST, JSON)   the holder's RPC method of that name
 import { DurableObject } from "cloudflare:workers";
-import { publishToRoom, routeRoomRequest } from "../../packages/dokit/src/rooms";
+import { publishToRoom, routeRoomRequest } from "dokit/rooms";
 import type { HolderStatus, OpenOptions, Receipts } from "./inproc-types";
 import type { BenchSingle } from "./scale";
 

@@ -4,12 +4,20 @@
 // share of them when the driver sets a fault rate (/faults). Each has `benchAbort()`, a reset as a
 // crash would do it (the instance is gone, storage stays).
 import { DurableObject } from "cloudflare:workers";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { RoomRelay, RoomSequencer, RoomShard } from "../../packages/dokit/src/rooms";
-import type { Outcome, Spread } from "../../packages/dokit/src/rooms/relay";
-import type { DeliveryTarget } from "../../packages/dokit/src/rooms/deliver";
-import type { OutgoingMessage, Published, LogRange, Joined, ShardReport } from "../../packages/dokit/src/rooms/types";
-import { WebSockets } from "../../packages/dokit/src/websockets";
+import { Lifecycle } from "dokit/lifecycle";
+import { RoomRelay, RoomSequencer, RoomShard } from "dokit/rooms";
+import { WebSockets } from "dokit/websockets";
+
+// The argument and result types of the sequencer's and relay's methods, read off the public classes
+// (the room's wire records are not exported on their own).
+type ShardReport = Parameters<RoomSequencer["report"]>[0];
+type OutgoingMessage = Parameters<RoomSequencer["publish"]>[1][number];
+type Published = Awaited<ReturnType<RoomSequencer["publish"]>>;
+type LogRange = Awaited<ReturnType<RoomSequencer["since"]>>;
+type Joined = Awaited<ReturnType<RoomSequencer["join"]>>;
+type DeliveryTarget = Parameters<RoomRelay["relay"]>[1][number];
+type Spread = Parameters<RoomRelay["relay"]>[2];
+type Outcome = Awaited<ReturnType<RoomRelay["relay"]>>[number];
 
 /** Object-to-object calls since the last reset of the counters, by kind, and the faults injected. */
 const calls = {

@@ -2,8 +2,8 @@
 // WebSockets object that broadcasts the same frame a room's shard sends its clients, and a pair of
 // objects that time one object-to-object call (DO RPC, or a fetch) for the cost model.
 import { DurableObject } from "cloudflare:workers";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { WebSockets } from "../../packages/dokit/src/websockets";
+import { Lifecycle } from "dokit/lifecycle";
+import { WebSockets } from "dokit/websockets";
 
 /** One object holding every connection; `blast` sends one frame to all of them. */
 export class BenchSingle extends DurableObject {

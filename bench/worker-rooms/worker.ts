@@ -14,7 +14,7 @@
 //   /blast/room/<room>    (POST, the data as body)   publishToRoom to the room (sequencer ROOM_SEQUENCER, shards b10)
 //   /pair?mode=<rpc|fetch>&calls=<n>&group=<g>       one object calls another n times; JSON: each group's mean ms per call
 //   /inproc/…                                        the in-process measure: clients held by objects in workerd (inproc.ts)
-import { publishToRoom, routeRoomRequest, shardName } from "../../packages/dokit/src/rooms";
+import { publishToRoom, routeRoomRequest, shardName } from "dokit/rooms";
 import { type BenchHolder, inprocRoute } from "./inproc";
 import { resetStats, setFaultRate, stats } from "./objects";
 import type { BenchPairCaller, BenchSingle } from "./scale";

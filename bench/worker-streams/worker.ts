@@ -15,9 +15,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle as RefLifecycle } from "agents/lifecycle";
 import { sseResponse as refSseResponse, Streams as RefStreamsCapability } from "agents/streams";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { sseResponse, Streams } from "../../packages/dokit/src/streams";
-import { WebSockets } from "../../packages/dokit/src/websockets";
+import { Lifecycle } from "dokit/lifecycle";
+import { sseResponse, Streams } from "dokit/streams";
+import { WebSockets } from "dokit/websockets";
 
 interface Env {
   DOKIT_STREAMS: DurableObjectNamespace<DokitStreams>;

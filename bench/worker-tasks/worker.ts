@@ -8,8 +8,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle as RefLifecycle } from "agents/lifecycle";
 import { Tasks as RefTasksCapability, type TaskStep as RefStep } from "agents/tasks";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { Tasks, type TaskStep } from "../../packages/dokit/src/tasks";
+import { Lifecycle } from "dokit/lifecycle";
+import { Tasks, type TaskStep } from "dokit/tasks";
 
 interface Env {
   DOKIT_TASKS: DurableObjectNamespace<DokitTasks>;
@@ -32,8 +32,7 @@ function definitions(host: BenchHost) {
     crash: async (_: null, step: Step) => {
       await step.do("first", async ({ attempt }) => {
         if (attempt === 1 && !host.mark("aborted")) {
-          await host.ctx.storage.sync();
-          host.ctx.abort("bench: abort mid-step");
+          await host.crash("bench: abort mid-step");
         }
         host.mark("recovered", Date.now());
         return attempt;
@@ -48,6 +47,12 @@ abstract class BenchHost extends DurableObject<Env> {
   wakes = 0;
   abstract readonly tasks: Handle;
   abstract start(): Promise<void>;
+
+  /** Flushes storage, then resets the object as a crash would. */
+  async crash(reason: string): Promise<void> {
+    await this.ctx.storage.sync();
+    this.ctx.abort(reason);
+  }
 
   /** Counts rows written from now on. */
   protected count(): void {

@@ -1,10 +1,10 @@
 // Rooms for attributing what dokit's wake costs (bench/wake.ts). Every room answers the bench
 // protocol's `e:` (echo) and `i:` (instance id); all but `dokit`, `min`, `floor` and `lean` answer with the
 // raw room's own code and add exactly one piece of what dokit does on a wake.
-import { AsyncLocalStorage, AsyncResource } from "node:async_hooks";
+import * as asyncHooks from "node:async_hooks";
 import { DurableObject } from "cloudflare:workers";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { WebSockets } from "../../packages/dokit/src/websockets";
+import { Lifecycle } from "dokit/lifecycle";
+import { WebSockets } from "dokit/websockets";
 import { classify } from "../worker/app";
 import { RawRoom } from "../worker/raw";
 import { objectNamed } from "../worker/address";
@@ -12,6 +12,11 @@ import { COMPACT, FloorRoom, LeanRoom } from "./lean";
 
 export { RawRoom } from "../worker/raw";
 import { DokitRoom } from "../worker/dokit";
+
+// workerd's node:async_hooks (nodejs_compat) has AsyncResource; the workers types do not declare it.
+const { AsyncLocalStorage } = asyncHooks;
+type AsyncResource = { runInAsyncScope<This, A extends unknown[], R>(fn: (this: This, ...args: A) => R, thisArg: This, ...args: A): R };
+const AsyncResource = (asyncHooks as unknown as { AsyncResource: new (type: string) => AsyncResource }).AsyncResource;
 
 export { DokitRoom, FloorRoom, LeanRoom };
 

@@ -1,8 +1,8 @@
 // The room with dokit: Lifecycle + WebSockets (with callables) + State.
 import { DurableObject } from "cloudflare:workers";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { State } from "../../packages/dokit/src/state";
-import { WebSockets } from "../../packages/dokit/src/websockets";
+import { Lifecycle } from "dokit/lifecycle";
+import { State } from "dokit/state";
+import { WebSockets } from "dokit/websockets";
 import { BenchCallables, classify, INITIAL_STATE } from "./app";
 
 export class DokitRoom extends DurableObject {

@@ -10,9 +10,9 @@
 // one isolate, so the route sees the objects' counts (the measure checks it: the count is 1
 // after the first connect), and reading it wakes nothing.
 import { DurableObject } from "cloudflare:workers";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { HeartbeatSweep, WebSockets } from "../../packages/dokit/src/websockets";
-import type { Connection } from "../../packages/dokit/src/websockets";
+import { Lifecycle } from "dokit/lifecycle";
+import { HeartbeatSweep, WebSockets } from "dokit/websockets";
+import type { Connection } from "dokit/websockets";
 import { classify } from "./app";
 import { reciprocateClose } from "./raw";
 
@@ -41,7 +41,7 @@ function answer(send: (text: string) => void, message: string | ArrayBuffer, ins
 export class RawHeartbeatRoom extends DurableObject {
   readonly #instance = crypto.randomUUID();
 
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     constructions.raw++;
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
@@ -74,7 +74,7 @@ export class DokitHeartbeatRoom extends DurableObject {
   });
   readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
 
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     constructions.dokit++;
   }
@@ -89,7 +89,7 @@ export class DokitSweptRoom extends DurableObject {
   });
   readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
 
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     constructions.swept++;
   }

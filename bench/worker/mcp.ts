@@ -2,12 +2,10 @@
 // Durable Object, and by the MCP SDK's own stateless handler in the Worker.
 // Loaded only when dokit/mcp is exported (bench/run.ts picks wrangler.mcp.jsonc).
 import { DurableObject } from "cloudflare:workers";
-// The MCP SDK and zod are devDependencies of packages/dokit; imported by path so that
-// their own imports (the SDK's `_shims` self-reference, `zod/v4`) resolve as usual.
-import { createMcpHandler, McpServer } from "../../packages/dokit/node_modules/@modelcontextprotocol/server/dist/index.mjs";
-import { z } from "../../packages/dokit/node_modules/zod/index.js";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { McpHandler } from "../../packages/dokit/src/mcp";
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { Lifecycle } from "dokit/lifecycle";
+import { McpHandler } from "dokit/mcp";
 
 /** A fresh server with one pure tool, `add` (no storage, so only the serving path differs). */
 function buildServer(): McpServer {

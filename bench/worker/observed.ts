@@ -1,7 +1,7 @@
 // The dokit room with dokit/observability installed (bench/observability.ts): the room
 // of worker/dokit.ts, plus "s:1" / "s:0", which add / remove one subscriber on every
 // agents:* channel (it counts events: the cost of building and publishing them).
-import { CHANNELS, type EventChannelKey, Observability, subscribe } from "../../packages/dokit/src/observability";
+import { CHANNELS, type EventChannelKey, Observability, subscribe } from "dokit/observability";
 import { DokitRoom } from "./dokit";
 
 /** The isolate's subscriber: its unsubscribe functions while it is on. */
@@ -14,7 +14,7 @@ function setSubscriber(on: boolean): void {
 }
 
 export class ObservedRoom extends DokitRoom {
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.lifecycle.use(new Observability());
     // Runs before the room's own handlers; `true` claims the switch messages.

@@ -7,9 +7,9 @@
 //            {"type":"dokit_presence","set":[[id,V],…],"left":[id,…]}  (at most one per tick)
 // Connect: the identity frame alone (no State). A plain GET answers `ok`.
 import { DurableObject } from "cloudflare:workers";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { Presence } from "../../packages/dokit/src/presence";
-import { WebSockets } from "../../packages/dokit/src/websockets";
+import { Lifecycle } from "dokit/lifecycle";
+import { Presence } from "dokit/presence";
+import { WebSockets } from "dokit/websockets";
 import { reciprocateClose } from "./raw";
 
 /** The tick both rooms hold changes for (dokit's default). */

@@ -18,9 +18,11 @@ export class RefRoom extends DurableObject {
     callables: new BenchCallables(),
     handlers: {
       onMessage: (connection, message) => {
-        const kind = classify(message);
-        if (kind === "echo") connection.send(message);
-        else if (kind === "broadcast") for (const other of this.webSockets.getConnections()) other.send(message);
+        // The bench sends text frames only.
+        const text = message as string;
+        const kind = classify(text);
+        if (kind === "echo") connection.send(text);
+        else if (kind === "broadcast") for (const other of this.webSockets.getConnections()) other.send(text);
         else if (kind === "instance") connection.send(`i:${this.#instance}`);
       },
     },

@@ -3,7 +3,7 @@
 //   /agents/mcp-room/{name}/mcp  dokit's McpHandler in the McpRoom object (routed by dokit/routing)
 //   /mcp/raw/{name}           the SDK's handler inside a plain object (McpRawRoom): the in-object floor
 //   /evict/mcp/{name}         test-only eviction of the McpRoom object
-import { routeAgentRequest } from "../../packages/dokit/src/routing";
+import { routeAgentRequest } from "dokit/routing";
 import rooms, { evict } from "./worker";
 import { sdkHandler } from "./mcp";
 

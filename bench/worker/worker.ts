@@ -62,7 +62,7 @@ export default {
       return new Response("collected");
     }
     if (action === "heartbeat-stats") return Response.json(heartbeatConstructions());
-    const binding = BINDINGS[kind as keyof typeof BINDINGS] ?? PRESENCE_BINDINGS[kind];
+    const binding = BINDINGS[kind as keyof typeof BINDINGS] ?? PRESENCE_BINDINGS[kind ?? ""];
     if (!binding || !name) return new Response("no route", { status: 404 });
     // The reference needs `ctx.id.name` (it throws without it), so its room keeps the named id
     // and pays the local wrapper's write on each construction (bench/README.md, "How it runs").

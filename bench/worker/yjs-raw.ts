@@ -16,7 +16,7 @@ export class RawYjsRoom extends DurableObject {
   #seq = 0;
   readonly #mode: string;
 
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.#mode = (ctx.id.name ?? "").split("-")[0] ?? "raw";
     if (this.#mode === "pk") ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS updates (seq INTEGER NOT NULL, part INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (seq, part))");

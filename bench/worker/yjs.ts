@@ -13,9 +13,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { YServer } from "y-partyserver";
 import * as Y from "yjs";
-import { Lifecycle } from "../../packages/dokit/src/lifecycle";
-import { WebSockets } from "../../packages/dokit/src/websockets";
-import { YjsDocument } from "../../packages/dokit/src/yjs";
+import { Lifecycle } from "dokit/lifecycle";
+import { WebSockets } from "dokit/websockets";
+import { YjsDocument } from "dokit/yjs";
 
 export { RawYjsRoom } from "./yjs-raw";
 
