@@ -182,14 +182,16 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
    * Records a shard's presence changes, and answers with the room-wide presence news since what the
    * shard knows. Changes reach every other shard with the next count broadcast. The shard's count is
    * not taken from this call: its count reports alone carry it, so an older one never overtakes them.
-   * @param update - the shard's changes since its last update, or its whole set; `null` to only ask
+   * @param update - the shard's changes since its last update, or its whole set (or one part of either); `null` to only ask
    * @param known - the sequencer instance and version of the last news the shard applied, `null` for none
    */
   async presence(shard: ShardReport, update: PresenceUpdate | null, known: PresenceKnown | null): Promise<PresenceAnswer> {
     let resync = false;
     if (update) {
-      if (this.#members.get(shard.name) && this.#presence.update(shard.name, update)) this.#announceSoon();
-      else resync = true;
+      // A part with more to come changes nothing yet: the last part applies them all.
+      if (this.#members.get(shard.name) && this.#presence.update(shard.name, update)) {
+        if (!update.more) this.#announceSoon();
+      } else resync = true;
     }
     return { news: this.#presence.answer(shard.name, known), resync };
   }

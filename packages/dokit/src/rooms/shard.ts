@@ -12,7 +12,7 @@ import { Membership } from "./membership";
 import { CountNotice } from "./shard-count";
 import { ShardDelivery } from "./shard-delivery";
 import { ShardPresence } from "./shard-presence";
-import { MESSAGE_BYTES, outgoingBytes } from "./sizes";
+import { MESSAGE_BYTES, outgoingBytes, PRESENCE_PART_BYTES } from "./sizes";
 import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
 import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./outbox";
 import { ackFrame, resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
@@ -42,6 +42,11 @@ export interface RoomShardOptions {
   storeWaiting?: boolean;
   /** Whether a connection may publish (its tags, its state…). Default: every connection may. */
   canPublish?: (connection: Connection) => boolean;
+  /**
+   * @internal For tests only (a bound they cannot reach at its real size): the most estimated bytes of
+   * presence entries one call to the sequencer carries, 1 to 2 MiB (default 2 MiB); a larger update goes in parts.
+   */
+  presencePartBytes?: number;
 }
 
 const OPEN = 1;
@@ -68,6 +73,7 @@ export class RoomShard implements Capability {
   readonly #batchMs: number;
   readonly #countMs: number;
   readonly #maxBytes: number;
+  readonly #presencePartBytes: number;
   #lifecycle: Lifecycle | undefined;
   #cursors: Cursors | undefined;
   #outbox: Outbox | undefined;
@@ -86,6 +92,7 @@ export class RoomShard implements Capability {
     this.#batchMs = inRange("batchMs", options.batchMs ?? 10, 0, 1000);
     this.#countMs = inRange("countMs", options.countMs ?? 1000, 10, 60_000);
     this.#maxBytes = inRange("maxMessageBytes", options.maxMessageBytes ?? 65_536, 1, 1_048_576);
+    this.#presencePartBytes = inRange("presencePartBytes", options.presencePartBytes ?? PRESENCE_PART_BYTES, 1, PRESENCE_PART_BYTES);
   }
 
   attach(claims: Claims): void {
@@ -389,6 +396,7 @@ export class RoomShard implements Capability {
       ready: () => this.#load(),
       registered: () => this.#member.record.registered,
       countMs: this.#countMs,
+      partBytes: this.#presencePartBytes,
     });
   }
 
