@@ -1,8 +1,8 @@
 import type { Connection } from "../lifecycle/connection";
 import { trySend } from "../lifecycle/wire";
 import type { WebSockets } from "../websockets/websockets";
-import type { Cursors } from "./cursors";
-import type { Membership } from "./membership";
+import type { Cursors } from "./shard-cursors";
+import type { ShardMembership } from "./shard-membership";
 import type { ShardPresence } from "./shard-presence";
 import { gapFrame, messageFrame, moreFrame, reaches } from "./room-frames";
 import { KEY_HEADER } from "./names";
@@ -12,7 +12,7 @@ import type { Delivered, Delivery, RoomMessage, SequencerApi } from "./types";
 export interface ShardDeliveryDeps {
   webSockets: WebSockets;
   cursors: Cursors;
-  membership: Membership;
+  membership: ShardMembership;
   sequencer(): SequencerApi;
 }
 

@@ -6,15 +6,15 @@ import type { Presence } from "../presence/presence";
 import { closeWith, overBytes, trySend } from "../lifecycle/wire";
 import { CLOSE_ROOM_DRAINED, CLOSE_ROOM_PUBLISH_FAILED, ROOM_DRAINED_REASON, ROOM_PUBLISH_FAILED_REASON, ROOM_EPOCH_PARAM, ROOM_MORE, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
-import { Cursors } from "./cursors";
+import { Cursors } from "./shard-cursors";
 import type { RoomsErrorCode } from "./errors";
-import { Membership } from "./membership";
+import { ShardMembership } from "./shard-membership";
 import { CountNotice } from "./shard-count";
 import { ShardDelivery } from "./shard-delivery";
 import { ShardPresence } from "./shard-presence";
 import { MESSAGE_BYTES, outgoingBytes, PRESENCE_PART_BYTES } from "./sizes";
 import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
-import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./outbox";
+import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./shard-outbox";
 import { ackFrame, resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
 import type { OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
 
@@ -77,7 +77,7 @@ export class RoomShard implements Capability {
   #lifecycle: Lifecycle | undefined;
   #cursors: Cursors | undefined;
   #outbox: Outbox | undefined;
-  #membership: Membership | undefined;
+  #membership: ShardMembership | undefined;
   #delivery: ShardDelivery | undefined;
   #countNotice: CountNotice | undefined;
   #presence: ShardPresence | undefined;
@@ -100,7 +100,7 @@ export class RoomShard implements Capability {
     namespaceOf(this.#options.env, this.#options.shards, "RoomShard shards");
     namespaceOf(this.#options.env, this.#sequencerBinding, "RoomShard sequencer");
     this.#cursors = new Cursors(lifecycle.ctx.storage);
-    this.#membership = new Membership({
+    this.#membership = new ShardMembership({
       storage: lifecycle.ctx.storage,
       sequencer: () => this.#sequencer(),
       report: () => this.#report(),
@@ -418,9 +418,9 @@ export class RoomShard implements Capability {
     return this.#cursors as Cursors;
   }
 
-  get #member(): Membership {
+  get #member(): ShardMembership {
     if (!this.#membership) void this.#installed;
-    return this.#membership as Membership;
+    return this.#membership as ShardMembership;
   }
 
   #deliveryOf(): ShardDelivery {

@@ -41,7 +41,7 @@ interface ShardSet {
  * never sees half of a shard's set. What is held aside is bounded by the room's limits too (all
  * shards together), so the sequencer holds at most twice `presenceBytes` of entries.
  */
-export class RoomPresence {
+export class SequencerPresence {
   /** Names this instance: a shard that sees another knows the sequencer restarted (and lost its sets). */
   readonly instance = crypto.randomUUID();
   readonly #limits: PresenceLimits;

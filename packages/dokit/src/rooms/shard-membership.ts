@@ -7,7 +7,7 @@ import type { SequencerApi, ShardReport } from "./types";
 export type ShardRecord = { delivered: number; registered: boolean; key?: string; epoch?: string };
 
 /** What the membership needs of its shard. */
-export interface MembershipDeps {
+export interface ShardMembershipDeps {
   storage: DurableObjectStorage;
   sequencer(): SequencerApi;
   /** The shard's report (name, binding, open connections). */
@@ -30,8 +30,8 @@ const RECORD = "__dokit_room";
  * registration and the room's key), joins and leaves (one at a time: deliveries wait for them), and
  * its connection count, reported to the sequencer at most once per `countMs`.
  */
-export class Membership {
-  readonly #deps: MembershipDeps;
+export class ShardMembership {
+  readonly #deps: ShardMembershipDeps;
   #record: ShardRecord = { delivered: 0, registered: false };
   /** Joins and leaves, one at a time. */
   #serial: Promise<unknown> = Promise.resolve();
@@ -42,7 +42,7 @@ export class Membership {
   #included = -1;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(deps: MembershipDeps) {
+  constructor(deps: ShardMembershipDeps) {
     this.#deps = deps;
   }
 
