@@ -1,4 +1,7 @@
-import type { SequencerApi, ShardReport } from "./types";
+import type { WebSockets } from "../websockets/websockets";
+import { namespaceOf, parseShardName, stubOf } from "./names";
+import { CountNotice } from "./shard-count";
+import type { OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
 
 /**
  * What a shard keeps in storage: how far it delivered, whether (and with which key) it is a member,
@@ -6,16 +9,20 @@ import type { SequencerApi, ShardReport } from "./types";
  */
 export type ShardRecord = { delivered: number; registered: boolean; key?: string; epoch?: string };
 
-/** What the membership needs of its shard. */
-export interface ShardMembershipDeps {
+/** Where a shard stands: its object, its connections and its room's sequencer. */
+export interface ShardMembershipOptions {
   storage: DurableObjectStorage;
-  sequencer(): SequencerApi;
-  /** The shard's report (name, binding, open connections). */
-  report(): ShardReport;
-  /** How soon a change in the connection count is reported, in ms. */
+  /** The shard's connections: their count is reported, and count frames go to them. */
+  webSockets: WebSockets;
+  /** The shard's object name (`<room>#<index>`). */
+  name: string;
+  /** The name of the binding the shard's class is bound to (the sequencer delivers through it). */
+  binding: string;
+  /** The object's `env`, and the name of the sequencer's binding in it. */
+  env: object;
+  sequencer: string;
+  /** How soon a change in the connection count is reported, and told to clients, in ms. */
   countMs: number;
-  /** Told each time a room-wide count is heard from the sequencer. */
-  counted?(): void;
   /**
    * The room's order started again (its sequencer lost its storage): the shard tells its clients
    * before the new order's messages reach them.
@@ -26,12 +33,14 @@ export interface ShardMembershipDeps {
 const RECORD = "__dokit_room";
 
 /**
- * A shard's standing in its room: its stored record (the last seq it sent its clients, its
- * registration and the room's key), joins and leaves (one at a time: deliveries wait for them), and
- * its connection count, reported to the sequencer at most once per `countMs`.
+ * A shard's standing in its room, and its one link to the room's sequencer: its stored record (the
+ * last seq it sent its clients, its registration and the room's key), joins and leaves (one at a
+ * time: deliveries wait for them), its publishes, and the room-wide connection count: its own
+ * reported to the sequencer at most once per `countMs`, the room's told to its clients.
  */
 export class ShardMembership {
-  readonly #deps: ShardMembershipDeps;
+  readonly #options: ShardMembershipOptions;
+  readonly #countNotice: CountNotice;
   #record: ShardRecord = { delivered: 0, registered: false };
   /** Joins and leaves, one at a time. */
   #serial: Promise<unknown> = Promise.resolve();
@@ -41,9 +50,57 @@ export class ShardMembership {
   /** This shard's part in `#roomCount`: what the sequencer had been told when it made that count. */
   #included = -1;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  constructor(options: ShardMembershipOptions) {
+    this.#options = options;
+    this.#countNotice = new CountNotice(options.webSockets, options.countMs, () => this.count(), options.storage);
+  }
 
-  constructor(deps: ShardMembershipDeps) {
-    this.#deps = deps;
+  /** The room this shard belongs to (its object name without `#<index>`). */
+  get room(): string {
+    return parseShardName(this.#options.name).room;
+  }
+
+  /** This shard's index in the room. */
+  get index(): number {
+    return parseShardName(this.#options.name).index;
+  }
+
+  /** @returns a stub of the room's sequencer */
+  sequencer(): SequencerApi {
+    return stubOf<SequencerApi>(namespaceOf(this.#options.env, this.#options.sequencer, "RoomShard sequencer"), this.room);
+  }
+
+  /** @returns what the shard tells the sequencer of itself: its name, binding and open connections */
+  report(): ShardReport {
+    return { name: this.#options.name, binding: this.#options.binding, connections: this.#options.webSockets.count() };
+  }
+
+  /**
+   * @returns the room-wide count with this shard's own connections as they are now rather than as
+   * the sequencer last heard them: a connection's welcome counts it, and the connections that came before it
+   */
+  count(): number {
+    const connections = this.#options.webSockets.count();
+    return this.#included < 0 ? Math.max(this.#roomCount, connections) : Math.max(connections, this.#roomCount - this.#included + connections);
+  }
+
+  /** A connection was welcomed with `count`: its clients are told the count again at its next change. */
+  welcomed(count: number): void {
+    this.#countNotice.welcomed(count);
+  }
+
+  /**
+   * Sends a batch of publishes to the sequencer (with the shard's count when it is a member).
+   * @returns the sequencer's answer: each message's seq
+   */
+  async publish(messages: OutgoingMessage[]): Promise<Published> {
+    const registered = this.#record.registered;
+    const report = registered ? this.report() : null;
+    const published = await this.sequencer().publish(report, messages);
+    this.heard(published.count, report?.connections);
+    // The sequencer no longer lists this shard (it was unreachable for a delivery): join again, keeping its place.
+    if (registered && !published.registered && this.#record.registered) void this.join(true).catch(() => {});
+    return published;
   }
 
   /**
@@ -55,7 +112,7 @@ export class ShardMembership {
     if (told !== undefined) this.#told = told;
     this.#included = this.#told;
     this.#roomCount = count;
-    this.#deps.counted?.();
+    this.#countNotice.heard(this.count());
   }
 
   /** The shard told the sequencer its connection count (in its answer to a delivery). */
@@ -63,20 +120,12 @@ export class ShardMembership {
     this.#told = connections;
   }
 
-  /**
-   * @returns the room-wide count with this shard's own part as it is now (`connections`) rather than as
-   * the sequencer last heard it: a connection's welcome counts it, and the connections that came before it
-   */
-  countWith(connections: number): number {
-    return this.#included < 0 ? Math.max(this.#roomCount, connections) : Math.max(connections, this.#roomCount - this.#included + connections);
-  }
-
   get record(): ShardRecord {
     return this.#record;
   }
 
   async load(): Promise<void> {
-    this.#record = (await this.#deps.storage.get<ShardRecord>(RECORD)) ?? this.#record;
+    this.#record = (await this.#options.storage.get<ShardRecord>(RECORD)) ?? this.#record;
   }
 
   /** The shard sent its clients everything up to `seq` (stored, not awaited: the output gate holds the sends until it is durable). */
@@ -97,12 +146,12 @@ export class ShardMembership {
   join(keep: boolean): Promise<void> {
     return this.#serially(async () => {
       if (this.#record.registered && !keep) return;
-      const report = this.#deps.report();
+      const report = this.report();
       const known = this.#record.epoch;
-      const joined = await this.#deps.sequencer().join(report, keep ? this.#record.delivered : null, known);
+      const joined = await this.sequencer().join(report, keep ? this.#record.delivered : null, known);
       this.#record = { delivered: joined.at, registered: true, key: joined.key, epoch: joined.epoch };
       this.heard(joined.count, report.connections);
-      if (known !== undefined && known !== joined.epoch) this.#deps.restarted(joined.epoch);
+      if (known !== undefined && known !== joined.epoch) this.#options.restarted(joined.epoch);
       await this.#save();
     });
   }
@@ -110,9 +159,9 @@ export class ShardMembership {
   /** Unregisters when no connection is left (so the idle shard receives nothing and may hibernate). */
   leave(): Promise<void> {
     return this.#serially(async () => {
-      const report = this.#deps.report();
+      const report = this.report();
       if (!this.#record.registered || report.connections > 0) return;
-      await this.#deps.sequencer().leave(report.name);
+      await this.sequencer().leave(report.name);
       this.#record = { ...this.#record, registered: false };
       await this.#save();
     });
@@ -125,10 +174,10 @@ export class ShardMembership {
   countChanged(): void {
     this.#timer ??= setTimeout(() => {
       this.#timer = undefined;
-      const report = this.#deps.report();
+      const report = this.report();
       if (!this.#record.registered || report.connections === this.#told || report.connections === 0) return;
       this.#told = report.connections;
-      this.#deps
+      this
         .sequencer()
         .report(report)
         .then(({ count, registered }) => {
@@ -136,7 +185,7 @@ export class ShardMembership {
           if (!registered && this.#record.registered) return this.join(true);
         })
         .catch((error: unknown) => console.warn("dokit: a room shard failed to report its connections", error));
-    }, this.#deps.countMs);
+    }, this.#options.countMs);
   }
 
   #serially(work: () => Promise<void>): Promise<void> {
@@ -146,6 +195,6 @@ export class ShardMembership {
   }
 
   #save(): Promise<void> {
-    return this.#deps.storage.put(RECORD, this.#record);
+    return this.#options.storage.put(RECORD, this.#record);
   }
 }

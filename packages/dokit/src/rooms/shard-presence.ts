@@ -1,19 +1,16 @@
 import type { PresenceLink, Presence } from "../presence/presence";
 import { presenceBytes } from "./sizes";
-import type { PresenceKnown, PresenceNews, PresenceUpdate, SequencerApi, ShardReport } from "./types";
+import type { ShardMembership } from "./shard-membership";
+import type { PresenceKnown, PresenceNews, PresenceUpdate } from "./types";
 
 /** What a shard's side of room-wide presence needs. */
-export interface ShardPresenceDeps {
+export interface ShardPresenceOptions {
   /** The shard's Presence (its WebSockets'). */
   presence: Presence;
-  /** This shard's index in the room. */
-  index(): number;
-  report(): ShardReport;
-  sequencer(): SequencerApi;
-  /** Reads the shard's stored record (once per instance). */
+  /** The shard's standing in its room: its index, its report, whether it is registered, and its sequencer. */
+  membership: ShardMembership;
+  /** Reads the shard's stored state (once per instance). */
   ready(): Promise<void>;
-  /** Whether the shard is registered with the sequencer (its record read). */
-  registered(): boolean;
   /** How long local changes are gathered before they go to the sequencer, in ms (the shard's `countMs`). */
   countMs: number;
   /** The most estimated bytes of entries one call carries (`PRESENCE_PART_BYTES` unless a test lowers it). */
@@ -35,7 +32,7 @@ const MAX_CHANGES = 1000;
  * sends its watchers new snapshots.
  */
 export class ShardPresence implements PresenceLink {
-  readonly #deps: ShardPresenceDeps;
+  readonly #deps: ShardPresenceOptions;
   readonly #gen = crypto.randomUUID();
   #n = 0;
   /** The next update sends the whole set (a new instance, a failed call, or the sequencer asked for it). */
@@ -54,7 +51,7 @@ export class ShardPresence implements PresenceLink {
   #calling = false;
   #again = false;
 
-  constructor(deps: ShardPresenceDeps) {
+  constructor(deps: ShardPresenceOptions) {
     this.#deps = deps;
     deps.presence.link(this);
   }
@@ -121,7 +118,7 @@ export class ShardPresence implements PresenceLink {
       return this.#soon(deps.countMs);
     }
     // Not in the room (no connection, or joining): the join sends the whole set.
-    if (!deps.registered()) {
+    if (!deps.membership.record.registered) {
       this.#calling = this.#again = false;
       return this.#wholeNext();
     }
@@ -138,7 +135,7 @@ export class ShardPresence implements PresenceLink {
     try {
       // One call per part, in order (none: a call that only asks for news).
       for (const update of parts.length ? parts : [null]) {
-        const answer = await deps.sequencer().presence(deps.report(), update, this.#known ?? null);
+        const answer = await deps.membership.sequencer().presence(deps.membership.report(), update, this.#known ?? null);
         this.#apply(answer.news);
         if (answer.resync) {
           this.#wholeNext();
@@ -196,7 +193,7 @@ export class ShardPresence implements PresenceLink {
     if (known && !same) this.#restarted();
     // News after a version this shard lacks (or from a sequencer it knows nothing of): it asks for all of it.
     if (news.since !== undefined && (!same || news.since > (known as PresenceKnown).version)) return this.#soon(0);
-    const self = String(this.#deps.index());
+    const self = String(this.#deps.membership.index);
     const set: [string, string][] = [];
     const gone: string[] = [];
     // Shards the news does not list keep their entries (after a sequencer restart, until they send theirs to it).

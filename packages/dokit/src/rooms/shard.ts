@@ -9,14 +9,13 @@ import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./shard-cursors";
 import type { RoomsErrorCode } from "./errors";
 import { ShardMembership } from "./shard-membership";
-import { CountNotice } from "./shard-count";
 import { ShardDelivery } from "./shard-delivery";
 import { ShardPresence } from "./shard-presence";
 import { MESSAGE_BYTES, outgoingBytes, PRESENCE_PART_BYTES } from "./sizes";
-import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
+import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf } from "./names";
 import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./shard-outbox";
 import { ackFrame, resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
-import type { OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
+import type { OutgoingMessage } from "./types";
 
 /** Options of {@link RoomShard}. */
 export interface RoomShardOptions {
@@ -79,7 +78,6 @@ export class RoomShard implements Capability {
   #outbox: Outbox | undefined;
   #membership: ShardMembership | undefined;
   #delivery: ShardDelivery | undefined;
-  #countNotice: CountNotice | undefined;
   #presence: ShardPresence | undefined;
   #loading: Promise<void> | undefined;
 
@@ -99,25 +97,30 @@ export class RoomShard implements Capability {
     const lifecycle = (this.#lifecycle = claims.lifecycle);
     namespaceOf(this.#options.env, this.#options.shards, "RoomShard shards");
     namespaceOf(this.#options.env, this.#sequencerBinding, "RoomShard sequencer");
+    const sockets = this.#options.webSockets;
     this.#cursors = new Cursors(lifecycle.ctx.storage);
-    this.#membership = new ShardMembership({
+    const membership = (this.#membership = new ShardMembership({
       storage: lifecycle.ctx.storage,
-      sequencer: () => this.#sequencer(),
-      report: () => this.#report(),
+      webSockets: sockets,
+      name: lifecycle.name,
+      binding: this.#options.shards,
+      env: this.#options.env,
+      sequencer: this.#sequencerBinding,
       countMs: this.#countMs,
-      counted: () => this.#countNotice?.heard(this.count()),
       restarted: (epoch) => this.#restarted(epoch),
-    });
-    this.#countNotice = new CountNotice(this.#options.webSockets, this.#countMs, () => this.count(), lifecycle.ctx.storage);
-    this.#delivery = new ShardDelivery({ webSockets: this.#options.webSockets, cursors: this.#cursors, membership: this.#membership, sequencer: () => this.#sequencer() });
+    }));
+    this.#delivery = new ShardDelivery({ webSockets: sockets, cursors: this.#cursors, membership });
     this.#outbox = new Outbox({
       batchMs: this.#batchMs,
       storage: this.#options.storeWaiting ? lifecycle.ctx.storage : undefined,
-      send: (messages) => this.#publishBatch(messages),
+      // After the shard's record is read (a publish of a shard without clients goes without its report).
+      send: async (messages) => {
+        await this.#load();
+        return membership.publish(messages);
+      },
       taken: (batch, seqs) => batch.forEach((pending, i) => this.#acknowledge(pending, seqs[i] as number)),
       failed: (batch, error) => this.#fail(batch, error),
     });
-    const sockets = this.#options.webSockets;
     sockets.use({
       onConnect: (connection, ctx) => this.#connected(connection, ctx.request),
       onClose: (connection) => this.#closed(connection),
@@ -141,12 +144,12 @@ export class RoomShard implements Capability {
 
   /** The room this shard belongs to (its object name without `#<index>`). */
   get room(): string {
-    return parseShardName(this.#installed.name).room;
+    return this.#member.room;
   }
 
   /** This shard's index in the room. */
   get index(): number {
-    return parseShardName(this.#installed.name).index;
+    return this.#member.index;
   }
 
   /**
@@ -154,7 +157,7 @@ export class RoomShard implements Capability {
    * docs/rooms.md for how stale), with this shard's own connections as they are now
    */
   count(): number {
-    return this.#member.countWith(this.#options.webSockets.count());
+    return this.#member.count();
   }
 
   /** @returns how many publishes wait for the sequencer (gathered into a batch, or in the batch being sent) */
@@ -212,6 +215,7 @@ export class RoomShard implements Capability {
 
   async #connected(connection: Connection, request: Request): Promise<void> {
     const cursors = this.#cursorsOf();
+    const member = this.#member;
     // Out of live messages until it has its welcome (and its catch-up).
     cursors.hold(connection.id, 0, false);
     const params = new URL(request.url).searchParams;
@@ -221,7 +225,6 @@ export class RoomShard implements Capability {
     const theirs = since !== undefined && given !== null && given.length <= 64 ? given : undefined;
     try {
       await this.#load();
-      const member = this.#member;
       // Joins unless registered, decided after any leave under way (the last client's close may be taking the shard out).
       await member.join(false);
       // The client knows a later order than this shard (it was told on another shard): learn it first.
@@ -231,10 +234,10 @@ export class RoomShard implements Capability {
       throw error;
     }
     this.#presence?.joined();
-    const { delivered, epoch } = this.#member.record;
+    const { delivered, epoch } = member.record;
     const count = this.count();
     trySend(connection, welcomeFrame(this.room, this.index, delivered, count, epoch));
-    this.#countNotice?.welcomed(count);
+    member.welcomed(count);
     if (raw !== null && since === undefined) trySend(connection, roomErrorFrame("ROOM_REJECTED", "since must be a seq: a whole number"));
     // A seq of an order the room no longer has (its sequencer lost its storage): told, then the new order from its start.
     if (theirs !== undefined && epoch !== undefined && theirs !== epoch) {
@@ -245,7 +248,7 @@ export class RoomShard implements Capability {
     // log, which sends what it missed and leaves at most a floor at the room's head. Else live.
     if (since !== undefined && since !== delivered) void this.#deliveryOf().catchUp(connection, since);
     else cursors.release(connection.id, delivered, delivered);
-    this.#member.countChanged();
+    member.countChanged();
   }
 
   /**
@@ -326,18 +329,6 @@ export class RoomShard implements Capability {
 
   // --------------------------------------------------------- the sequencer
 
-  async #publishBatch(messages: OutgoingMessage[]): Promise<Published> {
-    await this.#load();
-    const member = this.#member;
-    const registered = member.record.registered;
-    const report = registered ? this.#report() : null;
-    const published = await this.#sequencer().publish(report, messages);
-    member.heard(published.count, report?.connections);
-    // The sequencer no longer lists this shard (it was unreachable for a delivery): join again, keeping its place.
-    if (registered && !published.registered && member.record.registered) void member.join(true).catch(() => {});
-    return published;
-  }
-
   /** @returns the refusal of an upgrade when this shard holds the capacity the router gave, else `undefined` (accepted) */
   #full(request: Request): Response | undefined {
     const raw = request.headers.get(CAPACITY_HEADER);
@@ -350,7 +341,7 @@ export class RoomShard implements Capability {
 
   async #deliverRoute(request: Request): Promise<Response> {
     await this.#load();
-    return this.#deliveryOf().answer(request, () => this.#options.webSockets.count(), this.#presence);
+    return this.#deliveryOf().answer(request, this.#presence);
   }
 
   // ------------------------------------------------------------------ inside
@@ -371,10 +362,6 @@ export class RoomShard implements Capability {
     }));
   }
 
-  #report(): ShardReport {
-    return { name: this.#installed.name, binding: this.#options.shards, connections: this.#options.webSockets.count() };
-  }
-
   /**
    * Links the WebSockets' Presence, if it has one, to the room: found on the WebSockets once the
    * Presence is served, else handed over when it is (the order the two are attached in may vary).
@@ -390,11 +377,8 @@ export class RoomShard implements Capability {
   #roomPresenceFor(presence: Presence): void {
     this.#presence ??= new ShardPresence({
       presence,
-      index: () => this.index,
-      report: () => this.#report(),
-      sequencer: () => this.#sequencer(),
+      membership: this.#member,
       ready: () => this.#load(),
-      registered: () => this.#member.record.registered,
       countMs: this.#countMs,
       partBytes: this.#presencePartBytes,
     });
@@ -402,10 +386,6 @@ export class RoomShard implements Capability {
 
   get #sequencerBinding(): string {
     return this.#options.sequencer ?? "ROOM_SEQUENCER";
-  }
-
-  #sequencer(): SequencerApi {
-    return stubOf<SequencerApi>(namespaceOf(this.#options.env, this.#sequencerBinding, "RoomShard sequencer"), this.room);
   }
 
   get #installed(): Lifecycle {
