@@ -4,7 +4,7 @@ import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Presence } from "../presence/presence";
 import { closeWith, overBytes, trySend } from "../lifecycle/wire";
-import { CLOSE_ROOM_DRAINED, CLOSE_ROOM_PUBLISH_FAILED, ROOM_DRAINED_REASON, ROOM_PUBLISH_FAILED_REASON, ROOM_EPOCH_PARAM, ROOM_MORE, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
+import { CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON, ROOM_EPOCH_PARAM, ROOM_MORE, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./shard-cursors";
 import type { RoomsErrorCode } from "./errors";
@@ -13,8 +13,8 @@ import { ShardDelivery } from "./shard-delivery";
 import { ShardPresence } from "./shard-presence";
 import { MESSAGE_BYTES, outgoingBytes, PRESENCE_PART_BYTES } from "./sizes";
 import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf } from "./names";
-import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./shard-outbox";
-import { ackFrame, resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
+import { filters, Outbox, readPublish, type RoomPublishOptions } from "./shard-outbox";
+import { resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
 import type { OutgoingMessage } from "./types";
 
 /** Options of {@link RoomShard}. */
@@ -111,6 +111,7 @@ export class RoomShard implements Capability {
     }));
     this.#delivery = new ShardDelivery({ webSockets: sockets, cursors: this.#cursors, membership });
     this.#outbox = new Outbox({
+      webSockets: sockets,
       batchMs: this.#batchMs,
       storage: this.#options.storeWaiting ? lifecycle.ctx.storage : undefined,
       // After the shard's record is read (a publish of a shard without clients goes without its report).
@@ -118,8 +119,6 @@ export class RoomShard implements Capability {
         await this.#load();
         return membership.publish(messages);
       },
-      taken: (batch, seqs) => batch.forEach((pending, i) => this.#acknowledge(pending, seqs[i] as number)),
-      failed: (batch, error) => this.#fail(batch, error),
     });
     sockets.use({
       onConnect: (connection, ctx) => this.#connected(connection, ctx.request),
@@ -294,40 +293,6 @@ export class RoomShard implements Capability {
       return false;
     }
   }
-
-  #acknowledge(pending: Pending, seq: number): void {
-    const connection = this.#publisherOf(pending);
-    if (connection) trySend(connection, ackFrame(pending.message.id, seq));
-    pending.settle?.resolve(seq);
-  }
-
-  /**
-   * Publishes the sequencer did not take (a batch after every retry, and its publishers' messages
-   * waiting behind it): each is refused, and each publishing connection is then closed (3010), so
-   * that it sends them again, in order, on its next connection before anything new; a message it
-   * sends meanwhile is not taken, and can never be ordered before the ones that failed.
-   */
-  #fail(failed: readonly Pending[], error: unknown): void {
-    console.error("dokit: a room shard could not publish to its room's sequencer", error);
-    const publishers = new Set<Connection>();
-    for (const pending of failed) {
-      const connection = this.#publisherOf(pending);
-      if (connection) {
-        trySend(connection, roomErrorFrame("ROOM_PUBLISH_FAILED", "The room did not take the message; send it again", pending.message.id));
-        publishers.add(connection);
-      }
-      pending.settle?.reject(new DokitError<RoomsErrorCode>("ROOM_PUBLISH_FAILED", "the room's sequencer did not take the message", { cause: error }));
-    }
-    for (const connection of publishers) closeWith(connection, CLOSE_ROOM_PUBLISH_FAILED, ROOM_PUBLISH_FAILED_REASON);
-  }
-
-  /** @returns the open connection that published a message (found by id for one a reset left waiting), if any */
-  #publisherOf(pending: Pending): Connection | undefined {
-    if (pending.connection) return pending.connection.readyState === OPEN ? pending.connection : undefined;
-    return pending.message.from === undefined ? undefined : this.#options.webSockets.getConnection(pending.message.from);
-  }
-
-  // --------------------------------------------------------- the sequencer
 
   /** @returns the refusal of an upgrade when this shard holds the capacity the router gave, else `undefined` (accepted) */
   #full(request: Request): Response | undefined {
