@@ -4,7 +4,7 @@ import type { WebSockets } from "../websockets/websockets";
 import type { Cursors } from "./shard-cursors";
 import type { ShardMembership } from "./shard-membership";
 import type { ShardPresence } from "./shard-presence";
-import { gapFrame, messageFrame, moreFrame, reaches } from "./room-frames";
+import { gapFrame, messageFrame, moreFrame, reaches, resetFrame } from "./room-frames";
 import { KEY_HEADER } from "./names";
 import type { Delivered, Delivery, RoomMessage } from "./types";
 
@@ -86,6 +86,20 @@ export class ShardDelivery {
       cursors.hold(connection.id, at, true);
     }
     cursors.drop(connection.id);
+  }
+
+  /**
+   * The room's order started again: every connection that has joined is told, and is live from the
+   * new order's start (the shard now stands at 0 in it, so deliveries bring it everything).
+   */
+  restarted(epoch: string): void {
+    const cursors = this.#deps.cursors;
+    const frame = resetFrame(epoch);
+    for (const connection of this.#deps.webSockets.getConnections()) {
+      if (cursors.joining(connection.id)) continue;
+      cursors.drop(connection.id);
+      trySend(connection, frame);
+    }
   }
 
   /** A client sent back a catch-up's token (`dokit_room_more`): its catch-up goes on. */

@@ -6,7 +6,8 @@ import type { WebSockets } from "../websockets/websockets";
 import type { RoomsErrorCode } from "./errors";
 import { ackFrame, roomErrorFrame } from "./room-frames";
 import { outgoingBytes } from "./sizes";
-import type { OutgoingMessage, Published } from "./types";
+import type { ShardMembership } from "./shard-membership";
+import type { OutgoingMessage } from "./types";
 
 /** Options of a publish (`RoomShard.publish`, `publishToRoom`). */
 export interface RoomPublishOptions {
@@ -52,8 +53,8 @@ export interface Pending {
 
 /** What the outbox needs of its shard. */
 export interface OutboxDeps {
-  /** Sends one batch to the sequencer. @returns each message's seq */
-  send(messages: OutgoingMessage[]): Promise<Published>;
+  /** The shard's link to the sequencer: batches go through it. */
+  membership: ShardMembership;
   /** The shard's connections: where a publisher that a reset left waiting is found, by id. */
   webSockets: WebSockets;
   /** How long publishes are gathered before a batch goes, in ms. */
@@ -143,7 +144,7 @@ export class Outbox {
       const messages = batch.map((pending) => pending.message);
       for (let attempt = 0; ; attempt++) {
         try {
-          const published = await this.#deps.send(messages);
+          const published = await this.#deps.membership.publish(messages);
           this.#forget(batch);
           batch.forEach((pending, i) => this.#acknowledge(pending, published.seqs[i] as number));
           break;

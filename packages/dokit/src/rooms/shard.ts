@@ -49,6 +49,19 @@ export interface RoomShardOptions {
 }
 
 const OPEN = 1;
+/** A shard's parts, built by `attach`, each owning its share of the work. */
+interface Parts {
+  lifecycle: Lifecycle;
+  /** Where each connection stands when it is not simply live. */
+  cursors: Cursors;
+  /** The shard's standing in its room, its count, and its link to the sequencer. */
+  membership: ShardMembership;
+  /** Deliveries from the sequencer, and catch-ups. */
+  delivery: ShardDelivery;
+  /** Publishes on their way to the sequencer, until each publisher has its answer. */
+  outbox: Outbox;
+}
+
 /** Where a Presence served by a WebSockets is found on it (dokit/presence puts itself there; rooms may not import it). */
 const PRESENCE_KEY = Symbol.for("dokit.presence");
 /** How long `drain()` waits for publishes still on their way to the sequencer. */
@@ -73,11 +86,8 @@ export class RoomShard implements Capability {
   readonly #countMs: number;
   readonly #maxBytes: number;
   readonly #presencePartBytes: number;
-  #lifecycle: Lifecycle | undefined;
-  #cursors: Cursors | undefined;
-  #outbox: Outbox | undefined;
-  #membership: ShardMembership | undefined;
-  #delivery: ShardDelivery | undefined;
+  /** What `attach` builds. */
+  #parts: Parts | undefined;
   #presence: ShardPresence | undefined;
   #loading: Promise<void> | undefined;
 
@@ -94,32 +104,27 @@ export class RoomShard implements Capability {
   }
 
   attach(claims: Claims): void {
-    const lifecycle = (this.#lifecycle = claims.lifecycle);
+    const lifecycle = claims.lifecycle;
+    const storage = lifecycle.ctx.storage;
+    const sequencer = this.#options.sequencer ?? "ROOM_SEQUENCER";
     namespaceOf(this.#options.env, this.#options.shards, "RoomShard shards");
-    namespaceOf(this.#options.env, this.#sequencerBinding, "RoomShard sequencer");
+    namespaceOf(this.#options.env, sequencer, "RoomShard sequencer");
     const sockets = this.#options.webSockets;
-    this.#cursors = new Cursors(lifecycle.ctx.storage);
-    const membership = (this.#membership = new ShardMembership({
-      storage: lifecycle.ctx.storage,
+    const cursors = new Cursors(storage);
+    const membership = new ShardMembership({
+      storage,
       webSockets: sockets,
       name: lifecycle.name,
       binding: this.#options.shards,
       env: this.#options.env,
-      sequencer: this.#sequencerBinding,
+      sequencer,
       countMs: this.#countMs,
-      restarted: (epoch) => this.#restarted(epoch),
-    }));
-    this.#delivery = new ShardDelivery({ webSockets: sockets, cursors: this.#cursors, membership });
-    this.#outbox = new Outbox({
-      webSockets: sockets,
-      batchMs: this.#batchMs,
-      storage: this.#options.storeWaiting ? lifecycle.ctx.storage : undefined,
-      // After the shard's record is read (a publish of a shard without clients goes without its report).
-      send: async (messages) => {
-        await this.#load();
-        return membership.publish(messages);
-      },
+      // The order started again: the delivery side tells the clients before its first message.
+      restarted: (epoch) => delivery.restarted(epoch),
     });
+    const delivery = new ShardDelivery({ webSockets: sockets, cursors, membership });
+    const outbox = new Outbox({ webSockets: sockets, membership, batchMs: this.#batchMs, storage: this.#options.storeWaiting ? storage : undefined });
+    this.#parts = { lifecycle, cursors, membership, delivery, outbox };
     sockets.use({
       onConnect: (connection, ctx) => this.#connected(connection, ctx.request),
       onClose: (connection) => this.#closed(connection),
@@ -134,7 +139,7 @@ export class RoomShard implements Capability {
     // {"type":"dokit_room_more","token"}: the client read a catch-up up to its pause (after a wake, the catch-up has gone on already).
     claims.frame(ROOM_MORE, async (connection, frame) => {
       await this.#load();
-      this.#deliveryOf().more(connection, frame.token);
+      this.#my.delivery.more(connection, frame.token);
     });
     // POST /__dokit_room/deliver from the sequencer, with the room's key.
     claims.route(DELIVER_PATH, (request) => this.#deliverRoute(request));
@@ -143,12 +148,12 @@ export class RoomShard implements Capability {
 
   /** The room this shard belongs to (its object name without `#<index>`). */
   get room(): string {
-    return this.#member.room;
+    return this.#my.membership.room;
   }
 
   /** This shard's index in the room. */
   get index(): number {
-    return this.#member.index;
+    return this.#my.membership.index;
   }
 
   /**
@@ -156,12 +161,12 @@ export class RoomShard implements Capability {
    * docs/rooms.md for how stale), with this shard's own connections as they are now
    */
   count(): number {
-    return this.#member.count();
+    return this.#my.membership.count();
   }
 
   /** @returns how many publishes wait for the sequencer (gathered into a batch, or in the batch being sent) */
   waiting(): number {
-    return this.#outboxOf().waiting;
+    return this.#my.outbox.waiting;
   }
 
   /** @returns what keeps the object in memory: publishes waiting for the sequencer, one line (else none) */
@@ -184,7 +189,7 @@ export class RoomShard implements Capability {
     const message: OutgoingMessage = { id: crypto.randomUUID(), data: json, ...filters(options) };
     if (outgoingBytes(message) > MESSAGE_BYTES) throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", "RoomShard.publish: the data and filters together are too large to deliver (keep except lists short)");
     return new Promise((resolve, reject) => {
-      this.#load().then(() => this.#outboxOf().add({ message, settle: { resolve, reject } }), reject);
+      this.#load().then(() => this.#my.outbox.add({ message, settle: { resolve, reject } }), reject);
     });
   }
 
@@ -204,8 +209,8 @@ export class RoomShard implements Capability {
       closeWith(connection, CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON);
       closed++;
     }
-    await this.#member.leave();
-    const ctx = this.#installed.ctx;
+    await this.#my.membership.leave();
+    const ctx = this.#my.lifecycle.ctx;
     setTimeout(() => ctx.abort("dokit: room shard drained"), 100);
     return closed;
   }
@@ -213,8 +218,8 @@ export class RoomShard implements Capability {
   // ---------------------------------------------------------------- clients
 
   async #connected(connection: Connection, request: Request): Promise<void> {
-    const cursors = this.#cursorsOf();
-    const member = this.#member;
+    const cursors = this.#my.cursors;
+    const member = this.#my.membership;
     // Out of live messages until it has its welcome (and its catch-up).
     cursors.hold(connection.id, 0, false);
     const params = new URL(request.url).searchParams;
@@ -245,31 +250,18 @@ export class RoomShard implements Capability {
     }
     // Behind the shard, or ahead of it (it gave a seq of another shard, or past the head): through the
     // log, which sends what it missed and leaves at most a floor at the room's head. Else live.
-    if (since !== undefined && since !== delivered) void this.#deliveryOf().catchUp(connection, since);
+    if (since !== undefined && since !== delivered) void this.#my.delivery.catchUp(connection, since);
     else cursors.release(connection.id, delivered, delivered);
     member.countChanged();
   }
 
-  /**
-   * The room's order started again: every connection that has joined is told, and is live from the
-   * new order's start (the shard now stands at 0 in it, so deliveries bring it everything).
-   */
-  #restarted(epoch: string): void {
-    const cursors = this.#cursorsOf();
-    const frame = resetFrame(epoch);
-    for (const connection of this.#options.webSockets.getConnections()) {
-      if (cursors.joining(connection.id)) continue;
-      cursors.drop(connection.id);
-      trySend(connection, frame);
-    }
-  }
-
   /** A connection closed or failed: it is no longer counted (its close or error event made the count stale). */
   #closed(connection: Connection): void {
-    this.#cursorsOf().drop(connection.id);
-    this.#deliveryOf().closed(connection.id);
-    this.#member.countChanged();
-    if (this.#options.webSockets.count() === 0) void this.#member.leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
+    const { cursors, delivery, membership } = this.#my;
+    cursors.drop(connection.id);
+    delivery.closed(connection.id);
+    membership.countChanged();
+    if (this.#options.webSockets.count() === 0) void membership.leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
   }
 
 
@@ -281,7 +273,7 @@ export class RoomShard implements Capability {
     await this.#load();
     // Closed after a publish failed: what it sent since is sent again on its next connection, after the failed ones.
     if (connection.readyState !== OPEN) return;
-    this.#outboxOf().add({ message: { from: connection.id, id: read.id, data: read.data }, connection });
+    this.#my.outbox.add({ message: { from: connection.id, id: read.id, data: read.data }, connection });
   }
 
   /** @returns whether `canPublish` lets the connection publish (one that throws says no, and is logged) */
@@ -306,7 +298,7 @@ export class RoomShard implements Capability {
 
   async #deliverRoute(request: Request): Promise<Response> {
     await this.#load();
-    return this.#deliveryOf().answer(request, this.#presence);
+    return this.#my.delivery.answer(request, this.#presence);
   }
 
   // ------------------------------------------------------------------ inside
@@ -314,12 +306,13 @@ export class RoomShard implements Capability {
   /** Reads the stored record once per instance, and resumes catch-ups a reset cut short. */
   #load(): Promise<void> {
     return (this.#loading ??= (async () => {
-      await this.#member.load();
-      await this.#outboxOf().load();
-      for (const [id, cursor] of await this.#cursorsOf().load()) {
+      const { membership, outbox, cursors, delivery } = this.#my;
+      await membership.load();
+      await outbox.load();
+      for (const [id, cursor] of await cursors.load()) {
         const connection = this.#options.webSockets.getConnection(id);
-        if (!connection) this.#cursorsOf().drop(id);
-        else if (cursor.pending) void this.#deliveryOf().catchUp(connection, cursor.at);
+        if (!connection) cursors.drop(id);
+        else if (cursor.pending) void delivery.catchUp(connection, cursor.at);
       }
     })().catch((error: unknown) => {
       this.#loading = undefined;
@@ -342,40 +335,17 @@ export class RoomShard implements Capability {
   #roomPresenceFor(presence: Presence): void {
     this.#presence ??= new ShardPresence({
       presence,
-      membership: this.#member,
+      membership: this.#my.membership,
       ready: () => this.#load(),
       countMs: this.#countMs,
       partBytes: this.#presencePartBytes,
     });
   }
 
-  get #sequencerBinding(): string {
-    return this.#options.sequencer ?? "ROOM_SEQUENCER";
-  }
-
-  get #installed(): Lifecycle {
-    if (!this.#lifecycle) throw new DokitError<RoomsErrorCode>("NOT_INSTALLED", "this RoomShard is not installed: Lifecycle.install(this).use(roomShard)");
-    return this.#lifecycle;
-  }
-
-  #cursorsOf(): Cursors {
-    if (!this.#cursors) void this.#installed;
-    return this.#cursors as Cursors;
-  }
-
-  get #member(): ShardMembership {
-    if (!this.#membership) void this.#installed;
-    return this.#membership as ShardMembership;
-  }
-
-  #deliveryOf(): ShardDelivery {
-    if (!this.#delivery) void this.#installed;
-    return this.#delivery as ShardDelivery;
-  }
-
-  #outboxOf(): Outbox {
-    if (!this.#outbox) void this.#installed;
-    return this.#outbox as Outbox;
+  /** @returns what `attach` built @throws DokitError NOT_INSTALLED before it */
+  get #my(): Parts {
+    if (!this.#parts) throw new DokitError<RoomsErrorCode>("NOT_INSTALLED", "this RoomShard is not installed: Lifecycle.install(this).use(roomShard)");
+    return this.#parts;
   }
 }
 
