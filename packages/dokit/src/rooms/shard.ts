@@ -264,7 +264,9 @@ export class RoomShard implements Capability {
     if (this.#options.webSockets.count() === 0) void membership.leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
   }
 
+  // -------------------------------------------------------------- publishes
 
+  /** A client's publish: checked, then handed to the outbox, which sends the ack or the refusal. */
   async #publishFrame(connection: Connection, frame: Record<string, unknown>): Promise<void> {
     let read = readPublish(frame, this.#maxBytes);
     if (typeof read !== "string" && this.#options.canPublish && !this.#allowed(connection)) read = "This connection may not publish";
