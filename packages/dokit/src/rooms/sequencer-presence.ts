@@ -63,7 +63,8 @@ export class SequencerPresence {
 
   /** @returns whether any shard has sent presence to this instance (deliveries then carry news) */
   get used(): boolean {
-    return this.#shards.size > 0;
+    // Parts held aside are not presence yet.
+    return this.#version > 0;
   }
 
   /**
@@ -195,7 +196,8 @@ export class SequencerPresence {
       if (since >= this.#version) return news;
     }
     const shards: Record<string, [string, string][]> = {};
-    for (const [index, shard] of this.#shards) if (since === undefined || shard.changed > since) shards[index] = [...shard.entries];
+    // A shard whose first update is still held aside (changed 0) is not listed: listed, it would read as empty.
+    for (const [index, shard] of this.#shards) if (shard.changed > (since ?? 0)) shards[index] = [...shard.entries];
     news.shards = shards;
     return news;
   }
