@@ -13,7 +13,8 @@ import { ShardDelivery } from "./shard-delivery";
 import { ShardPresence } from "./shard-presence";
 import { MESSAGE_BYTES, outgoingBytes, PRESENCE_PART_BYTES } from "./sizes";
 import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf } from "./names";
-import { filters, Outbox, readPublish, type RoomPublishOptions } from "./shard-outbox";
+import { filters, type RoomPublishOptions } from "./publish-filters";
+import { Outbox, readPublish } from "./shard-outbox";
 import { resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
 import type { OutgoingMessage } from "./types";
 
