@@ -1,6 +1,6 @@
 import { type DeliveryHook, deliverTo } from "./deliver";
-import type { RoomLog } from "./log";
-import type { Member, Members } from "./members";
+import type { RoomLog } from "./sequencer-log";
+import type { Member, SequencerMembers } from "./sequencer-members";
 import type { Delivered, Delivery, PresenceNews } from "./types";
 
 /**
@@ -20,7 +20,7 @@ export interface Fanout {
 export interface FanoutDeps {
   env: object;
   log: RoomLog;
-  members: Members;
+  members: SequencerMembers;
   /** The room's key, sent with every delivery. */
   key(): string;
   /** The most messages one delivery carries. */

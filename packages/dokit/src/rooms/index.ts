@@ -4,7 +4,7 @@ export { RoomSequencer } from "./sequencer";
 export type { RoomSequencerOptions } from "./sequencer";
 export { publishToRoom, routeRoomRequest } from "./router";
 export type { PublishToRoomOptions, RoomRouteOptions } from "./router";
-export type { RoomPublishOptions } from "./outbox";
+export type { RoomPublishOptions } from "./publish-filters";
 export type { Fanout } from "./fanout";
 export type { DeliveryHook } from "./deliver";
 export { RoomRelay } from "./relay";

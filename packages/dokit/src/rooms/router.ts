@@ -5,7 +5,7 @@ import { BASE_HEADER, PROPS_HEADER } from "../lifecycle/headers";
 import { CONNECTION_ID_PARAM, ROOM_SHARD_PARAM } from "../protocol/frames";
 import type { RoomsErrorCode } from "./errors";
 import { CAPACITY_HEADER, FULL_HEADER, hash, namespaceOf, shardName, stubOf } from "./names";
-import { filters, type RoomPublishOptions } from "./outbox";
+import { filters, type RoomPublishOptions } from "./publish-filters";
 import type { SequencerApi } from "./types";
 
 /** Options of {@link routeRoomRequest}. */

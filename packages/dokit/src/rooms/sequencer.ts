@@ -5,10 +5,10 @@ import type { RoomsErrorCode } from "./errors";
 import type { DeliveryHook } from "./deliver";
 import { type Fanout, FlatFanout } from "./fanout";
 import { TreeFanout, WidthFanout } from "./tree";
-import { contentDigest, RoomLog } from "./log";
-import { Members } from "./members";
+import { contentDigest, RoomLog } from "./sequencer-log";
+import { SequencerMembers } from "./sequencer-members";
 import { MESSAGE_BYTES, outgoingBytes } from "./sizes";
-import { RoomPresence } from "./room-presence";
+import { SequencerPresence } from "./sequencer-presence";
 import type { Joined, LogRange, OutgoingMessage, PresenceAnswer, PresenceKnown, PresenceUpdate, Published, Reported, SequencerApi, ShardReport } from "./types";
 
 /** Options of {@link RoomSequencer} (pass them from a subclass's constructor). */
@@ -70,13 +70,13 @@ const MAX_DATA_BYTES = 1_048_576;
  */
 export class RoomSequencer extends DurableObject<object> implements SequencerApi {
   readonly #log: RoomLog;
-  readonly #members: Members;
+  readonly #members: SequencerMembers;
   readonly #fanout: Fanout;
   readonly #retryMs: number;
   readonly #limit: number;
   readonly #countMs: number;
   /** Room-wide presence, in memory (shards send theirs again to a new instance). */
-  readonly #presence: RoomPresence;
+  readonly #presence: SequencerPresence;
   #counting: ReturnType<typeof setTimeout> | undefined;
   /** Set once this instance knows an alarm is pending (the alarm retries deliveries). */
   #armed = false;
@@ -92,12 +92,12 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
       messages: inRange("logMessages", options.logMessages ?? 10_000, 1, 1_000_000),
       ms: inRange("logSeconds", options.logSeconds ?? 3600, 1, 604_800) * 1000,
     });
-    this.#presence = new RoomPresence({
+    this.#presence = new SequencerPresence({
       entries: inRange("presenceEntries", options.presenceEntries ?? 1000, 1, 100_000),
       bytes: inRange("presenceBytes", options.presenceBytes ?? 524_288, 1024, 2_097_152),
     });
     // A shard that leaves, or is unregistered, takes its presence with it.
-    this.#members = new Members(sql, {
+    this.#members = new SequencerMembers(sql, {
       left: (name) => this.#presence.drop(name) && this.#announceSoon(),
       // A count that came with a delivery's answer is announced like a reported one.
       counted: () => this.#announceSoon(),
@@ -182,14 +182,16 @@ export class RoomSequencer extends DurableObject<object> implements SequencerApi
    * Records a shard's presence changes, and answers with the room-wide presence news since what the
    * shard knows. Changes reach every other shard with the next count broadcast. The shard's count is
    * not taken from this call: its count reports alone carry it, so an older one never overtakes them.
-   * @param update - the shard's changes since its last update, or its whole set; `null` to only ask
+   * @param update - the shard's changes since its last update, or its whole set (or one part of either); `null` to only ask
    * @param known - the sequencer instance and version of the last news the shard applied, `null` for none
    */
   async presence(shard: ShardReport, update: PresenceUpdate | null, known: PresenceKnown | null): Promise<PresenceAnswer> {
     let resync = false;
     if (update) {
-      if (this.#members.get(shard.name) && this.#presence.update(shard.name, update)) this.#announceSoon();
-      else resync = true;
+      // A part with more to come changes nothing yet: the last part applies them all.
+      if (this.#members.get(shard.name) && this.#presence.update(shard.name, update)) {
+        if (!update.more) this.#announceSoon();
+      } else resync = true;
     }
     return { news: this.#presence.answer(shard.name, known), resync };
   }

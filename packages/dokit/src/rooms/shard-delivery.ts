@@ -1,19 +1,19 @@
 import type { Connection } from "../lifecycle/connection";
 import { trySend } from "../lifecycle/wire";
 import type { WebSockets } from "../websockets/websockets";
-import type { Cursors } from "./cursors";
-import type { Membership } from "./membership";
+import type { Cursors } from "./shard-cursors";
+import type { ShardMembership } from "./shard-membership";
 import type { ShardPresence } from "./shard-presence";
-import { gapFrame, messageFrame, moreFrame, reaches } from "./room-frames";
+import { gapFrame, messageFrame, moreFrame, reaches, resetFrame } from "./room-frames";
 import { KEY_HEADER } from "./names";
-import type { Delivered, Delivery, RoomMessage, SequencerApi } from "./types";
+import type { Delivered, Delivery, RoomMessage } from "./types";
 
 /** What the delivery side of a shard reads and updates. */
 export interface ShardDeliveryDeps {
   webSockets: WebSockets;
   cursors: Cursors;
-  membership: Membership;
-  sequencer(): SequencerApi;
+  /** The shard's record, and its link to the sequencer (whose log fills what the shard missed). */
+  membership: ShardMembership;
 }
 
 const OPEN = 1;
@@ -60,7 +60,7 @@ export class ShardDelivery {
     for (let failures = 0; connection.readyState === OPEN; ) {
       let range;
       try {
-        range = await this.#deps.sequencer().since(at);
+        range = await this.#deps.membership.sequencer().since(at);
       } catch (error) {
         console.warn(`dokit: a room shard failed to fetch missed messages for ${connection.id}; retrying`, error);
         await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures++, 5000)));
@@ -86,6 +86,20 @@ export class ShardDelivery {
       cursors.hold(connection.id, at, true);
     }
     cursors.drop(connection.id);
+  }
+
+  /**
+   * The room's order started again: every connection that has joined is told, and is live from the
+   * new order's start (the shard now stands at 0 in it, so deliveries bring it everything).
+   */
+  restarted(epoch: string): void {
+    const cursors = this.#deps.cursors;
+    const frame = resetFrame(epoch);
+    for (const connection of this.#deps.webSockets.getConnections()) {
+      if (cursors.joining(connection.id)) continue;
+      cursors.drop(connection.id);
+      trySend(connection, frame);
+    }
   }
 
   /** A client sent back a catch-up's token (`dokit_room_more`): its catch-up goes on. */
@@ -122,7 +136,7 @@ export class ShardDelivery {
    * Answers a delivery from the sequencer: `POST /__dokit_room/deliver` with the room's key (anything
    * else, or a shard that is no member, gets 410 and is unregistered by the sequencer).
    */
-  async answer(request: Request, connections: () => number, presence?: ShardPresence): Promise<Response> {
+  async answer(request: Request, presence?: ShardPresence): Promise<Response> {
     // A join or leave in flight decides whether this shard is a member.
     await this.#deps.membership.settled();
     const record = this.#deps.membership.record;
@@ -136,7 +150,7 @@ export class ShardDelivery {
     const next = this.#delivering.then(() => this.take(delivery));
     this.#delivering = next.catch(() => {});
     await next;
-    const answer: Delivered = { delivered: this.#deps.membership.record.delivered, connections: connections() };
+    const answer: Delivered = { delivered: this.#deps.membership.record.delivered, connections: this.#deps.webSockets.count() };
     this.#deps.membership.told(answer.connections);
     return Response.json(answer);
   }
@@ -147,7 +161,7 @@ export class ShardDelivery {
     const record = () => this.#deps.membership.record;
     while (record().delivered < Math.min(first - 1, delivery.head)) {
       const before = record().delivered;
-      const range = await this.#deps.sequencer().since(before);
+      const range = await this.#deps.membership.sequencer().since(before);
       this.#send(range.messages, range.last, range.gap);
       if (record().delivered <= before) throw new Error("the sequencer's log did not move this shard on");
     }

@@ -1,20 +1,20 @@
 import type { PresenceLink, Presence } from "../presence/presence";
-import type { PresenceKnown, PresenceNews, PresenceUpdate, SequencerApi, ShardReport } from "./types";
+import { presenceBytes } from "./sizes";
+import type { ShardMembership } from "./shard-membership";
+import type { PresenceKnown, PresenceNews, PresenceUpdate } from "./types";
 
 /** What a shard's side of room-wide presence needs. */
-export interface ShardPresenceDeps {
+export interface ShardPresenceOptions {
   /** The shard's Presence (its WebSockets'). */
   presence: Presence;
-  /** This shard's index in the room. */
-  index(): number;
-  report(): ShardReport;
-  sequencer(): SequencerApi;
-  /** Reads the shard's stored record (once per instance). */
+  /** The shard's standing in its room: its index, its report, whether it is registered, and its sequencer. */
+  membership: ShardMembership;
+  /** Reads the shard's stored state (once per instance). */
   ready(): Promise<void>;
-  /** Whether the shard is registered with the sequencer (its record read). */
-  registered(): boolean;
   /** How long local changes are gathered before they go to the sequencer, in ms (the shard's `countMs`). */
   countMs: number;
+  /** The most estimated bytes of entries one call carries (`PRESENCE_PART_BYTES` unless a test lowers it). */
+  partBytes: number;
 }
 
 /** The most local changes gathered for one update; past them the update sends the whole set. */
@@ -23,7 +23,8 @@ const MAX_CHANGES = 1000;
 /**
  * A shard's part of room-wide presence. Up: its Presence's changes of each tick are gathered and
  * sent to the sequencer at most once per `countMs` (numbered, so the sequencer notices one it missed
- * and asks for the whole set; a new instance sends its whole set first). Down: the sequencer's news
+ * and asks for the whole set; a new instance sends its whole set first; an update over `partBytes`
+ * goes in parts, one call each, which the sequencer applies together). Down: the sequencer's news
  * (with deliveries, and in answers) replaces the sets of the shards that changed, and the difference
  * goes to the Presence, which sends it to its watchers with its tick. A shard that finds a gap (news
  * from a version after the one it has, a new sequencer instance, or nothing known yet) asks for what
@@ -31,7 +32,7 @@ const MAX_CHANGES = 1000;
  * sends its watchers new snapshots.
  */
 export class ShardPresence implements PresenceLink {
-  readonly #deps: ShardPresenceDeps;
+  readonly #deps: ShardPresenceOptions;
   readonly #gen = crypto.randomUUID();
   #n = 0;
   /** The next update sends the whole set (a new instance, a failed call, or the sequencer asked for it). */
@@ -50,7 +51,7 @@ export class ShardPresence implements PresenceLink {
   #calling = false;
   #again = false;
 
-  constructor(deps: ShardPresenceDeps) {
+  constructor(deps: ShardPresenceOptions) {
     this.#deps = deps;
     deps.presence.link(this);
   }
@@ -117,14 +118,14 @@ export class ShardPresence implements PresenceLink {
       return this.#soon(deps.countMs);
     }
     // Not in the room (no connection, or joining): the join sends the whole set.
-    if (!deps.registered()) {
+    if (!deps.membership.record.registered) {
       this.#calling = this.#again = false;
       return this.#wholeNext();
     }
-    let update: PresenceUpdate | null = null;
+    let parts: PresenceUpdate[] = [];
     if (this.#full || this.#set.size || this.#left.size || this.#resend) {
       const full = this.#full || this.#resend;
-      update = { gen: this.#gen, n: ++this.#n, full, set: full ? deps.presence.localEntries() : [...this.#set], left: full ? [] : [...this.#left] };
+      parts = this.#parts(full, full ? deps.presence.localEntries() : [...this.#set], full ? [] : [...this.#left]);
       this.#full = this.#resend = false;
       this.#set.clear();
       this.#left.clear();
@@ -132,12 +133,16 @@ export class ShardPresence implements PresenceLink {
     /** When the next call goes: at once for a refused change, a count report later for a failure or a refused whole set. */
     let next: number | undefined;
     try {
-      const answer = await deps.sequencer().presence(deps.report(), update, this.#known ?? null);
-      if (answer.resync) {
-        this.#wholeNext();
-        next = update?.full ? deps.countMs : 0;
+      // One call per part, in order (none: a call that only asks for news).
+      for (const update of parts.length ? parts : [null]) {
+        const answer = await deps.membership.sequencer().presence(deps.membership.report(), update, this.#known ?? null);
+        this.#apply(answer.news);
+        if (answer.resync) {
+          this.#wholeNext();
+          next = parts[0]?.full ? deps.countMs : 0;
+          break;
+        }
       }
-      this.#apply(answer.news);
     } catch (error) {
       console.warn("dokit: a room shard failed to send its presence to the sequencer; it sends its whole set next", error);
       this.#wholeNext();
@@ -152,6 +157,34 @@ export class ShardPresence implements PresenceLink {
     }
   }
 
+  /**
+   * @returns the update as numbered parts of at most `partBytes` of entries each (always at least
+   * one entry a part): one part for most updates; only the first may be `full`, and all but the last have `more`
+   */
+  #parts(full: boolean, set: [string, string][], left: string[]): PresenceUpdate[] {
+    const parts: PresenceUpdate[] = [];
+    let part: PresenceUpdate = { gen: this.#gen, n: ++this.#n, full, set: [], left: [] };
+    let bytes = 0;
+    const room = (entry: number) => {
+      if (bytes > 0 && bytes + entry > this.#deps.partBytes) {
+        parts.push({ ...part, more: true });
+        part = { gen: this.#gen, n: ++this.#n, full: false, set: [], left: [] };
+        bytes = 0;
+      }
+      bytes += entry;
+    };
+    for (const id of left) {
+      room(presenceBytes(id));
+      part.left.push(id);
+    }
+    for (const entry of set) {
+      room(presenceBytes(entry[0], entry[1]));
+      part.set.push(entry);
+    }
+    parts.push(part);
+    return parts;
+  }
+
   /** Applies news, or asks for what is missing when it does not follow what this shard has. */
   #apply(news: PresenceNews): void {
     const known = this.#known;
@@ -160,7 +193,7 @@ export class ShardPresence implements PresenceLink {
     if (known && !same) this.#restarted();
     // News after a version this shard lacks (or from a sequencer it knows nothing of): it asks for all of it.
     if (news.since !== undefined && (!same || news.since > (known as PresenceKnown).version)) return this.#soon(0);
-    const self = String(this.#deps.index());
+    const self = String(this.#deps.membership.index);
     const set: [string, string][] = [];
     const gone: string[] = [];
     // Shards the news does not list keep their entries (after a sequencer restart, until they send theirs to it).

@@ -4,19 +4,19 @@ import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Presence } from "../presence/presence";
 import { closeWith, overBytes, trySend } from "../lifecycle/wire";
-import { CLOSE_ROOM_DRAINED, CLOSE_ROOM_PUBLISH_FAILED, ROOM_DRAINED_REASON, ROOM_PUBLISH_FAILED_REASON, ROOM_EPOCH_PARAM, ROOM_MORE, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
+import { CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON, ROOM_EPOCH_PARAM, ROOM_MORE, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";
-import { Cursors } from "./cursors";
+import { Cursors } from "./shard-cursors";
 import type { RoomsErrorCode } from "./errors";
-import { Membership } from "./membership";
-import { CountNotice } from "./shard-count";
+import { ShardMembership } from "./shard-membership";
 import { ShardDelivery } from "./shard-delivery";
 import { ShardPresence } from "./shard-presence";
-import { MESSAGE_BYTES, outgoingBytes } from "./sizes";
-import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf, parseShardName, stubOf } from "./names";
-import { filters, Outbox, type Pending, readPublish, type RoomPublishOptions } from "./outbox";
-import { ackFrame, resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
-import type { OutgoingMessage, Published, SequencerApi, ShardReport } from "./types";
+import { MESSAGE_BYTES, outgoingBytes, PRESENCE_PART_BYTES } from "./sizes";
+import { CAPACITY_HEADER, DELIVER_PATH, FULL_HEADER, namespaceOf } from "./names";
+import { filters, type RoomPublishOptions } from "./publish-filters";
+import { Outbox, readPublish } from "./shard-outbox";
+import { resetFrame, roomErrorFrame, welcomeFrame } from "./room-frames";
+import type { OutgoingMessage } from "./types";
 
 /** Options of {@link RoomShard}. */
 export interface RoomShardOptions {
@@ -42,9 +42,27 @@ export interface RoomShardOptions {
   storeWaiting?: boolean;
   /** Whether a connection may publish (its tags, its state…). Default: every connection may. */
   canPublish?: (connection: Connection) => boolean;
+  /**
+   * @internal For tests only (a bound they cannot reach at its real size): the most estimated bytes of
+   * presence entries one call to the sequencer carries, 1 to 2 MiB (default 2 MiB); a larger update goes in parts.
+   */
+  presencePartBytes?: number;
 }
 
 const OPEN = 1;
+/** A shard's parts, built by `attach`, each owning its share of the work. */
+interface Parts {
+  lifecycle: Lifecycle;
+  /** Where each connection stands when it is not simply live. */
+  cursors: Cursors;
+  /** The shard's standing in its room, its count, and its link to the sequencer. */
+  membership: ShardMembership;
+  /** Deliveries from the sequencer, and catch-ups. */
+  delivery: ShardDelivery;
+  /** Publishes on their way to the sequencer, until each publisher has its answer. */
+  outbox: Outbox;
+}
+
 /** Where a Presence served by a WebSockets is found on it (dokit/presence puts itself there; rooms may not import it). */
 const PRESENCE_KEY = Symbol.for("dokit.presence");
 /** How long `drain()` waits for publishes still on their way to the sequencer. */
@@ -68,12 +86,9 @@ export class RoomShard implements Capability {
   readonly #batchMs: number;
   readonly #countMs: number;
   readonly #maxBytes: number;
-  #lifecycle: Lifecycle | undefined;
-  #cursors: Cursors | undefined;
-  #outbox: Outbox | undefined;
-  #membership: Membership | undefined;
-  #delivery: ShardDelivery | undefined;
-  #countNotice: CountNotice | undefined;
+  readonly #presencePartBytes: number;
+  /** What `attach` builds. */
+  #parts: Parts | undefined;
   #presence: ShardPresence | undefined;
   #loading: Promise<void> | undefined;
 
@@ -86,31 +101,31 @@ export class RoomShard implements Capability {
     this.#batchMs = inRange("batchMs", options.batchMs ?? 10, 0, 1000);
     this.#countMs = inRange("countMs", options.countMs ?? 1000, 10, 60_000);
     this.#maxBytes = inRange("maxMessageBytes", options.maxMessageBytes ?? 65_536, 1, 1_048_576);
+    this.#presencePartBytes = inRange("presencePartBytes", options.presencePartBytes ?? PRESENCE_PART_BYTES, 1, PRESENCE_PART_BYTES);
   }
 
   attach(claims: Claims): void {
-    const lifecycle = (this.#lifecycle = claims.lifecycle);
+    const lifecycle = claims.lifecycle;
+    const storage = lifecycle.ctx.storage;
+    const sequencer = this.#options.sequencer ?? "ROOM_SEQUENCER";
     namespaceOf(this.#options.env, this.#options.shards, "RoomShard shards");
-    namespaceOf(this.#options.env, this.#sequencerBinding, "RoomShard sequencer");
-    this.#cursors = new Cursors(lifecycle.ctx.storage);
-    this.#membership = new Membership({
-      storage: lifecycle.ctx.storage,
-      sequencer: () => this.#sequencer(),
-      report: () => this.#report(),
-      countMs: this.#countMs,
-      counted: () => this.#countNotice?.heard(this.count()),
-      restarted: (epoch) => this.#restarted(epoch),
-    });
-    this.#countNotice = new CountNotice(this.#options.webSockets, this.#countMs, () => this.count(), lifecycle.ctx.storage);
-    this.#delivery = new ShardDelivery({ webSockets: this.#options.webSockets, cursors: this.#cursors, membership: this.#membership, sequencer: () => this.#sequencer() });
-    this.#outbox = new Outbox({
-      batchMs: this.#batchMs,
-      storage: this.#options.storeWaiting ? lifecycle.ctx.storage : undefined,
-      send: (messages) => this.#publishBatch(messages),
-      taken: (batch, seqs) => batch.forEach((pending, i) => this.#acknowledge(pending, seqs[i] as number)),
-      failed: (batch, error) => this.#fail(batch, error),
-    });
+    namespaceOf(this.#options.env, sequencer, "RoomShard sequencer");
     const sockets = this.#options.webSockets;
+    const cursors = new Cursors(storage);
+    const membership = new ShardMembership({
+      storage,
+      webSockets: sockets,
+      name: lifecycle.name,
+      binding: this.#options.shards,
+      env: this.#options.env,
+      sequencer,
+      countMs: this.#countMs,
+      // The order started again: the delivery side tells the clients before its first message.
+      restarted: (epoch) => delivery.restarted(epoch),
+    });
+    const delivery = new ShardDelivery({ webSockets: sockets, cursors, membership });
+    const outbox = new Outbox({ webSockets: sockets, membership, batchMs: this.#batchMs, storage: this.#options.storeWaiting ? storage : undefined });
+    this.#parts = { lifecycle, cursors, membership, delivery, outbox };
     sockets.use({
       onConnect: (connection, ctx) => this.#connected(connection, ctx.request),
       onClose: (connection) => this.#closed(connection),
@@ -125,7 +140,7 @@ export class RoomShard implements Capability {
     // {"type":"dokit_room_more","token"}: the client read a catch-up up to its pause (after a wake, the catch-up has gone on already).
     claims.frame(ROOM_MORE, async (connection, frame) => {
       await this.#load();
-      this.#deliveryOf().more(connection, frame.token);
+      this.#my.delivery.more(connection, frame.token);
     });
     // POST /__dokit_room/deliver from the sequencer, with the room's key.
     claims.route(DELIVER_PATH, (request) => this.#deliverRoute(request));
@@ -134,12 +149,12 @@ export class RoomShard implements Capability {
 
   /** The room this shard belongs to (its object name without `#<index>`). */
   get room(): string {
-    return parseShardName(this.#installed.name).room;
+    return this.#my.membership.room;
   }
 
   /** This shard's index in the room. */
   get index(): number {
-    return parseShardName(this.#installed.name).index;
+    return this.#my.membership.index;
   }
 
   /**
@@ -147,12 +162,12 @@ export class RoomShard implements Capability {
    * docs/rooms.md for how stale), with this shard's own connections as they are now
    */
   count(): number {
-    return this.#member.countWith(this.#options.webSockets.count());
+    return this.#my.membership.count();
   }
 
   /** @returns how many publishes wait for the sequencer (gathered into a batch, or in the batch being sent) */
   waiting(): number {
-    return this.#outboxOf().waiting;
+    return this.#my.outbox.waiting;
   }
 
   /** @returns what keeps the object in memory: publishes waiting for the sequencer, one line (else none) */
@@ -175,7 +190,7 @@ export class RoomShard implements Capability {
     const message: OutgoingMessage = { id: crypto.randomUUID(), data: json, ...filters(options) };
     if (outgoingBytes(message) > MESSAGE_BYTES) throw new DokitError<RoomsErrorCode>("INVALID_ARGUMENT", "RoomShard.publish: the data and filters together are too large to deliver (keep except lists short)");
     return new Promise((resolve, reject) => {
-      this.#load().then(() => this.#outboxOf().add({ message, settle: { resolve, reject } }), reject);
+      this.#load().then(() => this.#my.outbox.add({ message, settle: { resolve, reject } }), reject);
     });
   }
 
@@ -195,8 +210,8 @@ export class RoomShard implements Capability {
       closeWith(connection, CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON);
       closed++;
     }
-    await this.#member.leave();
-    const ctx = this.#installed.ctx;
+    await this.#my.membership.leave();
+    const ctx = this.#my.lifecycle.ctx;
     setTimeout(() => ctx.abort("dokit: room shard drained"), 100);
     return closed;
   }
@@ -204,7 +219,8 @@ export class RoomShard implements Capability {
   // ---------------------------------------------------------------- clients
 
   async #connected(connection: Connection, request: Request): Promise<void> {
-    const cursors = this.#cursorsOf();
+    const cursors = this.#my.cursors;
+    const member = this.#my.membership;
     // Out of live messages until it has its welcome (and its catch-up).
     cursors.hold(connection.id, 0, false);
     const params = new URL(request.url).searchParams;
@@ -214,7 +230,6 @@ export class RoomShard implements Capability {
     const theirs = since !== undefined && given !== null && given.length <= 64 ? given : undefined;
     try {
       await this.#load();
-      const member = this.#member;
       // Joins unless registered, decided after any leave under way (the last client's close may be taking the shard out).
       await member.join(false);
       // The client knows a later order than this shard (it was told on another shard): learn it first.
@@ -224,10 +239,10 @@ export class RoomShard implements Capability {
       throw error;
     }
     this.#presence?.joined();
-    const { delivered, epoch } = this.#member.record;
+    const { delivered, epoch } = member.record;
     const count = this.count();
     trySend(connection, welcomeFrame(this.room, this.index, delivered, count, epoch, connection.publicId));
-    this.#countNotice?.welcomed(count);
+    member.welcomed(count);
     if (raw !== null && since === undefined) trySend(connection, roomErrorFrame("ROOM_REJECTED", "since must be a seq: a whole number"));
     // A seq of an order the room no longer has (its sequencer lost its storage): told, then the new order from its start.
     if (theirs !== undefined && epoch !== undefined && theirs !== epoch) {
@@ -236,34 +251,23 @@ export class RoomShard implements Capability {
     }
     // Behind the shard, or ahead of it (it gave a seq of another shard, or past the head): through the
     // log, which sends what it missed and leaves at most a floor at the room's head. Else live.
-    if (since !== undefined && since !== delivered) void this.#deliveryOf().catchUp(connection, since);
+    if (since !== undefined && since !== delivered) void this.#my.delivery.catchUp(connection, since);
     else cursors.release(connection.id, delivered, delivered);
-    this.#member.countChanged();
-  }
-
-  /**
-   * The room's order started again: every connection that has joined is told, and is live from the
-   * new order's start (the shard now stands at 0 in it, so deliveries bring it everything).
-   */
-  #restarted(epoch: string): void {
-    const cursors = this.#cursorsOf();
-    const frame = resetFrame(epoch);
-    for (const connection of this.#options.webSockets.getConnections()) {
-      if (cursors.joining(connection.id)) continue;
-      cursors.drop(connection.id);
-      trySend(connection, frame);
-    }
+    member.countChanged();
   }
 
   /** A connection closed or failed: it is no longer counted (its close or error event made the count stale). */
   #closed(connection: Connection): void {
-    this.#cursorsOf().drop(connection.id);
-    this.#deliveryOf().closed(connection.id);
-    this.#member.countChanged();
-    if (this.#options.webSockets.count() === 0) void this.#member.leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
+    const { cursors, delivery, membership } = this.#my;
+    cursors.drop(connection.id);
+    delivery.closed(connection.id);
+    membership.countChanged();
+    if (this.#options.webSockets.count() === 0) void membership.leave().catch((error: unknown) => console.warn("dokit: a room shard failed to leave its room", error));
   }
 
+  // -------------------------------------------------------------- publishes
 
+  /** A client's publish: checked, then handed to the outbox, which sends the ack or the refusal. */
   async #publishFrame(connection: Connection, frame: Record<string, unknown>): Promise<void> {
     let read = readPublish(frame, this.#maxBytes);
     if (typeof read !== "string" && this.#options.canPublish && !this.#allowed(connection)) read = "This connection may not publish";
@@ -272,7 +276,7 @@ export class RoomShard implements Capability {
     await this.#load();
     // Closed after a publish failed: what it sent since is sent again on its next connection, after the failed ones.
     if (connection.readyState !== OPEN) return;
-    this.#outboxOf().add({ message: { from: connection.publicId, id: read.id, data: read.data }, connection, publisher: connection.id });
+    this.#my.outbox.add({ message: { from: connection.publicId, id: read.id, data: read.data }, connection, publisher: connection.id });
   }
 
   /** @returns whether `canPublish` lets the connection publish (one that throws says no, and is logged) */
@@ -283,52 +287,6 @@ export class RoomShard implements Capability {
       console.error("dokit: RoomShard's canPublish threw; the publish is refused", error);
       return false;
     }
-  }
-
-  #acknowledge(pending: Pending, seq: number): void {
-    const connection = this.#publisherOf(pending);
-    if (connection) trySend(connection, ackFrame(pending.message.id, seq));
-    pending.settle?.resolve(seq);
-  }
-
-  /**
-   * Publishes the sequencer did not take (a batch after every retry, and its publishers' messages
-   * waiting behind it): each is refused, and each publishing connection is then closed (3010), so
-   * that it sends them again, in order, on its next connection before anything new; a message it
-   * sends meanwhile is not taken, and can never be ordered before the ones that failed.
-   */
-  #fail(failed: readonly Pending[], error: unknown): void {
-    console.error("dokit: a room shard could not publish to its room's sequencer", error);
-    const publishers = new Set<Connection>();
-    for (const pending of failed) {
-      const connection = this.#publisherOf(pending);
-      if (connection) {
-        trySend(connection, roomErrorFrame("ROOM_PUBLISH_FAILED", "The room did not take the message; send it again", pending.message.id));
-        publishers.add(connection);
-      }
-      pending.settle?.reject(new DokitError<RoomsErrorCode>("ROOM_PUBLISH_FAILED", "the room's sequencer did not take the message", { cause: error }));
-    }
-    for (const connection of publishers) closeWith(connection, CLOSE_ROOM_PUBLISH_FAILED, ROOM_PUBLISH_FAILED_REASON);
-  }
-
-  /** @returns the open connection that published a message (found by id for one a reset left waiting), if any */
-  #publisherOf(pending: Pending): Connection | undefined {
-    if (pending.connection) return pending.connection.readyState === OPEN ? pending.connection : undefined;
-    return pending.publisher === undefined ? undefined : this.#options.webSockets.getConnection(pending.publisher);
-  }
-
-  // --------------------------------------------------------- the sequencer
-
-  async #publishBatch(messages: OutgoingMessage[]): Promise<Published> {
-    await this.#load();
-    const member = this.#member;
-    const registered = member.record.registered;
-    const report = registered ? this.#report() : null;
-    const published = await this.#sequencer().publish(report, messages);
-    member.heard(published.count, report?.connections);
-    // The sequencer no longer lists this shard (it was unreachable for a delivery): join again, keeping its place.
-    if (registered && !published.registered && member.record.registered) void member.join(true).catch(() => {});
-    return published;
   }
 
   /** @returns the refusal of an upgrade when this shard holds the capacity the router gave, else `undefined` (accepted) */
@@ -343,7 +301,7 @@ export class RoomShard implements Capability {
 
   async #deliverRoute(request: Request): Promise<Response> {
     await this.#load();
-    return this.#deliveryOf().answer(request, () => this.#options.webSockets.count(), this.#presence);
+    return this.#my.delivery.answer(request, this.#presence);
   }
 
   // ------------------------------------------------------------------ inside
@@ -351,21 +309,18 @@ export class RoomShard implements Capability {
   /** Reads the stored record once per instance, and resumes catch-ups a reset cut short. */
   #load(): Promise<void> {
     return (this.#loading ??= (async () => {
-      await this.#member.load();
-      await this.#outboxOf().load();
-      for (const [id, cursor] of await this.#cursorsOf().load()) {
+      const { membership, outbox, cursors, delivery } = this.#my;
+      await membership.load();
+      await outbox.load();
+      for (const [id, cursor] of await cursors.load()) {
         const connection = this.#options.webSockets.getConnection(id);
-        if (!connection) this.#cursorsOf().drop(id);
-        else if (cursor.pending) void this.#deliveryOf().catchUp(connection, cursor.at);
+        if (!connection) cursors.drop(id);
+        else if (cursor.pending) void delivery.catchUp(connection, cursor.at);
       }
     })().catch((error: unknown) => {
       this.#loading = undefined;
       throw error;
     }));
-  }
-
-  #report(): ShardReport {
-    return { name: this.#installed.name, binding: this.#options.shards, connections: this.#options.webSockets.count() };
   }
 
   /**
@@ -383,46 +338,17 @@ export class RoomShard implements Capability {
   #roomPresenceFor(presence: Presence): void {
     this.#presence ??= new ShardPresence({
       presence,
-      index: () => this.index,
-      report: () => this.#report(),
-      sequencer: () => this.#sequencer(),
+      membership: this.#my.membership,
       ready: () => this.#load(),
-      registered: () => this.#member.record.registered,
       countMs: this.#countMs,
+      partBytes: this.#presencePartBytes,
     });
   }
 
-  get #sequencerBinding(): string {
-    return this.#options.sequencer ?? "ROOM_SEQUENCER";
-  }
-
-  #sequencer(): SequencerApi {
-    return stubOf<SequencerApi>(namespaceOf(this.#options.env, this.#sequencerBinding, "RoomShard sequencer"), this.room);
-  }
-
-  get #installed(): Lifecycle {
-    if (!this.#lifecycle) throw new DokitError<RoomsErrorCode>("NOT_INSTALLED", "this RoomShard is not installed: Lifecycle.install(this).use(roomShard)");
-    return this.#lifecycle;
-  }
-
-  #cursorsOf(): Cursors {
-    if (!this.#cursors) void this.#installed;
-    return this.#cursors as Cursors;
-  }
-
-  get #member(): Membership {
-    if (!this.#membership) void this.#installed;
-    return this.#membership as Membership;
-  }
-
-  #deliveryOf(): ShardDelivery {
-    if (!this.#delivery) void this.#installed;
-    return this.#delivery as ShardDelivery;
-  }
-
-  #outboxOf(): Outbox {
-    if (!this.#outbox) void this.#installed;
-    return this.#outbox as Outbox;
+  /** @returns what `attach` built @throws DokitError NOT_INSTALLED before it */
+  get #my(): Parts {
+    if (!this.#parts) throw new DokitError<RoomsErrorCode>("NOT_INSTALLED", "this RoomShard is not installed: Lifecycle.install(this).use(roomShard)");
+    return this.#parts;
   }
 }
 

@@ -1,5 +1,6 @@
-// How big a batch of room messages is when it crosses from one object to another, so every batch
-// stays well under the 32 MiB a Durable Object RPC call carries, whatever its characters are.
+// How big a batch of room messages (or of presence entries) is when it crosses from one object to
+// another, so every batch stays well under the 32 MiB a Durable Object RPC call carries, whatever
+// its characters are.
 
 import type { OutgoingMessage } from "./types";
 
@@ -33,4 +34,15 @@ export function outgoingBytes(message: OutgoingMessage): number {
   let filters = message.tag?.length ?? 0;
   for (const id of message.except ?? []) filters += id.length + 3;
   return estimateBytes(message.data, message.from, message.id) + 4 * filters;
+}
+
+/**
+ * The most estimated bytes of presence entries one `presence` call from a shard to the sequencer
+ * carries: a larger set goes in numbered parts, which the sequencer applies together.
+ */
+export const PRESENCE_PART_BYTES = 2 * 1024 * 1024;
+
+/** @returns {@link estimateBytes} of a presence entry (`json` absent: an id that left) */
+export function presenceBytes(id: string, json?: string): number {
+  return 4 * (id.length + (json?.length ?? 0)) + 16;
 }

@@ -114,6 +114,9 @@ export interface SequencerApi {
  * A shard's presence changes since its last report (`full`: its whole set, replacing what the
  * sequencer held). `gen` names the shard instance's stream of reports and `n` numbers them: the
  * sequencer applies a change only right after the one before it, and asks for the whole set otherwise.
+ * An update over one call's bytes goes in parts, each numbered after the one before it (only the
+ * first may be `full`); every part but the last has `more`, and the sequencer holds the parts aside
+ * until the last one arrives, then applies them together.
  */
 export interface PresenceUpdate {
   gen: string;
@@ -122,6 +125,8 @@ export interface PresenceUpdate {
   /** `[connection id, value as JSON]`. */
   set: [string, string][];
   left: string[];
+  /** More parts of this update follow (numbered `n + 1`, …). */
+  more?: boolean;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { FaultySequencer, RoomChat, RoomChatFaulty, RoomChatTree, TestRelay, TreeSequencer, RoomChatSlowBatch, RoomChatSlowMemory, RoomChatSmallLog, SmallLogSequencer, TestSequencer } from "./objects";
-import type { PresenceSequencer, RoomPresenceChat, RoomPresenceTree } from "./presence.objects";
+import type { PartsSequencer, PresenceSequencer, RoomPresenceChat, RoomPresenceParts, RoomPresenceTree } from "./presence.objects";
 
 declare global {
   interface Env {
@@ -17,5 +17,7 @@ declare global {
     ROOM_PRESENCE_CHAT: DurableObjectNamespace<RoomPresenceChat>;
     PRESENCE_SEQUENCER: DurableObjectNamespace<PresenceSequencer>;
     ROOM_PRESENCE_TREE: DurableObjectNamespace<RoomPresenceTree>;
+    ROOM_PRESENCE_PARTS: DurableObjectNamespace<RoomPresenceParts>;
+    PARTS_SEQUENCER: DurableObjectNamespace<PartsSequencer>;
   }
 }

@@ -1,4 +1,4 @@
-import { evictDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { openSocket, type TestSocket } from "../../src/testing";
@@ -269,5 +269,95 @@ describe("room count frames", () => {
     await c.connect({ shard: 1 });
     await until(() => counts().at(-1) === 3, "a count frame of 3 on h0", REMOTE_MS);
     for (const client of [a, b, c]) await client.close();
+  });
+});
+
+describe("a shard's presence set in parts", () => {
+  const partsSequencer = (room: string) => env.PARTS_SEQUENCER.get(env.PARTS_SEQUENCER.idFromName(room));
+  const partsShard = (room: string, index: number) => env.ROOM_PRESENCE_PARTS.get(env.ROOM_PRESENCE_PARTS.idFromName(`${room}#${index}`));
+  /** A value of about 1 KB in UTF-8 whose characters are outside Latin-1 (copied at 2 bytes each between objects). */
+  const wide = (name: string) => `${"€".repeat(250)}${name}`;
+
+  it("sends a shard's presence to the sequencer in calls of at most presencePartBytes, applied whole: nothing is lost, and no watcher sees half a set", async () => {
+    const room = fresh("p-parts");
+    const w = new RoomClient("w", room, { shards: "2", presence: "parts" });
+    await w.connect({ shard: 0 });
+    watch(w);
+    // 12 connections on shard 1, each with a value of about 1 KB (1,100 estimated bytes): 3 fit in a call of 4 KiB.
+    const clients: RoomClient[] = [];
+    for (let i = 0; i < 12; i++) {
+      const client = new RoomClient(`m${i}`, room, { shards: "2", presence: "parts" });
+      await client.connect({ shard: 1 });
+      clients.push(client);
+    }
+    for (const client of clients) present(client, wide(client.id));
+    const everyone = clients.map((client) => `${client.id}=${wide(client.id)}`).sort();
+    await until(() => names(w).join() === everyone.join(), "all 12 values on shard 0", REMOTE_MS);
+    const received = () => runInDurableObject(partsSequencer(room), (instance) => instance.received.filter((update) => update.shard === `${room}#1`));
+    const before = await received();
+    // Every call carried at most 4 KiB of entries (at least one entry); the 12 values needed several.
+    for (const update of before) expect(update.bytes <= 4096 || update.ids.length === 1).toBe(true);
+    expect(before.some((update) => update.more)).toBe(true);
+
+    // Shard 1 is evicted: its new instance sends its whole set again, in parts, at its next change.
+    await evictDurableObject(partsShard(room, 1));
+    const atEviction = w.frames.length;
+    present(clients[5] as RoomClient, wide("renamed"));
+    const after = everyone.map((entry) => (entry.startsWith("m5=") ? `m5=${wide("renamed")}` : entry)).sort();
+    await until(() => names(w).join() === after.join(), "m5's new value on shard 0", REMOTE_MS);
+    await sleep(200);
+    // The parts were applied together: the watcher saw m5's change only, nobody leave, no new snapshot.
+    const since = w.frames.slice(atEviction).filter((frame) => frame.type === "dokit_presence");
+    expect(since.flatMap((frame) => (frame.left as string[] | undefined) ?? [])).toEqual([]);
+    expect(since.filter((frame) => Array.isArray(frame.all))).toEqual([]);
+    expect(since.flatMap((frame) => ((frame.set as [string][] | undefined) ?? []).map(([id]) => byPublicId.get(id) ?? id))).toEqual(["m5"]);
+    // The whole set went as numbered parts of one stream, each within the bound, every id in them.
+    const whole = (await received()).slice(before.length).filter((update) => update.gen !== before[0]?.gen);
+    expect(whole[0]?.full).toBe(true);
+    expect(whole.length).toBeGreaterThanOrEqual(4);
+    whole.forEach((update, i) => {
+      expect(update.n).toBe(i + 1);
+      expect(update.full).toBe(i === 0);
+      expect(update.more).toBe(i < whole.length - 1);
+      expect(update.bytes).toBeLessThanOrEqual(4096);
+    });
+    expect(whole.flatMap((update) => update.ids).map((id: string) => byPublicId.get(id) ?? id).sort()).toEqual(clients.map((client) => client.id).sort());
+    for (const client of [w, ...clients]) await client.close();
+  });
+
+  it("holds the parts of an update aside until the last one: the room sees the set before it, then the whole new one", async () => {
+    const room = fresh("p-parts-held");
+    const a = { name: `${room}#0`, binding: "ROOM_PRESENCE_PARTS", connections: 1 };
+    const b = { name: `${room}#1`, binding: "ROOM_PRESENCE_PARTS", connections: 1 };
+    await runInDurableObject(partsSequencer(room), async (sequencer) => {
+      await sequencer.join(a, null);
+      await sequencer.join(b, null);
+      // The first part of shard 1's first set, held aside: the news does not list shard 1 (it would read as empty).
+      await sequencer.presence(b, { gen: "g0", n: 1, full: true, set: [["v", "0"]], left: [], more: true }, null);
+      expect((await sequencer.presence(a, null, null)).news.shards).toEqual({});
+      expect((await sequencer.presence(b, { gen: "g1", n: 1, full: true, set: [["x", "1"], ["y", "2"]], left: [] }, null)).resync).toBe(false);
+      const first = (await sequencer.presence(a, null, null)).news;
+      expect(first.shards?.["1"]).toEqual([["x", "1"], ["y", "2"]]);
+      const known = { instance: first.instance, version: first.version };
+      // A new instance of shard 1 sends its whole set in two parts: shard 0 sees no change after the first…
+      expect((await sequencer.presence(b, { gen: "g2", n: 1, full: true, set: [["z", "3"]], left: [], more: true }, null)).resync).toBe(false);
+      const mid = (await sequencer.presence(a, null, known)).news;
+      expect(mid.version).toBe(first.version);
+      expect(mid.shards).toBeUndefined();
+      // …and the whole new set after the last.
+      expect((await sequencer.presence(b, { gen: "g2", n: 2, full: false, set: [["w", "4"]], left: [] }, null)).resync).toBe(false);
+      const last = (await sequencer.presence(a, null, known)).news;
+      expect(last.shards?.["1"]).toEqual([["z", "3"], ["w", "4"]]);
+      // A part out of order drops what was held aside; the part that would have followed is refused too (the shard sends its whole set).
+      const now = { instance: last.instance, version: last.version };
+      await sequencer.presence(b, { gen: "g3", n: 1, full: true, set: [["q", "5"]], left: [], more: true }, null);
+      expect((await sequencer.presence(b, { gen: "g3", n: 3, full: false, set: [["r", "6"]], left: [] }, null)).resync).toBe(true);
+      expect((await sequencer.presence(b, { gen: "g3", n: 2, full: false, set: [["s", "7"]], left: [] }, null)).resync).toBe(true);
+      expect((await sequencer.presence(a, null, now)).news.shards).toBeUndefined();
+      // Nobody left the shard's set meanwhile.
+      expect((await sequencer.presence(a, null, null)).news.shards?.["1"]).toEqual([["z", "3"], ["w", "4"]]);
+      await sequencer.leave(a.name);
+      await sequencer.leave(b.name);
+    });
   });
 });

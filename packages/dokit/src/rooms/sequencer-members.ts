@@ -15,7 +15,7 @@ export type Member = {
 };
 
 /** What the sequencer is told of its members. */
-export interface MembersEvents {
+export interface SequencerMembersEvents {
   /** A shard left, or was unregistered. */
   left?(name: string): void;
   /** A delivery's answer changed a shard's connection count (reports and joins are counted by their callers). */
@@ -26,13 +26,13 @@ export interface MembersEvents {
  * The shards of a room that have clients, in the sequencer's SQLite storage: where each one's
  * deliveries stand, and its connection count (their sum is the room-wide count).
  */
-export class Members {
+export class SequencerMembers {
   readonly #sql: SqlStorage;
-  readonly #told: MembersEvents;
+  readonly #told: SequencerMembersEvents;
   #count: number | undefined;
 
   /** @param told - told of shards that leave, and of counts that a delivery's answer changed */
-  constructor(sql: SqlStorage, told: MembersEvents = {}) {
+  constructor(sql: SqlStorage, told: SequencerMembersEvents = {}) {
     this.#sql = sql;
     this.#told = told;
     sql.exec(`CREATE TABLE IF NOT EXISTS dokit_room_shards (

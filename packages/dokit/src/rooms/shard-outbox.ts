@@ -1,21 +1,13 @@
 import type { Connection } from "../lifecycle/connection";
-import { overBytes } from "../lifecycle/wire";
+import { DokitError } from "../lifecycle/errors";
+import { closeWith, overBytes, trySend } from "../lifecycle/wire";
+import { CLOSE_ROOM_PUBLISH_FAILED, ROOM_PUBLISH_FAILED_REASON } from "../protocol/frames";
+import type { WebSockets } from "../websockets/websockets";
+import type { RoomsErrorCode } from "./errors";
+import { ackFrame, roomErrorFrame } from "./room-frames";
 import { outgoingBytes } from "./sizes";
-import type { OutgoingMessage, Published } from "./types";
-
-/** Options of a publish (`RoomShard.publish`, `publishToRoom`). */
-export interface RoomPublishOptions {
-  /** Connection ids left out, room-wide. */
-  except?: string | readonly string[];
-  /** Only connections with this tag, room-wide. */
-  tag?: string;
-}
-
-/** @returns the filters of a publish, as a message carries them */
-export function filters(options: RoomPublishOptions): Pick<OutgoingMessage, "except" | "tag"> {
-  const except = options.except === undefined ? undefined : typeof options.except === "string" ? [options.except] : [...options.except];
-  return { ...(except?.length && { except }), ...(options.tag !== undefined && { tag: options.tag }) };
-}
+import type { ShardMembership } from "./shard-membership";
+import type { OutgoingMessage } from "./types";
 
 /** The longest message id a client may give. */
 const MAX_ID = 128;
@@ -49,12 +41,10 @@ export interface Pending {
 
 /** What the outbox needs of its shard. */
 export interface OutboxDeps {
-  /** Sends one batch to the sequencer. */
-  send(messages: OutgoingMessage[]): Promise<Published>;
-  /** A batch was ordered: tell each publisher its seq. */
-  taken(batch: readonly Pending[], seqs: readonly number[]): void;
-  /** A batch failed after every retry: tell each publisher. */
-  failed(batch: readonly Pending[], error: unknown): void;
+  /** The shard's link to the sequencer: batches go through it. */
+  membership: ShardMembership;
+  /** The shard's connections: where a publisher that a reset left waiting is found, by id. */
+  webSockets: WebSockets;
   /** How long publishes are gathered before a batch goes, in ms. */
   batchMs: number;
   /** Where waiting messages are kept until the sequencer has taken them (`undefined`: in memory only). */
@@ -62,6 +52,7 @@ export interface OutboxDeps {
 }
 
 const PREFIX = "__dokit_room_out:";
+const OPEN = 1;
 
 /** The most messages one batch carries, and the most bytes of them by {@link outgoingBytes} (a message alone always goes). */
 const MAX_BATCH = 256;
@@ -70,7 +61,8 @@ const MAX_BATCH_BYTES = 2 * 1024 * 1024;
 const RETRY_MS = [100, 500, 2000];
 
 /**
- * A shard's publishes on their way to the sequencer: gathered for `batchMs`, sent as one batch,
+ * A shard's publishes on their way to the sequencer, until each publisher has its answer (an ack
+ * frame or a settled promise): gathered for `batchMs`, sent as one batch,
  * ONE batch in flight at a time (so one publisher's messages are ordered as sent), retried with the
  * same messages when a call fails (the sequencer deduplicates them by publisher, id and content). A batch that
  * fails every retry fails its publishers' waiting messages with it, so a publisher that sends them
@@ -100,11 +92,11 @@ export class Outbox {
   }
 
   /**
-   * Reads the messages a reset left waiting, ahead of any new one (call once, before the first add).
-   * @returns them, for the shard to find their publishers' connections
+   * Reads the messages a reset left waiting, ahead of any new one (call once, before the first add):
+   * their publishers are found by connection id when the sequencer answers.
    */
-  async load(): Promise<Pending[]> {
-    if (!this.#deps.storage) return [];
+  async load(): Promise<void> {
+    if (!this.#deps.storage) return;
     const stored = await this.#deps.storage.list<OutgoingMessage & { by?: string }>({ prefix: PREFIX });
     const found: Pending[] = [];
     for (const [key, { by, ...message }] of stored) found.push({ key, message, publisher: by });
@@ -112,7 +104,6 @@ export class Outbox {
     this.#next = last === undefined ? 0 : Number(last.slice(PREFIX.length)) + 1;
     this.#queue.unshift(...found);
     this.#schedule();
-    return found;
   }
 
   /** Keeps a message (when stored, not awaited: the output gate holds its ack until the write is durable) and schedules its batch. */
@@ -141,9 +132,9 @@ export class Outbox {
       const messages = batch.map((pending) => pending.message);
       for (let attempt = 0; ; attempt++) {
         try {
-          const published = await this.#deps.send(messages);
+          const published = await this.#deps.membership.publish(messages);
           this.#forget(batch);
-          this.#deps.taken(batch, published.seqs);
+          batch.forEach((pending, i) => this.#acknowledge(pending, published.seqs[i] as number));
           break;
         } catch (error) {
           const wait = RETRY_MS[attempt];
@@ -151,7 +142,7 @@ export class Outbox {
             // Its publishers' later messages fail with it: none may be ordered before the one that failed.
             const failed = [...batch, ...this.#behind(batch)];
             this.#forget(failed);
-            this.#deps.failed(failed, error);
+            this.#fail(failed, error);
             break;
           }
           await new Promise((resolve) => setTimeout(resolve, wait));
@@ -162,6 +153,38 @@ export class Outbox {
       this.#inFlight = 0;
       this.#schedule();
     }
+  }
+
+  #acknowledge(pending: Pending, seq: number): void {
+    const connection = this.#publisherOf(pending);
+    if (connection) trySend(connection, ackFrame(pending.message.id, seq));
+    pending.settle?.resolve(seq);
+  }
+
+  /**
+   * Publishes the sequencer did not take (a batch after every retry, and its publishers' messages
+   * waiting behind it): each is refused, and each publishing connection is then closed (3010), so
+   * that it sends them again, in order, on its next connection before anything new; a message it
+   * sends meanwhile is not taken, and can never be ordered before the ones that failed.
+   */
+  #fail(failed: readonly Pending[], error: unknown): void {
+    console.error("dokit: a room shard could not publish to its room's sequencer", error);
+    const publishers = new Set<Connection>();
+    for (const pending of failed) {
+      const connection = this.#publisherOf(pending);
+      if (connection) {
+        trySend(connection, roomErrorFrame("ROOM_PUBLISH_FAILED", "The room did not take the message; send it again", pending.message.id));
+        publishers.add(connection);
+      }
+      pending.settle?.reject(new DokitError<RoomsErrorCode>("ROOM_PUBLISH_FAILED", "the room's sequencer did not take the message", { cause: error }));
+    }
+    for (const connection of publishers) closeWith(connection, CLOSE_ROOM_PUBLISH_FAILED, ROOM_PUBLISH_FAILED_REASON);
+  }
+
+  /** @returns the open connection that published a message (found by id for one a reset left waiting), if any */
+  #publisherOf(pending: Pending): Connection | undefined {
+    if (pending.connection) return pending.connection.readyState === OPEN ? pending.connection : undefined;
+    return pending.publisher === undefined ? undefined : this.#deps.webSockets.getConnection(pending.publisher);
   }
 
   #forget(batch: readonly Pending[]): void {
