@@ -15,23 +15,24 @@ const encoder = new TextEncoder();
 let scratch: Uint8Array | undefined;
 
 /**
- * Cuts `json` into parts of at most {@link ROW_BYTES} UTF-8 bytes, never between
+ * Cuts `json` into parts of at most `max` ({@link ROW_BYTES} by default) UTF-8 bytes, never between
  * the two halves of a surrogate pair (SQLite would store a lone half as U+FFFD).
  * Text short enough to fit one row whatever its characters is neither measured nor copied.
  */
-export function splitRows(json: string): Rows {
+export function splitRows(json: string, max: number = ROW_BYTES): Rows {
   // Every UTF-16 unit takes at most 3 UTF-8 bytes.
-  if (json.length * 3 <= ROW_BYTES) return { parts: [json], bytes: -1 };
-  scratch ??= new Uint8Array(ROW_BYTES);
+  if (json.length * 3 <= max) return { parts: [json], bytes: -1 };
+  if (!scratch || scratch.byteLength < max) scratch = new Uint8Array(max);
+  const buffer = scratch.byteLength === max ? scratch : scratch.subarray(0, max);
   const parts: string[] = [];
   let bytes = 0;
   for (let offset = 0; offset < json.length; ) {
-    // The slice holds ROW_BYTES units and the buffer ROW_BYTES bytes; encodeInto never splits a pair,
-    // and a high half alone at the slice's end (3 bytes) cannot fit after ROW_BYTES - 1 units of at
+    // The slice holds `max` units and the buffer `max` bytes; encodeInto never splits a pair,
+    // and a high half alone at the slice's end (3 bytes) cannot fit after max - 1 units of at
     // least a byte each, so a part never ends inside a pair. The first code point always fits, so no
     // part is empty.
-    const slice = json.slice(offset, offset + ROW_BYTES);
-    const { read, written } = encoder.encodeInto(slice, scratch);
+    const slice = json.slice(offset, offset + max);
+    const { read, written } = encoder.encodeInto(slice, buffer);
     parts.push(read === slice.length ? slice : slice.slice(0, read));
     bytes += written;
     offset += read;
