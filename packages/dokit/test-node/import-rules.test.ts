@@ -14,7 +14,7 @@ const ENGINES: Record<string, string[]> = {
   rpc: ["websockets", "callables", "capnweb", "client"],
   jobs: ["schedule", "queue"],
   schema: ["state", "callables", "presence"],
-  rows: ["state", "mcp", "yjs"],
+  rows: ["state", "mcp", "yjs", "sessions"],
 };
 /** The allowed exceptions: importer → imported, and why. */
 const ALLOWED: Record<string, { folder: string; why: string }[]> = {
