@@ -2,6 +2,8 @@ export { AgentClient } from "./client";
 export { ClientPresence } from "./presence";
 export type { PresenceChange, PresenceEntry } from "./presence";
 export { RoomMember } from "./room";
+export { SessionView, SessionWriteError } from "./session";
+export type { SessionViewClient, SessionViewMessage, SessionViewOptions } from "./session";
 export type { RoomMemberOptions, RoomMessage } from "./room";
 export { DEFAULT_CALL_TIMEOUT_MS } from "./calls";
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from "./heartbeat";

@@ -1,9 +1,11 @@
-import type { Capability, Claims } from "../lifecycle/capability";
+import type { Capability, Claims, Dispatch } from "../lifecycle/capability";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import { lifecycleOf } from "../lifecycle/wake";
 import type { SessionsErrorCode } from "./errors";
+import { SESSION } from "../protocol/sessions";
 import { Session, type SessionsCore } from "./handle";
+import { LiveHistory } from "./live";
 import { SessionStore } from "./store";
 import type { SessionChangeEvent, SessionChangeListener, SessionsOptions } from "./types";
 
@@ -31,6 +33,8 @@ export class Sessions implements Capability, SessionsCore {
   readonly #handles = new Map<string, Session>();
   readonly #listeners = new Set<SessionChangeListener>();
   #lifecycle: Lifecycle | undefined;
+  #dispatch: Dispatch | undefined;
+  readonly #live: LiveHistory;
   #store: SessionStore | undefined;
   /** The change feed's queue: each event waits for the previous one's listeners. */
   #feed: Promise<void> = Promise.resolve();
@@ -47,10 +51,14 @@ export class Sessions implements Capability, SessionsCore {
       throw new DokitError<SessionsErrorCode>("INVALID_ARGUMENT", `maxClientMessageBytes must be an integer from 1 to ${MAX_CLIENT_LIMIT}, not ${String(max)}`);
     }
     this.maxClientMessageBytes = max;
+    this.#live = new LiveHistory(this, options.access);
   }
 
   attach(claims: Claims): void {
     this.#lifecycle = claims.lifecycle;
+    this.#dispatch = claims.dispatch;
+    // {"type":"dokit_session","op",…}: live history, on protocol-enabled connections (docs/sessions.md).
+    claims.frame(SESSION, (connection, frame, context) => this.#live.receive(connection, frame, context), { protocolOnly: true });
   }
 
   /**
@@ -90,12 +98,20 @@ export class Sessions implements Capability, SessionsCore {
 
   /** @internal Dispatches one event to every listener, after the events before it. */
   notify(event: SessionChangeEvent): Promise<void> {
-    const run = this.#feed.then(() => this.#dispatch(event));
+    const run = this.#feed.then(() => this.#dispatchEvent(event));
     this.#feed = run;
     return run;
   }
 
-  async #dispatch(event: SessionChangeEvent): Promise<void> {
+  async #dispatchEvent(event: SessionChangeEvent): Promise<void> {
+    // Watching connections first: they see changes in the feed's order too.
+    if (this.#dispatch) {
+      try {
+        this.#live.broadcast(this.#dispatch, event);
+      } catch (error) {
+        this.report("live broadcast", error);
+      }
+    }
     for (const listener of [...this.#listeners]) {
       try {
         await listener(event);
