@@ -19,6 +19,7 @@ import { userRefusalRoute } from "./refusal.objects";
 import { idRoomEvictRoute } from "./security-websockets.objects";
 import { presenceClientEvictRoute } from "./presence-client.objects";
 import { yjsEvictRoute } from "./yjs.objects";
+import { sessionsChatRoute } from "./sessions-client.objects";
 
 export { Counter, ScenarioCallables } from "./worker.callables";
 export { FaultyHost, NoSqlHost, PlainRoom } from "./connect.objects";
@@ -37,6 +38,7 @@ export { PresenceClientRoom, PresenceClientSlowTick } from "./presence-client.ob
 export { RoomsLoopSequencer, RoomsLoopShard } from "./rooms.objects";
 export { RoomsPresenceSequencer, RoomsPresenceShard } from "./rooms-presence.objects";
 export { YjsNotes, YjsParty } from "./yjs.objects";
+export { SessionsChat } from "./sessions-client.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -104,6 +106,7 @@ export default {
       (await idRoomEvictRoute(request, env)) ??
       (await presenceClientEvictRoute(request, env)) ??
       (await yjsEvictRoute(request, env)) ??
+      (await sessionsChatRoute(request, env)) ??
       (await userRefusalRoute(request, env)) ??
       (await roomsRoute(request, env)) ??
       (await roomsPresenceRoute(request, env)) ??

@@ -22,7 +22,30 @@ export interface UseSessionResult {
   readonly view: SessionView;
 }
 
-type Snapshot = { messages: SessionViewMessage[]; hasMore: boolean; loaded: boolean };
+/** What a component renders from: renewed on every change of the view. */
+export type SessionSnapshot = { messages: SessionViewMessage[]; hasMore: boolean; loaded: boolean };
+
+/** A useSyncExternalStore source over one view: a stable snapshot, renewed when the view changes. */
+export function createSessionStore(view: SessionView) {
+  const take = (): SessionSnapshot => ({ messages: view.messages, hasMore: view.hasMore, loaded: view.loaded });
+  let snapshot = take();
+  return {
+    subscribe(onChange: () => void): () => void {
+      const off = view.subscribe(() => {
+        snapshot = take();
+        onChange();
+      });
+      // Anything that changed between render and subscribe.
+      const now = take();
+      if (now.messages !== snapshot.messages || now.hasMore !== snapshot.hasMore || now.loaded !== snapshot.loaded) {
+        snapshot = now;
+        onChange();
+      }
+      return off;
+    },
+    get: (): SessionSnapshot => snapshot,
+  };
+}
 
 /**
  * A session's history for a component: watches the session while mounted and re-renders when a page
@@ -38,17 +61,7 @@ export function useSession(client: SessionViewClient, options: SessionViewOption
     view.start();
     return () => view.stop();
   }, [view]);
-  const store = useMemo(() => {
-    let snapshot: Snapshot = { messages: view.messages, hasMore: view.hasMore, loaded: view.loaded };
-    return {
-      subscribe: (onChange: () => void) =>
-        view.subscribe(() => {
-          snapshot = { messages: view.messages, hasMore: view.hasMore, loaded: view.loaded };
-          onChange();
-        }),
-      get: () => snapshot,
-    };
-  }, [view]);
+  const store = useMemo(() => createSessionStore(view), [view]);
   const snapshot = useSyncExternalStore(store.subscribe, store.get, store.get);
   return useMemo(
     () => ({
