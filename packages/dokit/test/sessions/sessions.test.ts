@@ -185,12 +185,22 @@ describe("writes", () => {
     });
   });
 
-  it("a text append writes exactly one row; a 2 MB message two", async () => {
+  it("a text append writes exactly one row; a 2 MB message two; a 200 KB image three, a 2 MiB image four, a stored image again two", async () => {
     const stub = conversation();
     await run(stub, async ({ session }, ctx) => {
       await session.appendMessage(text("warm", "first"));
       expect(await rowsWritten(ctx, () => session.appendMessage(text("one", "a short message")))).toBe(1);
       expect(await rowsWritten(ctx, () => session.appendMessage(text("two", "z".repeat(2_000_000))))).toBe(2);
+      // An image: the message, its payload's parts (1.5 MiB each, of the data: url), one reference.
+      const image = (id: string, base64Length: number): SessionMessage => ({
+        id,
+        role: "user",
+        parts: [{ type: "file", mediaType: "image/png", url: `data:image/png;base64,${(id + "A".repeat(base64Length)).slice(0, base64Length)}` }],
+      });
+      expect(await rowsWritten(ctx, () => session.appendMessage(image("i200k", Math.ceil((200 * 1024) / 3) * 4)))).toBe(3);
+      expect(await rowsWritten(ctx, () => session.appendMessage(image("i2m", Math.ceil((2 * 1024 * 1024) / 3) * 4)))).toBe(4);
+      // The same payload again: the message and a reference.
+      expect(await rowsWritten(ctx, () => session.appendMessage({ ...image("i200k", Math.ceil((200 * 1024) / 3) * 4), id: "again" }))).toBe(2);
     });
   });
 
