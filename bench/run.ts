@@ -591,6 +591,7 @@ async function main(): Promise<void> {
   }
   if (enabled("jobs")) console.log(`\nJobs (dokit Scheduler vs a raw alarm loop over its SQL table; ratio dokit over raw)\n\n${(await (await import("./jobs.ts")).jobsBench({ quick: QUICK })).text}`);
   if (enabled("yjs")) console.log(`\n${(await (await import("./yjs.ts")).yjsBench({ quick: QUICK, log })).text}`);
+  if (enabled("sessions")) console.log(`\nSessions (dokit/sessions beside agents/sessions 0.32.0 in one workerd; ratio dokit over the reference)\n\n${(await (await import("./sessions.ts")).sessionsBench({ quick: QUICK })).text}`);
   const seconds = (performance.now() - t0) / 1000;
   console.log(`\nbench took ${seconds.toFixed(0)} s`);
 
