@@ -121,9 +121,12 @@ export class Sessions implements Capability, SessionsCore {
     }
   }
 
-  /** @internal Logs a failure that does not fail the call it happened in. */
+  /** @internal Logs a failure that does not fail the call it happened in, and publishes it as `session:error` (dokit/observability). */
   report(where: string, error: unknown): void {
     console.error(`dokit: Sessions ${where} failed: ${errorMessage(error)}`);
+    const observer = this.#dispatch?.observer;
+    const lifecycle = lifecycleOf(this, this.#lifecycle);
+    if (observer && lifecycle) observer.error(lifecycle, `Sessions ${where}`, error, undefined, "session:error");
   }
 
   /** @internal The options as given. */

@@ -1,4 +1,4 @@
-import type { Conversation, LiveConversation } from "./objects";
+import type { Conversation, LiveConversation, ObservedConversation } from "./objects";
 import type { ConversationObject } from "./reference-docs";
 
 declare global {
@@ -6,6 +6,7 @@ declare global {
     CONVERSATION: DurableObjectNamespace<Conversation>;
     REFERENCE_DOCS: DurableObjectNamespace<ConversationObject>;
     LIVE: DurableObjectNamespace<LiveConversation>;
+    OBSERVED: DurableObjectNamespace<ObservedConversation>;
   }
   namespace Cloudflare {
     interface Env extends globalThis.Env {}

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle } from "../../src/lifecycle";
+import { Observability } from "../../src/observability";
 import { type SessionChangeEvent, type SessionMessage, Sessions } from "../../src/sessions";
 import { WebSockets } from "../../src/websockets";
 
@@ -48,4 +49,11 @@ export class LiveConversation extends DurableObject<Env> {
   async serverDelete(session: string, ids: string[]): Promise<void> {
     await this.sessions.session(session).deleteMessages(ids);
   }
+}
+
+/** Sessions with Observability installed: failures are published as `session:error`. */
+export class ObservedConversation extends DurableObject<Env> {
+  readonly sessions = new Sessions();
+  readonly lifecycle = Lifecycle.install(this).use(this.sessions).use(new Observability());
+  readonly session = this.sessions.session();
 }

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { type SessionMessage, type SessionChangeEvent, createCompactFunction, isCompactionMessage } from "../../src/sessions";
+import { subscribe } from "../../src/observability";
 import { hibernate } from "../../src/testing";
 import { fresh } from "../helpers";
 import { captureConsole } from "../logs";
@@ -502,6 +503,28 @@ describe("compaction", () => {
       void bare;
       await expect(session.onCompaction(undefined as never).compact()).rejects.toMatchObject({ code: "NO_COMPACTION" });
     });
+  });
+
+  it("a failure is published as session:error through an installed Observability", async () => {
+    const stub = env.OBSERVED.get(env.OBSERVED.idFromName(fresh("observed")));
+    const seen: { type: string; payload: unknown }[] = [];
+    const stop = subscribe("lifecycle", (event) => {
+      if (event.type === "session:error") seen.push({ type: event.type, payload: event.payload });
+    });
+    try {
+      await runInDurableObject(stub, async ({ session }) => {
+        const logs = captureConsole();
+        session.onCompaction(async () => {
+          throw new Error("model down");
+        });
+        await session.appendMessage(text("a", "a"));
+        expect(await session.compact()).toBeNull();
+        expect(logs.error).toEqual(["dokit: Sessions compaction failed: model down"]);
+      });
+    } finally {
+      stop();
+    }
+    expect(seen).toEqual([{ type: "session:error", payload: { where: "Sessions compaction", code: "INTERNAL", message: "model down" } }]);
   });
 
   it("compact(leafId) summarizes that branch", async () => {

@@ -1,6 +1,6 @@
 import { routeAgentRequest } from "../../src/routing";
 
-export { Conversation, LiveConversation } from "./objects";
+export { Conversation, LiveConversation, ObservedConversation } from "./objects";
 export { ConversationObject } from "./reference-docs";
 
 export default {
