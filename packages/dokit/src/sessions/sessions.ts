@@ -29,7 +29,6 @@ export class Sessions implements Capability, SessionsCore {
   readonly reserved: ReadonlySet<string>;
   /** The largest client-sourced message, as JSON in UTF-8 bytes. */
   readonly maxClientMessageBytes: number;
-  readonly #options: SessionsOptions;
   readonly #handles = new Map<string, Session>();
   readonly #listeners = new Set<SessionChangeListener>();
   #lifecycle: Lifecycle | undefined;
@@ -44,7 +43,6 @@ export class Sessions implements Capability, SessionsCore {
    * @throws DokitError INVALID_ARGUMENT for a `maxClientMessageBytes` out of range
    */
   constructor(options: SessionsOptions = {}) {
-    this.#options = options;
     this.reserved = new Set(options.reservedMetadataKeys ?? []);
     const max = options.maxClientMessageBytes ?? DEFAULT_MAX_CLIENT_MESSAGE_BYTES;
     if (!Number.isInteger(max) || max < 1 || max > MAX_CLIENT_LIMIT) {
@@ -127,10 +125,5 @@ export class Sessions implements Capability, SessionsCore {
     const observer = this.#dispatch?.observer;
     const lifecycle = lifecycleOf(this, this.#lifecycle);
     if (observer && lifecycle) observer.error(lifecycle, `Sessions ${where}`, error, undefined, "session:error");
-  }
-
-  /** @internal The options as given. */
-  get options(): SessionsOptions {
-    return this.#options;
   }
 }

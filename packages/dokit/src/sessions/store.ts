@@ -2,7 +2,7 @@ import { splitBytes, joinBytes } from "../rows/bytes";
 import { splitRows } from "../rows/text";
 import { DokitError } from "../lifecycle/errors";
 import type { SessionsErrorCode } from "./errors";
-import { type Media, type Prepared, prepare, restore, searchText } from "./message";
+import { type Media, type Prepared, restore, searchText } from "./message";
 import type { SearchResult, SessionMessage, SessionRowStat, StoredCompaction } from "./types";
 
 // The rows of every session of an object, in tables it owns, created on first use. Every table is
@@ -380,12 +380,6 @@ export class SessionStore {
     this.#leaves.set(sessionId, null);
   }
 
-  /** @returns how many payloads are stored, and their bytes (for tests and docs) */
-  mediaUsage(): { payloads: number; bytes: number } {
-    const row = this.#rows(`SELECT count(DISTINCT hash) AS payloads, coalesce(sum(length(data)), 0) AS bytes FROM ${MEDIA}`)[0];
-    return { payloads: Number(row?.payloads ?? 0), bytes: Number(row?.bytes ?? 0) };
-  }
-
   // ------------------------------------------------------------------ compactions
 
   /** Stores an overlay. */
@@ -470,4 +464,3 @@ export class SessionStore {
   }
 }
 
-export { prepare };

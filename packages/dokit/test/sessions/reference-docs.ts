@@ -56,10 +56,10 @@ export class ConversationObject extends DurableObject<Env> {
       parentId: userMessage.id,
     });
 
+    // Built as the snippet builds it; its append runs on the installed Sessions (one not installed has no storage).
     const sessions = new Sessions({
       reservedMetadataKeys: ["channel", "turnMetadata"],
     });
-    this.lifecycle; // (the snippet's `sessions` is installed below to run its append)
     void sessions;
 
     const clientMessage: SessionMessage = { id: "client-1", role: "user", parts: [{ type: "text", text: "from a client" }], metadata: { channel: "x", kept: 1 } };
