@@ -57,6 +57,8 @@ export interface SessionSyncWriter {
 
 /** Messages per content window of a read. */
 const WINDOW_ROWS = 50;
+/** Messages per step of a newest-first read: a loop looking for something recent usually stops within a few. */
+const NEWEST_WINDOW_ROWS = 8;
 /** Bytes per content window of a read. */
 const WINDOW_BYTES = 4 * 1024 * 1024;
 
@@ -424,7 +426,23 @@ export class Session {
   }
 
   async *#read(options: HistoryReadOptions): AsyncGenerator<{ message: SessionMessage; bytes: number }, void, undefined> {
-    const items = this.#items(this.#store().path(this.sessionId, options.leafId));
+    const store = this.#store();
+    if (options.newestFirst && !store.hasCompactions(this.sessionId)) {
+      // Leaf first without overlays to plan: walk parent pointers a window at a time, so a loop
+      // that stops early never reads the older rows, not even their ids.
+      let next = options.leafId ?? store.latestLeafId(this.sessionId);
+      while (next !== null) {
+        const rows = store.walk(this.sessionId, next, NEWEST_WINDOW_ROWS);
+        if (rows.length === 0) return;
+        yield* this.#stream(
+          rows.map((row) => ({ row })),
+          { signal: options.signal },
+        );
+        next = (rows[rows.length - 1] as PathRow).parentId;
+      }
+      return;
+    }
+    const items = this.#items(store.path(this.sessionId, options.leafId));
     yield* this.#stream(items, options);
   }
 

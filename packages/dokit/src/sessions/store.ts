@@ -130,17 +130,20 @@ export class SessionStore {
     return leaf;
   }
 
-  /** @returns the path from the root to `leafId` (default: the active leaf), without content */
+  /**
+   * @returns the path from the root to `leafId` (default: the active leaf), without content: the
+   *   recursion carries only the small columns (a JSON carried through it would be copied at every step)
+   */
   path(sessionId: string, leafId?: string | null): PathRow[] {
     const leaf = leafId ?? this.latestLeafId(sessionId);
     if (leaf === null) return [];
     const rows = this.#rows(
-      `WITH RECURSIVE path(id, parent_id, depth) AS (
-         SELECT id, parent_id, 0 FROM ${MESSAGES} WHERE session_id = ?1 AND id = ?2
+      `WITH RECURSIVE path(id, parent_id, role, bytes, tokens, depth) AS (
+         SELECT id, parent_id, role, bytes, tokens, 0 FROM ${MESSAGES} WHERE session_id = ?1 AND id = ?2
          UNION ALL
-         SELECT m.id, m.parent_id, path.depth + 1 FROM ${MESSAGES} m JOIN path ON m.session_id = ?1 AND m.id = path.parent_id
+         SELECT m.id, m.parent_id, m.role, m.bytes, m.tokens, path.depth + 1 FROM path JOIN ${MESSAGES} m ON m.session_id = ?1 AND m.id = path.parent_id
        )
-       SELECT m.id, m.parent_id, m.role, m.bytes, m.tokens FROM path JOIN ${MESSAGES} m ON m.session_id = ?1 AND m.id = path.id ORDER BY path.depth DESC`,
+       SELECT id, parent_id, role, bytes, tokens FROM path ORDER BY depth DESC`,
       sessionId,
       leaf,
     );
@@ -151,6 +154,37 @@ export class SessionStore {
       bytes: Number(row.bytes),
       tokens: Number(row.tokens),
     }));
+  }
+
+  /**
+   * @returns at most `limit` messages of the path from `fromId` towards the root, without content, in
+   *   that order (leaf first): the recursion stops at the limit, so older rows are not read
+   */
+  walk(sessionId: string, fromId: string, limit: number): PathRow[] {
+    const rows = this.#rows(
+      `WITH RECURSIVE path(id, parent_id, role, bytes, tokens) AS (
+         SELECT id, parent_id, role, bytes, tokens FROM ${MESSAGES} WHERE session_id = ?1 AND id = ?2
+         UNION ALL
+         SELECT m.id, m.parent_id, m.role, m.bytes, m.tokens FROM path JOIN ${MESSAGES} m ON m.session_id = ?1 AND m.id = path.parent_id
+         LIMIT ?3
+       )
+       SELECT id, parent_id, role, bytes, tokens FROM path`,
+      sessionId,
+      fromId,
+      limit,
+    );
+    return rows.map((row) => ({
+      id: String(row.id),
+      parentId: typeof row.parent_id === "string" ? row.parent_id : null,
+      role: String(row.role),
+      bytes: Number(row.bytes),
+      tokens: Number(row.tokens),
+    }));
+  }
+
+  /** @returns whether the session has any overlay */
+  hasCompactions(sessionId: string): boolean {
+    return this.#rows(`SELECT 1 FROM ${COMPACTIONS} WHERE session_id = ? LIMIT 1`, sessionId).length > 0;
   }
 
   /** @returns per-row stats of a path */

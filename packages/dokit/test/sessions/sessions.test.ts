@@ -15,8 +15,8 @@ const run = <T>(stub: Stub, fn: (object: Conversation, ctx: DurableObjectState) 
 const text = (id: string, body: string, role = "user"): SessionMessage => ({ id, role, parts: [{ type: "text", text: body }] });
 const ids = (messages: SessionMessage[]) => messages.map((message) => message.id);
 
-/** Sums the rows written by every SQL statement `fn` runs on this object. */
-async function rowsWritten(ctx: DurableObjectState, fn: () => Promise<unknown>): Promise<number> {
+/** Sums the rows written (or read) by every SQL statement `fn` runs on this object. */
+async function rowsWritten(ctx: DurableObjectState, fn: () => Promise<unknown>, count: "rowsWritten" | "rowsRead" = "rowsWritten"): Promise<number> {
   const sql = ctx.storage.sql;
   const exec = sql.exec;
   const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
@@ -30,7 +30,7 @@ async function rowsWritten(ctx: DurableObjectState, fn: () => Promise<unknown>):
   } finally {
     sql.exec = exec;
   }
-  return cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
+  return cursors.reduce((sum, cursor) => sum + cursor[count], 0);
 }
 
 const table = (ctx: DurableObjectState, query: string) => ctx.storage.sql.exec(query).toArray();
@@ -358,6 +358,9 @@ describe("reads", () => {
         if (backward.length === 3) break;
       }
       expect(backward).toEqual(["m119", "m118", "m117"]);
+      const everyOne: string[] = [];
+      for await (const message of session.history({ newestFirst: true })) everyOne.push(message.id);
+      expect(everyOne).toEqual(Array.from({ length: 120 }, (_, i) => `m${119 - i}`));
       const sizes: number[] = [];
       for await (const batch of session.historyBatches({ batchSize: 25 })) sizes.push(batch.length);
       expect(sizes).toEqual([25, 25, 25, 25, 20]);
@@ -378,6 +381,27 @@ describe("reads", () => {
       const all = await session.getRecentHistory(10_000_000);
       expect(all.truncated).toBe(false);
       expect(all.messages).toHaveLength(120);
+    });
+  });
+
+  it("a newest-first read that stops early reads none of the older rows", async () => {
+    const stub = conversation();
+    await run(stub, async ({ session }, ctx) => {
+      for (let i = 0; i < 500; i++) await session.appendMessage(text(`m${i}`, `message ${i}`));
+      const read = await rowsWritten(
+        ctx,
+        async () => {
+          for await (const message of session.history({ newestFirst: true })) {
+            expect(message.id).toBe("m499");
+            break;
+          }
+        },
+        "rowsRead",
+      );
+      // One step of eight ids and their content: never the 500.
+      expect(read).toBeLessThan(40);
+      const whole = await rowsWritten(ctx, () => session.getHistory(), "rowsRead");
+      expect(whole).toBeGreaterThan(500);
     });
   });
 
