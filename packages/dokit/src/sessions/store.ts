@@ -1,5 +1,5 @@
 import { splitBytes, joinBytes } from "../rows/bytes";
-import { splitRows } from "../rows/text";
+import { splitRowsAt } from "../rows/text";
 import { DokitError } from "../lifecycle/errors";
 import type { SessionsErrorCode } from "./errors";
 import { type Media, type Prepared, restore, searchText } from "./message";
@@ -263,7 +263,7 @@ export class SessionStore {
    */
   insert(sessionId: string, prepared: Prepared, parentId: string | null, createdAt: number): void {
     const id = prepared.message.id;
-    const { parts } = splitRows(prepared.json, SLICE_BYTES);
+    const { parts } = splitRowsAt(prepared.json, SLICE_BYTES);
     this.transaction(() => {
       this.#run(
         `INSERT INTO ${MESSAGES} (session_id, id, seq, parent_id, role, content, slices, bytes, tokens, media, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -296,7 +296,7 @@ export class SessionStore {
     if (!old) return undefined;
     const media = prepared.media.length > 0 ? JSON.stringify(prepared.media.map((entry) => entry.hash)) : null;
     if (old.json === prepared.json && old.media === media) return false;
-    const { parts } = splitRows(prepared.json, SLICE_BYTES);
+    const { parts } = splitRowsAt(prepared.json, SLICE_BYTES);
     const before = old.media ? (JSON.parse(old.media) as string[]) : [];
     const after = new Set(prepared.media.map((entry) => entry.hash));
     this.transaction(() => {
