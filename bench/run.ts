@@ -624,6 +624,7 @@ async function main(): Promise<void> {
     yjs = await (await import("./yjs.ts")).yjsBench({ quick: QUICK, log });
     console.log(`\n${yjs.text}`);
   }
+  if (enabled("sessions")) console.log(`\nSessions (dokit/sessions beside agents/sessions 0.32.0 in one workerd; ratio dokit over the reference)\n\n${(await (await import("./sessions.ts")).sessionsBench({ quick: QUICK })).text}`);
   const seconds = (performance.now() - t0) / 1000;
   console.log(`\nbench took ${seconds.toFixed(0)} s`);
 

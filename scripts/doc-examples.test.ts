@@ -156,7 +156,7 @@ describe("the docs' examples", () => {
   it("mark the main example of every capability's page: its first TypeScript block", () => {
     const marked = new Set(blocks.map((block) => block.page));
     expect(marked, "README.md has no <!-- example: … --> block").toContain("README.md");
-    const capabilities = ["state", "schedule", "queue", "mcp-client", "mcp", "websockets", "presence", "rooms", "yjs", "callables", "lifecycle", "inspector", "observability", "routing", "testing", "streams", "tasks"];
+    const capabilities = ["state", "schedule", "queue", "mcp-client", "mcp", "websockets", "presence", "rooms", "yjs", "callables", "lifecycle", "inspector", "observability", "routing", "testing", "streams", "tasks", "sessions"];
     for (const page of capabilities.map((name) => `docs/${name}.md`)) {
       const text = readFileSync(join(repo, page), "utf8");
       const first = text.indexOf("\n```ts\n");
@@ -261,6 +261,29 @@ describe("examples run in workerd", () => {
     expect(await viewer.nextJSON()).toEqual({ type: "cf_agent_state", state: { title: "Roadmap", cards: [] } });
     expect(await editor.nextJSON()).toEqual({ type: "cf_agent_state", state: { title: "Roadmap", cards: [] } });
     for (const client of [editor, viewer]) client.socket.close();
+  }, 120_000);
+
+  it("docs/sessions.md: the transcript over HTTP, pages and live appends over WebSockets, a reader's write refused", async () => {
+    const url = await serve("sessions");
+    const ask = async (text: string) => (await fetch(new URL("/ask/demo", url), { method: "POST", body: text })).json();
+    expect(await ask("hello")).toEqual(["user: hello", "assistant: You said: hello"]);
+    const base = new URL("/agents/conversation/demo", url);
+    base.protocol = "ws:";
+    const reader = await open(base);
+    expect(await reader.nextJSON()).toMatchObject({ type: "cf_agent_identity", agent: "conversation", name: "demo" });
+    reader.socket.send(JSON.stringify({ type: "dokit_session", op: "watch", session: "" }));
+    reader.socket.send(JSON.stringify({ type: "dokit_session", op: "page", id: "p", session: "", limit: 1 }));
+    expect(await reader.nextJSON()).toMatchObject({ op: "page", id: "p", more: true, messages: [{ role: "assistant", parts: [{ type: "text", text: "You said: hello" }] }] });
+    reader.socket.send(JSON.stringify({ type: "dokit_session", op: "append", id: "w", session: "", message: { id: "x", role: "user", parts: [] } }));
+    expect(await reader.nextJSON()).toMatchObject({ type: "dokit_error", code: "SESSION_FORBIDDEN", id: "w" });
+    const member = await open(`${base}?role=member`);
+    await member.next();
+    member.socket.send(JSON.stringify({ type: "dokit_session", op: "append", id: "m", session: "", message: { id: "from-page", role: "user", parts: [{ type: "text", text: "hi" }] } }));
+    expect(await member.nextJSON()).toEqual({ type: "dokit_session", op: "ack", id: "m", session: "", inserted: true });
+    expect(await reader.nextJSON()).toMatchObject({ op: "event", event: { type: "append", message: { id: "from-page" }, inserted: true } });
+    expect(await ask("again")).toHaveLength(5);
+    expect(await reader.nextJSON()).toMatchObject({ op: "event", event: { type: "append", message: { role: "user", parts: [{ text: "again" }] } } });
+    for (const client of [reader, member]) client.socket.close();
   }, 120_000);
 
   it("README.md's mix-in: the object's own route and sockets answer beside dokit's connection and callable", async () => {

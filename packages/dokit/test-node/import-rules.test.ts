@@ -14,7 +14,7 @@ const ENGINES: Record<string, string[]> = {
   rpc: ["websockets", "callables", "capnweb", "client"],
   jobs: ["schedule", "queue", "tasks"],
   schema: ["state", "callables", "presence"],
-  rows: ["state", "mcp", "yjs"],
+  rows: ["state", "mcp", "yjs", "sessions"],
 };
 /** The allowed exceptions: importer → imported, and why. */
 const ALLOWED: Record<string, { folder: string; why: string }[]> = {
@@ -22,6 +22,7 @@ const ALLOWED: Record<string, { folder: string; why: string }[]> = {
   testing: [{ folder: "websockets", why: "connectionAttachment reads the attachment codec WebSockets owns" }],
   presence: [{ folder: "websockets", why: "a presence value lives in the connection's attachment, which WebSockets owns" }],
   yjs: [{ folder: "websockets", why: "a Yjs connection's mark and awareness live in its attachment, which WebSockets owns" }],
+  sessions: [{ folder: "websockets", why: "the sessions a connection watches live in its attachment, which WebSockets owns" }],
 };
 
 interface Import {

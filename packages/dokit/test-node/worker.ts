@@ -21,6 +21,7 @@ import { presenceClientEvictRoute } from "./presence-client.objects";
 import { rateLimitedEvictRoute } from "./rate-limit.objects";
 import { yjsEvictRoute } from "./yjs.objects";
 import { streamsEvictRoute } from "./streams.objects";
+import { sessionsChatRoute } from "./sessions-client.objects";
 
 export { Counter, ScenarioCallables } from "./worker.callables";
 export { FaultyHost, NoSqlHost, PlainRoom } from "./connect.objects";
@@ -40,6 +41,7 @@ export { RoomsLoopSequencer, RoomsLoopShard } from "./rooms.objects";
 export { RoomsPresenceSequencer, RoomsPresenceShard } from "./rooms-presence.objects";
 export { YjsNotes, YjsParty } from "./yjs.objects";
 export { StreamsLog } from "./streams.objects";
+export { SessionsChat } from "./sessions-client.objects";
 
 /** Sends `{"type":"welcome","id","uri"}` after the connect sequence, so tests can see the upgrade URL and frame order. */
 function welcome(connection: { id: string; uri: string | null; send(message: string): void }): void {
@@ -109,6 +111,7 @@ export default {
       (await rateLimitedEvictRoute(request, env)) ??
       (await yjsEvictRoute(request, env)) ??
       (await streamsEvictRoute(request, env)) ??
+      (await sessionsChatRoute(request, env)) ??
       (await userRefusalRoute(request, env)) ??
       (await roomsRoute(request, env)) ??
       (await roomsPresenceRoute(request, env)) ??

@@ -4,6 +4,8 @@ export type { PresenceChange, PresenceEntry } from "./presence";
 export { ClientStreams, StreamReader, StreamReadError } from "./streams";
 export type { ClientStreamChunk, ClientStreamReadOptions } from "./streams";
 export { RoomMember } from "./room";
+export { SessionView, SessionWriteError } from "./session";
+export type { SessionViewClient, SessionViewMessage, SessionViewOptions } from "./session";
 export type { RoomMemberOptions, RoomMessage } from "./room";
 export { DEFAULT_CALL_TIMEOUT_MS } from "./calls";
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from "./heartbeat";

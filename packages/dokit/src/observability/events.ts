@@ -27,7 +27,9 @@ export type LifecycleEvent =
   | BaseEvent<"connect", { connectionId: string; durationMs: number }>
   | BaseEvent<"connect:refused", { connectionId: string; where: "connect"; code: string; message: string }>
   | BaseEvent<"disconnect", { connectionId: string; code: number; reason: string; wasClean: boolean; durationMs?: number }>
-  | BaseEvent<"error", { where: ErrorWhere; code: string; message: string; connectionId?: string }>;
+  | BaseEvent<"error", { where: ErrorWhere; code: string; message: string; connectionId?: string }>
+  /** A Sessions failure that did not fail its call (a compaction, a change listener); `where` names it. */
+  | BaseEvent<"session:error", { where: string; code: string; message: string }>;
 
 /** agents:message */
 export type MessageEvent = BaseEvent<

@@ -81,3 +81,16 @@ export type {
   StreamErrorFrame,
   StreamWireErrorCode,
 } from "./streams";
+export {
+  SESSION,
+  SESSION_FORBIDDEN,
+  SESSION_REJECTED,
+  SESSION_TOO_LARGE,
+  MAX_WATCHED_SESSIONS,
+  MAX_SESSION_ID_LENGTH,
+  MAX_PAGE_BYTES,
+  MAX_PAGE_MESSAGES,
+  DEFAULT_PAGE_BYTES,
+  DEFAULT_PAGE_MESSAGES,
+} from "./sessions";
+export type { SessionClientFrame, SessionErrorFrame, SessionServerFrame, WireMessage, WireSessionEvent } from "./sessions";

@@ -29,6 +29,8 @@ export interface ConnectionFlags {
   presence?: unknown;
   /** Whether the connection receives presence frames (dokit/presence); absent until its first presence frame. */
   watching?: boolean;
+  /** The sessions whose changes the connection receives (dokit/sessions' live history); absent until it watches one. */
+  sessions?: string[];
   /** Set on a connection that speaks the Yjs wire (dokit/yjs): its latest awareness entries, when they fit. */
   yjs?: { awareness?: [number, number, string][] };
 }

@@ -65,6 +65,18 @@ export class Room extends DurableObject {
 ${WORKER}`,
   },
   {
+    name: "lifecycle + sessions",
+    needs: ["lifecycle", "sessions"],
+    source: `${DO}import { Lifecycle } from "dokit/lifecycle";
+import { Sessions } from "dokit/sessions";
+export class Room extends DurableObject {
+  sessions = new Sessions();
+  lifecycle = Lifecycle.install(this).use(this.sessions);
+  async add(text) { return this.sessions.session().appendMessage({ id: crypto.randomUUID(), role: "user", parts: [{ type: "text", text }] }); }
+}
+${WORKER}`,
+  },
+  {
     name: "lifecycle + websockets + yjs",
     needs: ["lifecycle", "websockets", "yjs"],
     // yjs itself is the application's (an optional peer, about 25 KB gzip): the case weighs what dokit adds.

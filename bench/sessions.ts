@@ -1,0 +1,115 @@
+// Sessions bench: dokit/sessions beside agents/sessions 0.32.0 (bench/worker-sessions/worker.ts), in
+// one workerd, the same messages written to each.
+//   rows written per append: a text message, a 2 MB message, a 200 KB image (counted inside the object,
+//     the rowsWritten of every SQL statement the append ran; target: dokit at most the reference);
+//   reading 10,000 messages with history(), and getRecentHistory(8 MiB): time seen from outside less an
+//     empty call's round trip to the same object, median of the rounds;
+//   search over the 10,000 (the index built by an untimed first search): p50 and p99 of 100 queries.
+// `node bench/sessions.ts [--quick]` alone, or `pnpm bench --only=sessions`.
+
+/** One measure, for both implementations. */
+export interface SessionsFigure {
+  measure: string;
+  unit: string;
+  ref: number;
+  dokit: number;
+  /** dokit over ref. */
+  ratio: number;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const IMPLS = ["ref", "dokit"] as const;
+
+/**
+ * Starts the sessions worker, measures, stops it.
+ * @returns the figures and a printable table
+ */
+export async function sessionsBench(options: { quick?: boolean } = {}): Promise<{ figures: SessionsFigure[]; text: string }> {
+  const messages = options.quick ? 2_000 : 10_000;
+  const rounds = options.quick ? 3 : 7;
+  const queries = options.quick ? 30 : 100;
+  const { unstable_startWorker } = await import("wrangler");
+  const worker = await unstable_startWorker({
+    config: new URL("./worker-sessions/wrangler.jsonc", import.meta.url).pathname,
+    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
+  });
+  try {
+    const base = await worker.url;
+    const call = async (path: string): Promise<number> => {
+      const response = await fetch(new URL(path, base), { signal: AbortSignal.timeout(120_000) });
+      if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+      return (await response.json()) as number;
+    };
+    const timed = async (impl: string, name: string, action: string): Promise<{ ms: number; value: number }> => {
+      let t = performance.now();
+      const value = await call(`/${impl}/${name}/${action}`);
+      const ms = performance.now() - t;
+      t = performance.now();
+      await call(`/${impl}/${name}/ping`);
+      return { ms: ms - (performance.now() - t), value };
+    };
+    const run = Date.now().toString(36);
+    const figures: SessionsFigure[] = [];
+    const figure = (measure: string, unit: string, ref: number, dokit: number) => figures.push({ measure, unit, ref, dokit, ratio: dokit / ref });
+
+    // Rows written per append, on an object whose tables exist.
+    const rows: Record<string, Record<(typeof IMPLS)[number], number>> = {};
+    for (const impl of IMPLS) {
+      const name = `rows-${run}`;
+      await call(`/${impl}/${name}/rows?kind=text`);
+      for (const kind of ["text", "2mb", "image"]) (rows[kind] ??= { ref: 0, dokit: 0 })[impl] = await call(`/${impl}/${name}/rows?kind=${kind}`);
+    }
+    figure("rows written: a text append", "rows", rows.text!.ref, rows.text!.dokit);
+    figure("rows written: a 2 MB message", "rows", rows["2mb"]!.ref, rows["2mb"]!.dokit);
+    figure("rows written: a 200 KB image", "rows", rows.image!.ref, rows.image!.dokit);
+
+    // 10,000 messages in each, then reads.
+    const name = `read-${run}`;
+    for (const impl of IMPLS) for (let done = 0; done < messages; done += 1000) await call(`/${impl}/${name}/fill?n=${Math.min(1000, messages - done)}`);
+    const reads: Record<string, Record<string, number[]>> = { history: { ref: [], dokit: [] }, recent: { ref: [], dokit: [] } };
+    for (let round = -1; round < rounds; round++) {
+      const order = round % 2 ? IMPLS : ([...IMPLS].reverse() as unknown as typeof IMPLS);
+      for (const impl of order) {
+        for (const action of ["history", "recent"]) {
+          const { ms, value } = await timed(impl, name, action);
+          if (action === "history" && value !== messages) throw new Error(`${impl} history() read ${value} of ${messages}`);
+          if (round >= 0) reads[action]![impl]!.push(ms);
+        }
+      }
+    }
+    figure(`history() over ${messages.toLocaleString("en")} messages (median of ${rounds})`, "ms", percentile(reads.history!.ref!, 50), percentile(reads.history!.dokit!, 50));
+    figure(`getRecentHistory(8 MiB) of ${messages.toLocaleString("en")} (median of ${rounds})`, "ms", percentile(reads.recent!.ref!, 50), percentile(reads.recent!.dokit!, 50));
+
+    // Search: the first builds the index (untimed).
+    const words = ["deploy", "failed retry", "cache region", "latency", "token budget", "queue alarm", "socket", "branch deploy"];
+    const search: Record<string, number[]> = { ref: [], dokit: [] };
+    for (const impl of IMPLS) await call(`/${impl}/${name}/search?q=deploy`);
+    for (let i = 0; i < queries; i++) {
+      for (const impl of i % 2 ? IMPLS : ([...IMPLS].reverse() as unknown as typeof IMPLS)) {
+        const q = encodeURIComponent(words[i % words.length] as string);
+        search[impl]!.push((await timed(impl, name, `search?q=${q}`)).ms);
+      }
+    }
+    figure(`search over ${messages.toLocaleString("en")}, p50 of ${queries}`, "ms", percentile(search.ref!, 50), percentile(search.dokit!, 50));
+    figure(`search over ${messages.toLocaleString("en")}, p99 of ${queries}`, "ms", percentile(search.ref!, 99), percentile(search.dokit!, 99));
+
+    const text = figures
+      .map((f) => `${f.measure.padEnd(52)} ref ${f.ref.toFixed(1).padStart(8)} ${f.unit.padEnd(4)} dokit ${f.dokit.toFixed(1).padStart(8)} ${f.unit.padEnd(4)} ${f.ratio.toFixed(2)}×`)
+      .join("\n");
+    return { figures, text };
+  } finally {
+    await worker.dispose();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  process.env.X_LOCAL_OBSERVABILITY ??= "false";
+  process.env.WRANGLER_LOG ??= "none";
+  process.env.WRANGLER_SEND_METRICS ??= "false";
+  const { text } = await sessionsBench({ quick: process.argv.includes("--quick") });
+  console.log(`\nSessions (one object each; lower is better; ratio is dokit over agents/sessions 0.32.0)\n\n${text}`);
+}
