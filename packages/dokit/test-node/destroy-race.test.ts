@@ -20,8 +20,13 @@ describe("destroy() and clients that connect meanwhile", () => {
     /** Closes that ended a socket which had opened: the code, per client. */
     const afterOpen: number[] = [];
     const clients: AgentClient[] = [];
+    /** Attempts that never opened (one made during the reset itself): reported, and retried. */
+    const failedAttempts: string[] = [];
     const join = () => {
-      const client = new AgentClient({ agent: "PlainRoom", name, host: base.host, minReconnectionDelay: 1, maxReconnectionDelay: 20, reconnectionDelayGrowFactor: 1.5 });
+      const client = new AgentClient({
+        agent: "PlainRoom", name, host: base.host, minReconnectionDelay: 1, maxReconnectionDelay: 20, reconnectionDelayGrowFactor: 1.5,
+        onConnectFailure: (error) => failedAttempts.push(error.message),
+      });
       onTestFinished(() => client.close());
       let open = false;
       client.addEventListener("open", () => (open = true));
@@ -49,6 +54,7 @@ describe("destroy() and clients that connect meanwhile", () => {
     // No socket that opened was cut by a reset: each is closed by the destroy (1001) or refused (1012).
     expect(afterOpen.filter((code) => code !== 1001 && code !== 1012)).toEqual([]);
     expect(closes).toContain(1012);
+    for (const message of failedAttempts) expect(message).toMatch(/^dokit: could not connect to /);
     // The sockets they ended on are served: the object closes one on request.
     const last = clients.at(-1)!;
     const closed = new Promise<number>((resolve) => last.addEventListener("close", (event) => resolve((event as CloseEvent).code), { once: true }));

@@ -59,23 +59,17 @@ describe("room-wide presence", () => {
     const [w, , c2, , c4, c5] = clients as [RoomClient, RoomClient, RoomClient, RoomClient, RoomClient, RoomClient];
     watch(w);
     await until(() => w.frames.some((frame) => frame.type === "dokit_presence" && (frame as Frame).you === clients[0]!.publicId), "a0's snapshot");
-    let start = Date.now();
     for (const client of clients.slice(1)) present(client, `n-${client.id}`);
     const everyone = ["a1=n-a1", "a2=n-a2", "a3=n-a3", "a4=n-a4", "a5=n-a5"];
     await until(() => names(w).join() === everyone.join(), "every join on a0", REMOTE_MS);
-    const joins = Date.now() - start;
     // An update on shard 1 and one on shard 2.
-    start = Date.now();
     present(c4, "renamed");
     present(c5, "renamed too");
     await until(() => view(w).get("a4") !== undefined && (view(w).get("a4") as { name: string }).name === "renamed" && (view(w).get("a5") as { name: string }).name === "renamed too", "the updates on a0", REMOTE_MS);
-    const updates = Date.now() - start;
     // A leave (a closed connection) on shard 2, and a cleared value on shard 1.
-    start = Date.now();
     await c2.close();
     c4.send(JSON.stringify({ type: "dokit_presence", value: null }));
     await until(() => !view(w).has("a2") && !view(w).has("a4"), "the leaves on a0", REMOTE_MS);
-    const leaves = Date.now() - start;
     expect(names(w)).toEqual(["a1=n-a1", "a3=n-a3", "a5=renamed too"]);
     // Every frame was a presence frame of the existing shape: a snapshot, then {set, left} changes.
     for (const frame of w.frames.filter((frame) => frame.type === "dokit_presence")) {
@@ -86,7 +80,6 @@ describe("room-wide presence", () => {
     await late.connect({ shard: 1 });
     watch(late);
     await until(() => names(late).join() === ["a1=n-a1", "a3=n-a3", "a5=renamed too"].join(), "the room in late's snapshot", REMOTE_MS);
-    console.log(`room presence on another shard: joins ${joins} ms, updates ${updates} ms, leaves ${leaves} ms`);
     for (const client of [...clients, late]) await client.close();
   });
 
@@ -248,7 +241,6 @@ describe("room count frames", () => {
     // Leaves on other shards too.
     for (const client of others.slice(0, 5)) await client.close();
     await until(() => counts().at(-1) === 8, "a count frame of 8 on f0", REMOTE_MS);
-    console.log(`count frames on f0: ${counts().join(",")} over ${Date.now() - start} ms`);
     for (const client of [w, ...others.slice(5)]) await client.close();
   });
   it("does not send a woken shard's clients the count they have", async () => {
