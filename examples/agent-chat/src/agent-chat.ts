@@ -19,6 +19,17 @@ import { generate } from "./model";
 
 /** The longest question the page may send, in characters. */
 const MAX_TEXT = 2000;
+/** The largest request body `send` reads, in bytes (a question is far smaller). */
+const MAX_BODY = 16_384;
+
+/** @returns the JSON value of `text`, or `undefined` when it is not JSON */
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 export class AgentChat extends DurableObject<Env> {
   readonly webSockets: WebSockets = new WebSockets();
@@ -36,27 +47,26 @@ export class AgentChat extends DurableObject<Env> {
   /** The object's one conversation. */
   readonly session = this.sessions.session();
 
-  /**
-   * Starts a turn: the question `id` with `text`, answered at one token every `everyMs`.
-   * @returns false when a turn is already under way (one at a time keeps the conversation a chain)
-   */
-  async send(turn: Turn): Promise<boolean> {
-    await this.lifecycle.start();
-    if ((await this.tasks.list({ status: ["pending", "running", "waiting"], limit: 1 })).length > 0) return false;
-    await this.tasks.run("turn@v1", turn, { idempotencyKey: `turn:${turn.id}` });
-    return true;
-  }
-
   async onRequest(request: Request): Promise<Response> {
     // POST …/send {id, text, everyMs?}: a question; the reply streams to every page.
     if (request.method !== "POST" || !new URL(request.url).pathname.endsWith("/send")) return new Response("not found", { status: 404 });
-    const body: unknown = await request.json().catch(() => undefined);
-    const { id, text, everyMs } = (body ?? {}) as Record<string, unknown>;
+    if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY) return new Response("too large", { status: 413 });
+    const raw = await request.text();
+    if (raw.length > MAX_BODY) return new Response("too large", { status: 413 });
+    const { id, text, everyMs } = (parse(raw) ?? {}) as Record<string, unknown>;
     if (typeof id !== "string" || !/^[\w-]{1,64}$/.test(id) || typeof text !== "string" || !text.trim() || text.length > MAX_TEXT) {
       return new Response(`expected {"id": 1 to 64 word characters, "text": 1 to ${MAX_TEXT} characters}`, { status: 400 });
     }
     const pace = Math.min(Math.max(Number(everyMs) || 80, 10), 1000);
-    return (await this.send({ id, text, everyMs: pace })) ? Response.json({ id }, { status: 202 }) : new Response("a reply is being written", { status: 409 });
+    return (await this.#start({ id, text, everyMs: pace })) ? Response.json({ id }, { status: 202 }) : new Response("a reply is being written", { status: 409 });
+  }
+
+  /** Starts a turn. @returns false when a turn is already under way (one at a time keeps the conversation a chain) */
+  async #start(turn: Turn): Promise<boolean> {
+    await this.lifecycle.start();
+    if ((await this.tasks.list({ status: ["pending", "running", "waiting"], limit: 1 })).length > 0) return false;
+    await this.tasks.run("turn@v1", turn, { idempotencyKey: `turn:${turn.id}` });
+    return true;
   }
 
   /** One turn: the question lands in the session, then the reply streams and lands after it. */

@@ -81,11 +81,12 @@ describe("agent-chat: a turn is a task that streams the reply, then moves it int
     expect((await completed(chat, "q2")).history.map((message) => message.id)).toEqual(["q1", replyIdOf("q1"), "q2", replyIdOf("q2")]);
   });
 
-  it("refuses a malformed question, storing nothing", async () => {
+  it("refuses a malformed or oversized question, storing nothing", async () => {
     const chat = fresh("bad");
     for (const body of [{ id: "a b", text: "hi" }, { id: "ok", text: "" }, { id: "ok", text: "x".repeat(2001) }, "not an object", { text: "no id" }]) {
       expect((await send(chat, body)).status).toBe(400);
     }
+    expect((await send(chat, { id: "big", text: "x".repeat(20_000) })).status).toBe(413); // the body is not read past 16 KiB
     const state = await look(chat, "ok");
     expect(state).toMatchObject({ history: [], stream: null, run: undefined });
   });
