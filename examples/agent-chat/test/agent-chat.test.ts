@@ -115,6 +115,36 @@ describe("agent-chat: a turn is a task that streams the reply, then moves it int
     expect(done.run?.steps.find((step) => step.name === "reply")).toMatchObject({ state: "done", attempts: 2 });
   });
 
+  it("ends a turn whose reply step dies on every attempt with a message saying so, and no live stream", { timeout: 60_000 }, async () => {
+    const chat = fresh("give-up");
+    const question = "Will you give up?";
+    expect((await send(chat, { id: "q1", text: question, everyMs: 40 })).status).toBe(202);
+    // Abort the object in the middle of each of the reply step's 5 attempts (each one streams a few more tokens).
+    let aborts = 0;
+    let cursor = 0;
+    while (aborts < 5) {
+      const at = cursor + 2;
+      await vi.waitFor(async () => expect((await look(chat, "q1")).stream?.cursor).toBeGreaterThanOrEqual(at), { timeout: 20_000, interval: 50 });
+      await runInDurableObject(stubOf(chat), async (instance, ctx) => {
+        cursor = (await instance.streams.status(streamIdOf("q1")))?.cursor ?? cursor;
+        aborts++;
+        ctx.abort("test: crash on every attempt");
+      }).catch(() => {});
+    }
+    const done = await completed(chat, "q1");
+    expect(done.history).toEqual([
+      { id: "q1", role: "user", text: question },
+      { id: replyIdOf("q1"), role: "assistant", text: expect.stringMatching(/^\(no reply: dokit: .*\)$/) },
+    ]);
+    expect(done.stream).toBeNull();
+    expect(done.blocks).toBe(0);
+    expect(done.run?.steps.map((step) => [step.name, step.state])).toEqual([
+      ["receive", "done"],
+      ["reply", "failed"],
+      ["give up", "done"],
+    ]);
+  });
+
   it("gives a reader that reconnects mid-reply every token once, in order, then the end", { timeout: 30_000 }, async () => {
     const chat = fresh("reader");
     const question = "Can I reconnect?";
