@@ -56,7 +56,7 @@ export async function buildPage(exampleDir: string): Promise<string | undefined>
 export async function buildPages(dirs?: readonly string[]): Promise<void> {
   const targets = dirs?.length
     ? dirs.map((dir) => resolve(dir))
-    : ["chat", "board", "editor", "live", "sensor-hub", "mcp-counter", "assistant", "mix-in"].map((name) => join(examplesDir, name));
+    : ["chat", "board", "editor", "live", "sensor-hub", "mcp-counter", "assistant", "mix-in", "agent-chat"].map((name) => join(examplesDir, name));
   for (const dir of targets) {
     const out = await buildPage(dir);
     if (out) console.log(`build-pages: ${out.slice(resolve(examplesDir, "..").length + 1)}`);

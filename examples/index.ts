@@ -2,6 +2,7 @@
 // local SQLite storage. `/` lists the demos; `/{example}/` is an example's page;
 // `/agents/{binding}/{name}` reaches an object through the example that owns it,
 // so each example's own Worker logic (its auth check, its old routes) still runs.
+import agentChat from "./agent-chat/src/index";
 import approvals from "./approvals/src/index";
 import assistant from "./assistant/src/index";
 import board from "./board/src/index";
@@ -13,6 +14,7 @@ import mcpCounter from "./mcp-counter/src/index";
 import mixIn from "./mix-in/src/index";
 import sensorHub from "./sensor-hub/src/index";
 
+export { AgentChat } from "./agent-chat/src/index";
 export { Approvals } from "./approvals/src/index";
 export { Assistant } from "./assistant/src/index";
 export { Board } from "./board/src/index";
@@ -122,6 +124,16 @@ const EXAMPLES: Example[] = [
       "cools off (a durable sleep) and is paid once, across evictions and restarts.",
     inspector: "/agents/approvals/demo/__dokit",
     worker: approvals,
+  },
+  {
+    mount: "agent-chat",
+    agents: ["agent-chat"],
+    description:
+      "A chat turn that survives a reload and a crash: a <code>dokit/tasks</code> run streams a scripted model's reply into a " +
+      "<code>dokit/streams</code> stream, and the finished reply moves into a <code>dokit/sessions</code> session as its stream is deleted, " +
+      "in one transaction. Reload mid-reply: it continues from its cursor, no token twice.",
+    inspector: "/agents/agent-chat/demo/__dokit",
+    worker: agentChat,
   },
 ];
 

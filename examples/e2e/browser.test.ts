@@ -8,6 +8,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
+import { replyText } from "../agent-chat/src/model";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const shots = `${root}test-output/`;
@@ -61,7 +62,7 @@ describe("the pnpm dev worker", () => {
   it("lists every demo on its index page", async () => {
     const page = await open("/", { ready: false });
     const links = await page.locator("li > a:first-child").allTextContents();
-    expect(links).toEqual(["chat", "board", "editor", "live", "build-log", "sensor-hub", "mcp-counter", "assistant", "mix-in", "approvals"]);
+    expect(links).toEqual(["chat", "board", "editor", "live", "build-log", "sensor-hub", "mcp-counter", "assistant", "mix-in", "approvals", "agent-chat"]);
     await page.screenshot({ path: `${shots}index.png`, fullPage: true });
   });
 });
@@ -321,6 +322,43 @@ describe("build-log", () => {
     await page.waitForSelector("body[data-done]", { timeout: 30_000 });
     expect(await lines()).toEqual(Array.from({ length: 40 }, (_, i) => expect.stringContaining(`line ${i + 1} of 40`)));
     await page.screenshot({ path: `${shots}build-log.png` });
+  });
+});
+
+describe("agent-chat", () => {
+  it("shows the reply growing; reloaded mid-reply, it continues without repeating a token, and the reply lands in the history", async () => {
+    const question = "Does the reply survive a reload?";
+    const expected = replyText(question); // the scripted model's reply, token by token
+    const page = await open(`/agent-chat/?chat=e2e-${Date.now()}`);
+    await page.fill("input[name=text]", question);
+    await page.press("input[name=text]", "Enter");
+    await page.locator("#history li.user", { hasText: question }).waitFor();
+    const reply = async () => (await page.locator("#reply").textContent()) ?? "";
+    await expect.poll(async () => (await reply()).length).toBeGreaterThan(0);
+    const first = await reply();
+    await expect.poll(async () => (await reply()).length).toBeGreaterThan(first.length + 20); // growing
+    const before = await reply();
+    expect(expected.startsWith(before)).toBe(true);
+    await page.screenshot({ path: `${shots}agent-chat-mid-reply.png` });
+    await page.reload();
+    await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+    // At once what it had, mid-reply; then every later view is a longer prefix of the reply: never a token twice.
+    const seen = [await reply()];
+    expect(seen[0]!.length).toBeGreaterThanOrEqual(before.length);
+    expect(seen[0]!.length).toBeLessThan(expected.length);
+    const answered = page.locator("#history li.assistant");
+    for (let i = 0; i < 400 && (await answered.count()) === 0; i++) {
+      seen.push(await reply());
+      await page.waitForTimeout(50);
+    }
+    const growing = seen.filter((text) => text !== "");
+    for (const text of growing) expect(expected.startsWith(text), `"${text}" is not a prefix of the reply`).toBe(true);
+    expect(growing.map((text) => text.length)).toEqual([...growing.map((text) => text.length)].sort((a, b) => a - b));
+    expect(new Set(growing).size).toBeGreaterThan(1); // it went on growing after the reload
+    expect(await answered.textContent()).toBe(expected);
+    expect(await page.locator("#history li").allTextContents()).toEqual([question, expected]);
+    await expect.poll(reply).toBe(""); // the growing copy gives way to the message
+    await page.screenshot({ path: `${shots}agent-chat.png` });
   });
 });
 
