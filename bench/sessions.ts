@@ -8,7 +8,7 @@
 // `node bench/sessions.ts [--quick] [--rows-only]` alone, or `pnpm bench --only=sessions`; either writes the
 // result file bench/results/sessions.json (lib/results.ts; a --quick run bench/results/quick/sessions.json).
 //   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
-import { commandLine, fromPairs, recordRun, type RunResult } from "./lib/results.ts";
+import { commandLine, fromPairs, recordRun, ROWS_ONLY_NOTE, type RunResult } from "./lib/results.ts";
 
 /** One measure, for both implementations. */
 export interface SessionsFigure {
@@ -25,7 +25,7 @@ export interface SessionsFigure {
 /** @returns the sessions measure's result (lib/results.ts): dokit, the reference and dokit over it; `rowsOnly` keeps the row counts */
 export function sessionsRun(figures: readonly SessionsFigure[], rowsOnly = false): Omit<RunResult, "command" | "quick"> {
   const kept = rowsOnly ? figures.filter((f) => f.unit === "rows") : figures;
-  return { measure: "sessions", title: "Sessions", columns: ["dokit", "ref", "dokit/ref"], figures: fromPairs(kept, ["dokit", "ref"], ["dokit", "ref"]), ...(rowsOnly ? { keep: 1 } : {}) };
+  return { measure: "sessions", title: "Sessions", columns: ["dokit", "ref", "dokit/ref"], figures: fromPairs(kept, ["dokit", "ref"], ["dokit", "ref"]), ...(rowsOnly ? { keep: 1, notes: [ROWS_ONLY_NOTE] } : {}) };
 }
 
 function percentile(values: number[], p: number): number {

@@ -11,7 +11,7 @@
 // `node bench/streams.ts [--quick] [--rows-only]` alone, or `streamsBench()` from bench/run.ts; either writes
 // the result file bench/results/streams.json (lib/results.ts; a --quick run bench/results/quick/streams.json).
 //   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
-import { commandLine, recordRun, type RunResult, type Target } from "./lib/results.ts";
+import { commandLine, recordRun, ROWS_ONLY_NOTE, type RunResult, type Target } from "./lib/results.ts";
 
 /** One measure, for both implementations. */
 export interface StreamsFigure {
@@ -49,7 +49,7 @@ export function streamsRun(figures: readonly StreamsFigure[], rowsOnly = false):
             : undefined;
       return { name: f.measure, unit: f.unit, ...(target && { target }), values: { dokit: f.dokit, [other]: f.ref, [ratioColumn]: f.ratio } };
     }),
-    ...(rowsOnly ? { keep: 1 } : {}),
+    ...(rowsOnly ? { keep: 1, notes: [ROWS_ONLY_NOTE] } : {}),
   };
 }
 

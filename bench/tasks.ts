@@ -9,7 +9,7 @@
 // `node bench/tasks.ts [--quick] [--rows-only]` alone, or `tasksBench()` from bench/run.ts; either writes
 // the result file bench/results/tasks.json (lib/results.ts; a --quick run bench/results/quick/tasks.json).
 //   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
-import { commandLine, fromPairs, recordRun, type RunResult } from "./lib/results.ts";
+import { commandLine, fromPairs, recordRun, ROWS_ONLY_NOTE, type RunResult } from "./lib/results.ts";
 
 /** One measure, for both implementations. */
 export interface TasksFigure {
@@ -25,7 +25,7 @@ export interface TasksFigure {
 /** @returns the tasks measure's result (lib/results.ts): dokit, the reference and dokit over it; `rowsOnly` keeps the row counts */
 export function tasksRun(figures: readonly TasksFigure[], rowsOnly = false): Omit<RunResult, "command" | "quick"> {
   const kept = rowsOnly ? figures.filter((f) => f.unit === "rows") : figures;
-  return { measure: "tasks", title: "Tasks", columns: ["dokit", "ref", "dokit/ref"], figures: fromPairs(kept, ["dokit", "ref"], ["dokit", "ref"]), ...(rowsOnly ? { keep: 1 } : {}) };
+  return { measure: "tasks", title: "Tasks", columns: ["dokit", "ref", "dokit/ref"], figures: fromPairs(kept, ["dokit", "ref"], ["dokit", "ref"]), ...(rowsOnly ? { keep: 1, notes: [ROWS_ONLY_NOTE] } : {}) };
 }
 
 function median(values: number[]): number {
