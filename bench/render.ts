@@ -14,7 +14,7 @@ const BEGIN = "<!-- figures: rendered by node bench/render.ts from bench/results
 const END = "<!-- end of figures -->";
 
 /** The order of the tables: the measures of `pnpm bench` in its order, then any others by name. */
-const ORDER = ["saturation", "open", "wake", "scale", "memory", "echo", "rpc", "fanout", "state", "connect", "startup", "mcp", "events", "presence", "heartbeat", "deadlink", "rooms", "rooms-scale", "rooms-inproc", "jobs", "yjs", "yjs-structs", "bundle"];
+const ORDER = ["saturation", "open", "wake", "scale", "memory", "echo", "rpc", "fanout", "state", "connect", "startup", "mcp", "events", "presence", "heartbeat", "deadlink", "rooms", "rooms-scale", "rooms-inproc", "jobs", "streams", "tasks", "yjs", "yjs-structs", "sessions", "bundle"];
 
 const isRatio = (column: string) => column.includes("/");
 

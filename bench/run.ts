@@ -34,6 +34,9 @@ import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
 import { type Figure, median, pairedRatio, quantile, ratio, table } from "./lib/stats.ts";
 import { commandLine, fromFigure, fromPairs, IMPL_COLUMNS, recordRun, type RunResult } from "./lib/results.ts";
 import { bundleRun } from "./bundle.ts";
+import { sessionsRun } from "./sessions.ts";
+import { streamsRun } from "./streams.ts";
+import { tasksRun } from "./tasks.ts";
 import { yjsRun } from "./yjs.ts";
 
 // workerd logs a harmless "tail session was canceled" error for many closed sockets; --verbose shows wrangler's logs.
@@ -617,14 +620,26 @@ async function main(): Promise<void> {
     jobs = await (await import("./jobs.ts")).jobsBench({ quick: QUICK });
     console.log(`\nJobs (dokit Scheduler vs a raw alarm loop over its SQL table; ratio dokit over raw)\n\n${jobs.text}`);
   }
-  if (enabled("streams")) console.log(`\nStreams (dokit/streams vs agents/streams 0.32.0; ratio dokit over the reference)\n\n${(await (await import("./streams.ts")).streamsBench({ quick: QUICK })).text}`);
-  if (enabled("tasks")) console.log(`\nTasks (dokit/tasks vs agents/tasks 0.32.0 in one workerd; ratio dokit over the reference)\n\n${(await (await import("./tasks.ts")).tasksBench({ quick: QUICK })).text}`);
+  let streams: Awaited<ReturnType<typeof import("./streams.ts").streamsBench>> | undefined;
+  if (enabled("streams")) {
+    streams = await (await import("./streams.ts")).streamsBench({ quick: QUICK });
+    console.log(`\nStreams (dokit/streams vs agents/streams 0.32.0; ratio dokit over the reference)\n\n${streams.text}`);
+  }
+  let tasks: Awaited<ReturnType<typeof import("./tasks.ts").tasksBench>> | undefined;
+  if (enabled("tasks")) {
+    tasks = await (await import("./tasks.ts")).tasksBench({ quick: QUICK });
+    console.log(`\nTasks (dokit/tasks vs agents/tasks 0.32.0 in one workerd; ratio dokit over the reference)\n\n${tasks.text}`);
+  }
   let yjs: Awaited<ReturnType<typeof import("./yjs.ts").yjsBench>> | undefined;
   if (enabled("yjs")) {
     yjs = await (await import("./yjs.ts")).yjsBench({ quick: QUICK, log });
     console.log(`\n${yjs.text}`);
   }
-  if (enabled("sessions")) console.log(`\nSessions (dokit/sessions beside agents/sessions 0.32.0 in one workerd; ratio dokit over the reference)\n\n${(await (await import("./sessions.ts")).sessionsBench({ quick: QUICK })).text}`);
+  let sessions: Awaited<ReturnType<typeof import("./sessions.ts").sessionsBench>> | undefined;
+  if (enabled("sessions")) {
+    sessions = await (await import("./sessions.ts")).sessionsBench({ quick: QUICK });
+    console.log(`\nSessions (dokit/sessions beside agents/sessions 0.32.0 in one workerd; ratio dokit over the reference)\n\n${sessions.text}`);
+  }
   const seconds = (performance.now() - t0) / 1000;
   console.log(`\nbench took ${seconds.toFixed(0)} s`);
 
@@ -678,7 +693,10 @@ async function main(): Promise<void> {
   }
   if (bundle) record(bundleRun(bundle.rows));
   if (jobs) record({ measure: "jobs", title: TITLES.jobs ?? "jobs", columns: ["raw", "dokit", "dokit/raw"], figures: fromPairs(jobs.figures, ["raw", "dokit"], ["raw", "dokit"]) });
+  if (streams) record(streamsRun(streams.figures));
+  if (tasks) record(tasksRun(tasks.figures));
   if (yjs) record(yjsRun(yjs.figures));
+  if (sessions) record(sessionsRun(sessions.figures));
   console.log(`result files: ${written.map((f) => f.pathname).join(", ")}`);
   // RESULTS.md and README.md's figures, from the result files as this run left them.
   if (!QUICK) execFileSync(process.execPath, [new URL("./render.ts", import.meta.url).pathname], { stdio: "inherit" });

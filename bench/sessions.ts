@@ -5,7 +5,10 @@
 //   reading 10,000 messages with history(), and getRecentHistory(8 MiB): time seen from outside less an
 //     empty call's round trip to the same object, median of the rounds;
 //   search over the 10,000 (the index built by an untimed first search): p50 and p99 of 100 queries.
-// `node bench/sessions.ts [--quick]` alone, or `pnpm bench --only=sessions`.
+// `node bench/sessions.ts [--quick] [--rows-only]` alone, or `pnpm bench --only=sessions`; either writes the
+// result file bench/results/sessions.json (lib/results.ts; a --quick run bench/results/quick/sessions.json).
+//   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
+import { commandLine, fromPairs, recordRun, ROWS_ONLY_NOTE, type RunResult } from "./lib/results.ts";
 
 /** One measure, for both implementations. */
 export interface SessionsFigure {
@@ -15,6 +18,14 @@ export interface SessionsFigure {
   dokit: number;
   /** dokit over ref. */
   ratio: number;
+  /** The bound on dokit over ref (rows: at most the reference's). */
+  target?: number;
+}
+
+/** @returns the sessions measure's result (lib/results.ts): dokit, the reference and dokit over it; `rowsOnly` keeps the row counts */
+export function sessionsRun(figures: readonly SessionsFigure[], rowsOnly = false): Omit<RunResult, "command" | "quick"> {
+  const kept = rowsOnly ? figures.filter((f) => f.unit === "rows") : figures;
+  return { measure: "sessions", title: "Sessions", columns: ["dokit", "ref", "dokit/ref"], figures: fromPairs(kept, ["dokit", "ref"], ["dokit", "ref"]), ...(rowsOnly ? { keep: 1, notes: [ROWS_ONLY_NOTE] } : {}) };
 }
 
 function percentile(values: number[], p: number): number {
@@ -54,7 +65,7 @@ export async function sessionsBench(options: { quick?: boolean } = {}): Promise<
     };
     const run = Date.now().toString(36);
     const figures: SessionsFigure[] = [];
-    const figure = (measure: string, unit: string, ref: number, dokit: number) => figures.push({ measure, unit, ref, dokit, ratio: dokit / ref });
+    const figure = (measure: string, unit: string, ref: number, dokit: number) => figures.push({ measure, unit, ref, dokit, ratio: dokit / ref, ...(unit === "rows" ? { target: 1 } : {}) });
 
     // Rows written per append, on an object whose tables exist.
     const rows: Record<string, Record<(typeof IMPLS)[number], number>> = {};
@@ -110,6 +121,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   process.env.X_LOCAL_OBSERVABILITY ??= "false";
   process.env.WRANGLER_LOG ??= "none";
   process.env.WRANGLER_SEND_METRICS ??= "false";
-  const { text } = await sessionsBench({ quick: process.argv.includes("--quick") });
+  const quick = process.argv.includes("--quick");
+  const { text, figures } = await sessionsBench({ quick });
   console.log(`\nSessions (one object each; lower is better; ratio is dokit over agents/sessions 0.32.0)\n\n${text}`);
+  const run = sessionsRun(figures, process.argv.includes("--rows-only"));
+  console.log(`result file: ${recordRun({ ...run, command: commandLine("node bench/sessions.ts"), quick }).pathname}`);
 }

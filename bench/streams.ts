@@ -8,7 +8,10 @@
 //   live tail: 1,000 WebSocket readers of one stream (dokit's `dokit_stream_read`) against a raw
 //     object that stores each chunk with one INSERT and sends the same frame to every socket by hand;
 //     from the append request until the last reader has the chunk, p50 and p99 of the appends.
-// `node bench/streams.ts [--quick]` alone, or `streamsBench()` from bench/run.ts.
+// `node bench/streams.ts [--quick] [--rows-only]` alone, or `streamsBench()` from bench/run.ts; either writes
+// the result file bench/results/streams.json (lib/results.ts; a --quick run bench/results/quick/streams.json).
+//   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
+import { commandLine, recordRun, ROWS_ONLY_NOTE, type RunResult, type Target } from "./lib/results.ts";
 
 /** One measure, for both implementations. */
 export interface StreamsFigure {
@@ -20,6 +23,34 @@ export interface StreamsFigure {
   ratio: number;
   /** Whether a higher figure is better (chunks/s). */
   higherIsBetter?: boolean;
+  /** Set when the other side is the raw object, not the reference (the live tail): `ref` then holds raw's figure. */
+  vsRaw?: true;
+}
+
+/**
+ * @returns the streams measure's result (lib/results.ts): dokit beside the reference (append, rows,
+ * replay) and beside the raw object (live tail), with the targets of bench/README.md; `rowsOnly` keeps the row counts
+ */
+export function streamsRun(figures: readonly StreamsFigure[], rowsOnly = false): Omit<RunResult, "command" | "quick"> {
+  const kept = rowsOnly ? figures.filter((f) => f.unit === "rows") : figures;
+  return {
+    measure: "streams",
+    title: "Streams",
+    columns: ["dokit", "ref", "raw", "dokit/ref", "dokit/raw"],
+    figures: kept.map((f) => {
+      const other = f.vsRaw ? "raw" : "ref";
+      const ratioColumn = `dokit/${other}`;
+      const target: Target | undefined = f.vsRaw
+        ? { column: ratioColumn, at: "≤", value: 1.1 }
+        : f.unit === "rows"
+          ? { column: ratioColumn, at: "≤", value: 1 }
+          : f.higherIsBetter
+            ? { column: ratioColumn, at: "≥", value: 1 }
+            : undefined;
+      return { name: f.measure, unit: f.unit, ...(target && { target }), values: { dokit: f.dokit, [other]: f.ref, [ratioColumn]: f.ratio } };
+    }),
+    ...(rowsOnly ? { keep: 1, notes: [ROWS_ONLY_NOTE] } : {}),
+  };
 }
 
 function median(values: number[]): number {
@@ -167,8 +198,8 @@ export async function streamsBench(options: { quick?: boolean } = {}): Promise<{
     ];
     const readers = options.quick ? 200 : 1_000;
     const tailFigures: StreamsFigure[] = [
-      { measure: `live tail to ${readers} WebSocket readers, p50`, unit: "ms", ref: percentile(tail.raw, 0.5), dokit: percentile(tail.dokit, 0.5), ratio: percentile(tail.dokit, 0.5) / percentile(tail.raw, 0.5) },
-      { measure: `live tail to ${readers} WebSocket readers, p99`, unit: "ms", ref: percentile(tail.raw, 0.99), dokit: percentile(tail.dokit, 0.99), ratio: percentile(tail.dokit, 0.99) / percentile(tail.raw, 0.99) },
+      { measure: `live tail to ${readers} WebSocket readers, p50`, unit: "ms", ref: percentile(tail.raw, 0.5), dokit: percentile(tail.dokit, 0.5), ratio: percentile(tail.dokit, 0.5) / percentile(tail.raw, 0.5), vsRaw: true },
+      { measure: `live tail to ${readers} WebSocket readers, p99`, unit: "ms", ref: percentile(tail.raw, 0.99), dokit: percentile(tail.dokit, 0.99), ratio: percentile(tail.dokit, 0.99) / percentile(tail.raw, 0.99), vsRaw: true },
     ];
     const text = [...figures, ...tailFigures.map((f) => ({ ...f, measure: `${f.measure} (vs raw)` }))]
       .map((f) => `${f.measure.padEnd(48)} ref ${f.ref.toFixed(1).padStart(10)} ${f.unit.padEnd(4)} dokit ${f.dokit.toFixed(1).padStart(10)} ${f.unit.padEnd(4)} ${f.ratio.toFixed(2)}×${f.higherIsBetter ? " (higher is better)" : ""}`)
@@ -184,6 +215,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   process.env.X_LOCAL_OBSERVABILITY ??= "false";
   process.env.WRANGLER_LOG ??= "none";
   process.env.WRANGLER_SEND_METRICS ??= "false";
-  const { text } = await streamsBench({ quick: process.argv.includes("--quick") });
+  const quick = process.argv.includes("--quick");
+  const { text, figures } = await streamsBench({ quick });
   console.log(`\nStreams (one object each; ratio is dokit over the reference)\n\n${text}`);
+  const run = streamsRun(figures, process.argv.includes("--rows-only"));
+  console.log(`result file: ${recordRun({ ...run, command: commandLine("node bench/streams.ts"), quick }).pathname}`);
 }

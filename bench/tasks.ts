@@ -6,7 +6,10 @@
 //   1,000 runs: 1,000 one-step runs started in one request, until all completed; alarm invocations
 //   recovery: a run's first step aborts its instance mid-callback; from the next request's arrival
 //     until the step's callback runs again
-// `node bench/tasks.ts [--quick]` alone, or `tasksBench()` from bench/run.ts.
+// `node bench/tasks.ts [--quick] [--rows-only]` alone, or `tasksBench()` from bench/run.ts; either writes
+// the result file bench/results/tasks.json (lib/results.ts; a --quick run bench/results/quick/tasks.json).
+//   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
+import { commandLine, fromPairs, recordRun, ROWS_ONLY_NOTE, type RunResult } from "./lib/results.ts";
 
 /** One measure, for both implementations. */
 export interface TasksFigure {
@@ -17,6 +20,12 @@ export interface TasksFigure {
   /** dokit over the reference. */
   ratio: number;
   target?: number;
+}
+
+/** @returns the tasks measure's result (lib/results.ts): dokit, the reference and dokit over it; `rowsOnly` keeps the row counts */
+export function tasksRun(figures: readonly TasksFigure[], rowsOnly = false): Omit<RunResult, "command" | "quick"> {
+  const kept = rowsOnly ? figures.filter((f) => f.unit === "rows") : figures;
+  return { measure: "tasks", title: "Tasks", columns: ["dokit", "ref", "dokit/ref"], figures: fromPairs(kept, ["dokit", "ref"], ["dokit", "ref"]), ...(rowsOnly ? { keep: 1, notes: [ROWS_ONLY_NOTE] } : {}) };
 }
 
 function median(values: number[]): number {
@@ -83,10 +92,10 @@ export async function tasksBench(options: { quick?: boolean } = {}): Promise<{ f
     };
     const figures = [
       figure(`a run of 100 trivial steps, wall (median of ${rounds})`, "ms", steps, 1),
-      figure("… rows written per step", "rows", rows, 1),
-      figure("… alarm invocations", "wakes", stepWakes),
+      figure("a run of 100 trivial steps, rows written per step", "rows", rows, 1),
+      figure("a run of 100 trivial steps, alarm invocations", "wakes", stepWakes),
       figure(`1,000 one-step runs started at once, until all completed (median of ${manyRounds})`, "ms", many),
-      figure("… alarm invocations", "wakes", manyWakes),
+      figure("1,000 one-step runs, alarm invocations", "wakes", manyWakes),
       figure(`recovery: wake after an abort → the step runs again (median of ${rounds})`, "ms", recovery),
     ];
     const text = figures
@@ -106,6 +115,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   process.env.X_LOCAL_OBSERVABILITY ??= "false";
   process.env.WRANGLER_LOG ??= "none";
   process.env.WRANGLER_SEND_METRICS ??= "false";
-  const { text } = await tasksBench({ quick: process.argv.includes("--quick") });
+  const quick = process.argv.includes("--quick");
+  const { text, figures } = await tasksBench({ quick });
   console.log(`\nTasks (one object each; lower is better; ratio is dokit over agents/tasks 0.32.0)\n\n${text}`);
+  const run = tasksRun(figures, process.argv.includes("--rows-only"));
+  console.log(`result file: ${recordRun({ ...run, command: commandLine("node bench/tasks.ts"), quick }).pathname}`);
 }

@@ -149,6 +149,9 @@ export function recordRun(run: RunResult): URL {
   return file;
 }
 
+/** The note of a result file written with `--rows-only` (streams.ts, tasks.ts, sessions.ts). */
+export const ROWS_ONLY_NOTE = "Rows written only (--rows-only): exact counts, the same on any machine; the run's timings were not kept.";
+
 /** The columns of the raw / dokit / reference measures. */
 export const IMPL_COLUMNS = ["raw", "dokit", "ref", "dokit/raw", "dokit/ref"];
 

@@ -53,6 +53,13 @@ const MAX_ERROR_CHARS = 4_096;
 /** How many due jobs one query takes (they run one at a time; see {@link JobTable.takeDue}). */
 export const TAKE_BATCH = 32;
 
+/**
+ * The row a run took, and no other: `rev` tells a replacement; `id` tells a new job that reused the
+ * `seq` of one deleted meanwhile (a rowid is reused once the highest row is gone, and a capability
+ * may delete a job while its run goes on, as Tasks does when a run settles). Params: seq, rev, id.
+ */
+const SAME_JOB = "seq = ? AND rev = ? AND id = ?";
+
 /** The columns of a JobRow, in the order takeDue reads them. */
 const COLUMNS = "seq, id, callback, payload, due, attempts, spec, created, failed, error, rev";
 
@@ -184,8 +191,8 @@ export class JobTable {
    * @returns the job with the attempt counted
    */
   countCutShort(row: JobRow): JobRow {
-    const sql = `UPDATE ${this.#name} SET attempts = attempts + 1 WHERE seq = ? AND rev = ? RETURNING *`;
-    return this.#change<JobRow>(sql, row.seq, row.rev).toArray()[0] ?? row;
+    const sql = `UPDATE ${this.#name} SET attempts = attempts + 1 WHERE ${SAME_JOB} RETURNING *`;
+    return this.#change<JobRow>(sql, row.seq, row.rev, row.id).toArray()[0] ?? row;
   }
 
   /** Notes that a run of this table's jobs started (one write per alarm run, not per job). */
@@ -204,22 +211,22 @@ export class JobTable {
     return this.#table().exec(`SELECT 1 FROM ${RUNS} WHERE name = ?`, this.#name).toArray().length > 0;
   }
 
-  /** Finishes a run: deletes a one-shot job (`next` null), or moves a recurring one to `next`. Skips a replaced job. */
+  /** Finishes a run: deletes a one-shot job (`next` null), or moves a recurring one to `next`. Skips a replaced or deleted job. */
   finish(row: JobRow, next: number | null): void {
-    if (next === null) this.#table().exec(`DELETE FROM ${this.#name} WHERE seq = ? AND rev = ?`, row.seq, row.rev);
-    else this.#table().exec(`UPDATE ${this.#name} SET due = ?, attempts = 0, error = NULL WHERE seq = ? AND rev = ?`, next, row.seq, row.rev);
+    if (next === null) this.#table().exec(`DELETE FROM ${this.#name} WHERE ${SAME_JOB}`, row.seq, row.rev, row.id);
+    else this.#table().exec(`UPDATE ${this.#name} SET due = ?, attempts = 0, error = NULL WHERE ${SAME_JOB}`, next, row.seq, row.rev, row.id);
   }
 
   /** Counts a failed attempt and moves the job to its retry time. */
   retryAt(row: JobRow, due: number, error: string): void {
-    const sql = `UPDATE ${this.#name} SET due = ?, error = ?, attempts = attempts + 1 WHERE seq = ? AND rev = ?`;
-    this.#change(sql, due, clip(error), row.seq, row.rev);
+    const sql = `UPDATE ${this.#name} SET due = ?, error = ?, attempts = attempts + 1 WHERE ${SAME_JOB}`;
+    this.#change(sql, due, clip(error), row.seq, row.rev, row.id);
   }
 
   /** Keeps a job that failed its last attempt (`attempts` in all); it never runs again. */
   keepFailed(row: JobRow, error: string, attempts: number): void {
-    const sql = `UPDATE ${this.#name} SET failed = 1, error = ?, attempts = ? WHERE seq = ? AND rev = ?`;
-    this.#change(sql, clip(error), attempts, row.seq, row.rev);
+    const sql = `UPDATE ${this.#name} SET failed = 1, error = ?, attempts = ? WHERE ${SAME_JOB}`;
+    this.#change(sql, clip(error), attempts, row.seq, row.rev, row.id);
   }
 
 

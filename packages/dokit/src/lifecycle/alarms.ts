@@ -73,7 +73,7 @@ const perLifecycle = new WeakMap<Lifecycle, Alarms>();
 export function claimAlarm(claims: Claims, key: string, hook: AlarmHook): AlarmWork {
   const alarms = perLifecycle.get(claims.lifecycle) ?? installAlarms(claims);
   claimKey("alarm key", alarms.hooks, key, claims.owner, hook);
-  return { schedule: (at) => alarms.schedule(key, at), cancel: () => alarms.cancel(key), due: async () => (await alarms.load()).work[key] };
+  return { schedule: (at) => alarms.schedule(key, at), cancel: () => alarms.cancel(key), due: () => alarms.due(key) };
 }
 
 /** The first claim on a lifecycle creates its Alarms and takes the alarm entry point for it. */
@@ -95,36 +95,70 @@ class Alarms {
   readonly hooks: Record<string, Owned<AlarmHook>> = Object.create(null);
   /** Set when the host sets its alarm during a run: the time remembered at the run's start is then stale. */
   #hostChanged = false;
+  /**
+   * The keys whose hooks the current alarm run is running, each with what its hook asked for since
+   * (a time; `null`: cancelled; `undefined`: nothing yet). While a hook runs, its key keeps its due
+   * time in storage, so an instance lost mid-hook runs it again; what the hook asks for is kept here
+   * (and on the platform alarm) and written once when the run ends. A run that settles its work
+   * within the invocation writes the schedule once, not three times (due, deadman, done).
+   */
+  readonly #running = new Map<string, number | null | undefined>();
 
   constructor(storage: DurableObjectStorage, setAlarm: (at: number) => Promise<void>) {
     this.#storage = storage;
     this.#setAlarm = setAlarm;
   }
 
+  /**
+   * Changes of the schedule run one after another, in call order: each reads the stored schedule,
+   * awaits, and writes it back, so two interleaved (a run's re-arm and a new job's schedule) would
+   * lose one's change.
+   */
+  #tail: Promise<unknown> = Promise.resolve();
+  #serial<T>(change: () => Promise<T>): Promise<T> {
+    const done = this.#tail.then(change);
+    this.#tail = done.catch(() => {});
+    return done;
+  }
+
   /** The host's `ctx.storage.setAlarm(at)`. */
-  async hostSet(at: number): Promise<void> {
+  hostSet(at: number): Promise<void> {
     this.#hostChanged = true;
-    const schedule = await this.#load();
-    // No dokit work pending: the platform alarm is simply the host's.
-    if (isIdle(schedule)) return this.#setAlarm(at);
-    schedule.host = at;
-    await this.#arm(schedule);
+    return this.#serial(async () => {
+      const schedule = await this.#load();
+      // No dokit work pending: the platform alarm is simply the host's.
+      if (isIdle(this.#effective(schedule))) return this.#setAlarm(at);
+      schedule.host = at;
+      await this.#arm(schedule);
+    });
   }
 
-  async schedule(key: string, at: number): Promise<void> {
+  schedule(key: string, at: number): Promise<void> {
     checkAlarmTime(at, `alarm work "${key}"`);
-    const schedule = await this.#load();
-    await this.#noteHostAlarm(schedule);
-    schedule.work[key] = at;
-    await this.#arm(schedule);
+    return this.#serial(async () => {
+      const schedule = await this.#load();
+      await this.#noteHostAlarm(schedule);
+      if (this.#running.has(key)) this.#running.set(key, at);
+      else schedule.work[key] = at;
+      await this.#arm(schedule);
+    });
   }
 
-  async cancel(key: string): Promise<void> {
-    const schedule = await this.#load();
-    if (!(key in schedule.work)) return;
-    await this.#noteHostAlarm(schedule);
-    delete schedule.work[key];
-    await this.#arm(schedule);
+  cancel(key: string): Promise<void> {
+    return this.#serial(async () => {
+      const schedule = await this.#load();
+      const running = this.#running.has(key);
+      if (running ? this.#running.get(key) === null : !(key in schedule.work)) return;
+      await this.#noteHostAlarm(schedule);
+      if (running) this.#running.set(key, null);
+      else delete schedule.work[key];
+      await this.#arm(schedule);
+    });
+  }
+
+  /** @returns when `key`'s pending run is due (what its running hook asked for, while it runs) */
+  async due(key: string): Promise<number | undefined> {
+    return this.#effective(await this.#load()).work[key];
   }
 
   /**
@@ -134,29 +168,64 @@ class Alarms {
    */
   async run(now: number, runHost: () => Promise<void>): Promise<void> {
     this.#hostChanged = false;
-    const schedule = await this.#load();
-    const due = Object.keys(schedule.work).filter((key) => (schedule.work[key] as number) <= now);
-    // The firing is the host's when its time has come, or when it is the earliest
-    // time pending (an alarm run early, as the test pool's runDurableObjectAlarm does).
-    const host = schedule.host;
-    const hostDue = due.length === 0 ? host === undefined || host <= Math.min(...Object.values(schedule.work)) : host !== undefined && host <= now;
-    for (const key of due) delete schedule.work[key];
-    if (hostDue) delete schedule.host;
-    await this.#save(schedule);
-    for (const key of due) {
-      const claimed = this.hooks[key];
-      try {
-        await claimed?.value();
-      } catch (error) {
-        console.error(`dokit: alarm work "${key}" of ${claimed?.owner} failed`, error);
+    const { schedule, due, hostDue } = await this.#serial(async () => {
+      const schedule = await this.#load();
+      const due = Object.keys(schedule.work).filter((key) => (schedule.work[key] as number) <= now);
+      // The firing is the host's when its time has come, or when it is the earliest
+      // time pending (an alarm run early, as the test pool's runDurableObjectAlarm does).
+      const host = schedule.host;
+      const hostDue = due.length === 0 ? host === undefined || host <= Math.min(...Object.values(schedule.work)) : host !== undefined && host <= now;
+      // The due keys stay stored while their hooks run (see #running).
+      for (const key of due) this.#running.set(key, undefined);
+      if (hostDue) {
+        delete schedule.host;
+        await this.#save(schedule);
       }
+      return { schedule, due, hostDue };
+    });
+    try {
+      for (const key of due) {
+        const claimed = this.hooks[key];
+        try {
+          await claimed?.value();
+        } catch (error) {
+          console.error(`dokit: alarm work "${key}" of ${claimed?.owner} failed`, error);
+        }
+      }
+      if (hostDue) await runHost();
+    } catch (error) {
+      // The host's onAlarm threw: keep what the hooks asked for; the platform retries the alarm.
+      await this.#serial(async () => this.#save(await this.#endRun()));
+      throw error;
     }
-    if (hostDue) await runHost();
-    const after = await this.#load();
-    // #save drops the stored schedule when no work is pending: keep the host's time from memory.
-    if (schedule.host !== undefined && !this.#hostChanged) after.host ??= schedule.host;
-    await this.#noteHostAlarm(after);
-    await this.#arm(after);
+    await this.#serial(async () => {
+      const after = await this.#endRun();
+      // #save drops the stored schedule when no work is pending: keep the host's time from memory.
+      if (schedule.host !== undefined && !this.#hostChanged) after.host ??= schedule.host;
+      await this.#noteHostAlarm(after);
+      await this.#arm(after);
+    });
+  }
+
+  /** @returns the stored schedule with what the hooks of the run asked for in place of their due times (not yet written) */
+  async #endRun(): Promise<Schedule> {
+    const after = this.#effective(await this.#load());
+    this.#running.clear();
+    return after;
+  }
+
+  /**
+   * @returns the schedule as it stands for arming: a running hook's key at the time it asked for
+   * (absent when it asked for none, or nothing yet: its stored due time has been reached)
+   */
+  #effective(schedule: Schedule): Schedule {
+    if (this.#running.size === 0) return schedule;
+    const work = { ...schedule.work };
+    for (const [key, at] of this.#running) {
+      if (typeof at === "number") work[key] = at;
+      else delete work[key];
+    }
+    return { ...schedule, work };
   }
 
   /** @returns the stored schedule: each key's next run, and the host's own alarm */
@@ -183,16 +252,22 @@ class Alarms {
   /** The stored schedule as last read or written by this instance ("" for none). */
   #stored: string | undefined;
 
-  /** Remembers an alarm the host set itself (any alarm time dokit did not schedule). */
+  /**
+   * Remembers an alarm the host set itself: any alarm time dokit did not schedule, and no later than
+   * all stored work (the alarm is armed at the earliest pending time, so one later than stored work is
+   * a running hook's, such as the job runner's deadman, seen by an instance that replaced the one running it).
+   */
   async #noteHostAlarm(schedule: Schedule): Promise<void> {
     const current = await this.#storage.getAlarm();
-    if (current !== null && !Object.values(schedule.work).includes(current)) schedule.host = current;
+    if (current === null) return;
+    const times = [...Object.values(schedule.work), ...Object.values(this.#effective(schedule).work)];
+    if (!times.includes(current) && !Object.values(schedule.work).some((at) => at < current)) schedule.host = current;
   }
 
   async #arm(schedule: Schedule): Promise<void> {
     dropUnarmable(schedule);
     await this.#save(schedule);
-    const times = Object.values(schedule.work);
+    const times = Object.values(this.#effective(schedule).work);
     if (schedule.host !== undefined) times.push(schedule.host);
     if (times.length === 0) {
       // Nothing left (#noteHostAlarm kept any alarm of the host's): drop dokit's stale time,

@@ -195,9 +195,62 @@ export class Flows extends TaskHost {
       big: (input: { size: number }, step: TaskStep) => step.do("big", () => "x".repeat(input.size)),
       echo: (input: unknown) => input as never,
       nothing: async () => {},
+      one: (_: null, step: TaskStep) => step.do("only", () => 1),
     },
   });
   readonly lifecycle = Lifecycle.install(this).use(new Observability()).use(this.tasks);
+
+  /** Starts a run the moment the one before settled (its alarm invocation still finishing), `n` times. @returns their states */
+  async backToBack(n: number): Promise<string[]> {
+    await this.lifecycle.start();
+    const states: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const { runId } = await this.t.run("one", null);
+      states.push((await this.t.wait(runId, { timeout: 3000 }).catch((error: Error) => ({ state: error.message })))?.state ?? "none");
+    }
+    return states;
+  }
+
+  /**
+   * Runs `definition` once to create the tables (as on an object in use), then once more counting
+   * what that run writes: SQL rows (every cursor's rowsWritten) and storage keys put or deleted.
+   * @returns the rows in all, and the keys written, in order
+   */
+  async countRun(definition: string): Promise<{ rows: number; keys: string[] }> {
+    await this.lifecycle.start();
+    const warm = await this.t.run(definition, null);
+    await this.t.wait(warm.runId);
+    // Until the alarm invocation that ran it has ended (its alarm cleared): the counted run is accepted with none running.
+    const idle = async () => {
+      for (let i = 0; i < 1000 && (await this.ctx.storage.getAlarm()) !== null; i++) await pause(2);
+    };
+    await idle();
+    const storage = this.ctx.storage;
+    const sql = storage.sql;
+    const exec = sql.exec;
+    // The shared alarm writes one key at a time.
+    const put = storage.put as (key: string, value: unknown) => Promise<void>;
+    const del = storage.delete as (key: string) => Promise<boolean>;
+    const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+    const keys: string[] = [];
+    sql.exec = ((query: string, ...params: SqlStorageValue[]) => {
+      const cursor = exec.call(sql, query, ...params);
+      cursors.push(cursor);
+      return cursor;
+    }) as typeof sql.exec;
+    storage.put = ((key: string, value: unknown) => (keys.push(`put ${key}`), put.call(storage, key, value))) as unknown as typeof storage.put;
+    storage.delete = ((key: string) => (keys.push(`delete ${key}`), del.call(storage, key))) as unknown as typeof storage.delete;
+    try {
+      const { runId } = await this.t.run(definition, null);
+      await this.t.wait(runId);
+      await idle();
+    } finally {
+      sql.exec = exec;
+      storage.put = put as unknown as typeof storage.put;
+      storage.delete = del as unknown as typeof storage.delete;
+    }
+    return { rows: cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0) + keys.length, keys };
+  }
 }
 
 /** The reference's docs example, with only its import paths changed (test/tasks/reference-example.ts). */

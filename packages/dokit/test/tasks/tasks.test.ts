@@ -141,6 +141,21 @@ describe("replay", () => {
   });
 });
 
+describe("rows written", () => {
+  it("writes a trivial run's rows and the shared alarm's schedule once when accepted and once when it settled", async () => {
+    const { rows, keys } = await flows("rows").countRun("one");
+    // The schedule is not written again when the alarm starts the run, nor for the job runner's deadman while it runs.
+    expect(keys).toEqual(["put __dokit_alarms", "delete __dokit_alarms"]);
+    // The run (2: its row and id index), its wake (3, then 1 to delete it), its claim, its step (running, done), its settlement.
+    expect(rows).toBe(12);
+  });
+
+  it("runs a run accepted the moment the one before settled, while that one's job is still being finished", async () => {
+    // The settled run's job is deleted before the drain finishes it; the new run's job may take the same seq.
+    expect(await flows("back-to-back").backToBack(3)).toEqual(["completed", "completed", "completed"]);
+  });
+});
+
 describe("retries and timeouts", () => {
   it("retries a throwing step on a durable delay with exponential backoff, the same idempotency key each time", async () => {
     const stub = flows("retry");
