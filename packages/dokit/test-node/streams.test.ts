@@ -165,6 +165,36 @@ describe("Streams over WebSockets: the dokit client's reader", () => {
     expect(seqs).toEqual([0, 1, 2, 3, 4, 5]);
   }, 30_000);
 
+  it("reads two long streams at once on one socket: the reads the server ignored while a round was unacknowledged go out with the ack", async () => {
+    const name = fresh("ws-paced");
+    const big = "z".repeat(1_000_000);
+    for (const stream of ["a", "b"]) {
+      for (let i = 0; i < 6; i++) await append(name, stream, `${i}${big}`);
+      await settle(name, stream, "close");
+    }
+    // What the client sends, as its WebSocket is asked to send it.
+    const send = vi.spyOn(WebSocket.prototype, "send");
+    onTestFinished(() => send.mockRestore());
+    const client = logClient(name);
+    const collect = async (stream: string) => {
+      const seqs: number[] = [];
+      for await (const { seq, chunk } of client.streams.read<string>(stream)) {
+        expect(chunk.startsWith(String(seq))).toBe(true);
+        seqs.push(seq);
+      }
+      return seqs;
+    };
+    expect(await Promise.all([collect("a"), collect("b")])).toEqual([
+      [0, 1, 2, 3, 4, 5],
+      [0, 1, 2, 3, 4, 5],
+    ]);
+    const acks = send.mock.calls.map(([data]) => JSON.parse(String(data)) as { type: string; token?: string; reads?: unknown[] }).filter((frame) => frame.type === "dokit_stream_ack");
+    // Each round acknowledged with its own token; b's first read, ignored during a's round, went out again with an ack.
+    expect(acks.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(acks.map((frame) => frame.token)).size).toBe(acks.length);
+    expect(acks.some((frame) => frame.reads?.some((read) => JSON.stringify(read) === '{"stream":"b","from":0}'))).toBe(true);
+  }, 30_000);
+
   it("tells a reader plainly when the stream does not exist or was deleted, and resumes from `from`", async () => {
     const name = fresh("ws-missing");
     const client = logClient(name);

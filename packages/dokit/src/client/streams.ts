@@ -4,8 +4,13 @@
 // below it (sent twice across a reconnect) is skipped, so nothing repeats and nothing is
 // missed. The reader ends with the stream's settlement, and throws plainly when the stream
 // does not exist, was deleted before it was read to the end, or the cursor is past its end.
+//
+// Pacing: a frame that ends a replay round carries a token, answered at once with an ack.
+// Until the server has the ack it ignores read frames, so the ack asks again for every read
+// still unanswered (the server answers each read with exactly one more, up-to-date or error
+// frame, in order, so the unanswered ones at the ack are the ones it ignored).
 import { DOKIT_ERROR } from "../protocol/frames";
-import { STREAM_CANCEL, STREAM_CHUNKS, STREAM_END, STREAM_FRAME_PREFIX, STREAM_MORE, STREAM_READ, STREAM_UP_TO_DATE, type StreamWireChunk } from "../protocol/streams";
+import { STREAM_ACK, STREAM_CANCEL, STREAM_CHUNKS, STREAM_END, STREAM_FRAME_PREFIX, STREAM_MORE, STREAM_READ, STREAM_UP_TO_DATE, type StreamWireChunk } from "../protocol/streams";
 
 /** What stream readers need from their client. */
 export interface StreamsSocket {
@@ -145,6 +150,10 @@ export class StreamReader<T = unknown> implements AsyncIterableIterator<ClientSt
 export class ClientStreams {
   readonly #socket: StreamsSocket;
   readonly #readers = new Map<string, StreamReader<unknown>>();
+  /** Reads sent on this socket and not answered yet, by stream. */
+  readonly #asked = new Map<string, number>();
+  /** Set while a frame with a token is handled: reads it starts go in its ack instead of their own frames. */
+  #acking = false;
 
   constructor(socket: StreamsSocket) {
     this.#socket = socket;
@@ -180,7 +189,8 @@ export class ClientStreams {
   /** @internal asks the server for a reader's stream from its cursor (now, or when a socket opens) */
   resume(reader: StreamReader<unknown>): void {
     if (this.#readers.get(reader.streamId) !== reader) return;
-    this.#socket.sendNow(JSON.stringify({ type: STREAM_READ, stream: reader.streamId, from: reader.cursor }));
+    if (!this.#acking && !this.#socket.sendNow(JSON.stringify({ type: STREAM_READ, stream: reader.streamId, from: reader.cursor }))) return;
+    this.#asked.set(reader.streamId, (this.#asked.get(reader.streamId) ?? 0) + 1);
   }
 
   /** @internal a reader ended */
@@ -197,6 +207,7 @@ export class ClientStreams {
 
   /** A socket opened: every reader asks again from its cursor. */
   opened(): void {
+    this.#asked.clear();
     for (const reader of this.#readers.values()) this.resume(reader);
   }
 
@@ -219,7 +230,40 @@ export class ClientStreams {
     } catch {
       return false;
     }
-    const reader = typeof frame.stream === "string" ? this.#readers.get(frame.stream) : undefined;
+    const token = frame.token;
+    if (typeof token !== "string") return this.#handle(frame, isStream);
+    this.#acking = true;
+    try {
+      return this.#handle(frame, isStream);
+    } finally {
+      this.#acking = false;
+      this.#ack(token);
+    }
+  }
+
+  /** Acknowledges a round, asking again for every read not answered (the server ignored them). */
+  #ack(token: string): void {
+    const reads: { stream: string; from: number }[] = [];
+    for (const stream of this.#asked.keys()) {
+      const reader = this.#readers.get(stream);
+      if (!reader) this.#asked.delete(stream);
+      else {
+        reads.push({ stream, from: reader.cursor });
+        this.#asked.set(stream, 1);
+      }
+    }
+    this.#socket.sendNow(JSON.stringify(reads.length > 0 ? { type: STREAM_ACK, token, reads } : { type: STREAM_ACK, token }));
+  }
+
+  #handle(frame: Record<string, unknown>, isStream: boolean): boolean {
+    const stream = frame.stream;
+    // A read's answer: one more, up-to-date or error frame naming its stream.
+    if (typeof stream === "string" && (frame.type === STREAM_MORE || frame.type === STREAM_UP_TO_DATE || frame.type === DOKIT_ERROR)) {
+      const asked = this.#asked.get(stream) ?? 0;
+      if (asked > 1) this.#asked.set(stream, asked - 1);
+      else this.#asked.delete(stream);
+    }
+    const reader = typeof stream === "string" ? this.#readers.get(stream) : undefined;
     if (!reader) return isStream;
     switch (frame.type) {
       // {"type":"dokit_stream","stream","chunks":[{seq,chunk}]}

@@ -12,12 +12,20 @@
 // stores or reads them. A reader whose socket dropped reconnects and reads again
 // from the last cursor it saw (the dokit client does), so nothing depends on a
 // delivery the platform lost.
+//
+// Pacing: a replay that sent chunks ends its round with a random token, and the
+// connection's read frames are ignored until it sends {"type":"dokit_stream_ack","token",
+// "reads"}. Frames arrive in order, so a client holds the token only once it has
+// received the whole round: what a connection that does not read can make the
+// runtime queue is one round, however many read frames it sends. The ack lists the
+// reads the client still waits on (those ignored meanwhile), so nothing is held for
+// it here but the token, and an ack after a restart (the token forgotten) is served too.
 import type { Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { isDokitError } from "../lifecycle/errors";
 import { trySend } from "../lifecycle/wire";
 import { DOKIT_ERROR } from "../protocol/frames";
-import { STREAM_CANCEL, STREAM_CHUNKS, STREAM_END, STREAM_MORE, STREAM_READ, STREAM_UP_TO_DATE, type StreamEndFrame, type StreamWireErrorCode } from "../protocol/streams";
+import { STREAM_ACK, STREAM_CANCEL, STREAM_CHUNKS, STREAM_END, STREAM_MORE, STREAM_READ, STREAM_UP_TO_DATE, type StreamEndFrame, type StreamWireErrorCode } from "../protocol/streams";
 import type { WebSockets } from "../websockets/websockets";
 import type { StreamStore } from "./store";
 import type { Streams } from "./streams";
@@ -48,6 +56,8 @@ export class StreamReaders {
   #ready = false;
   /** Each tailed stream's readers by connection id, as this instance knows them (read from storage once per stream after a wake). */
   readonly #byStream = new Map<string, Map<string, Connection | undefined>>();
+  /** The token each connection owes an ack for (the last replay round it was sent), by connection id; in memory only. */
+  readonly #owed = new Map<string, string>();
 
   constructor(streams: Streams, store: StreamStore, sockets: WebSockets, options: StreamsOptions) {
     this.#streams = streams;
@@ -71,6 +81,8 @@ export class StreamReaders {
     claims.frame(STREAM_READ, (connection, frame) => this.#read(connection, frame));
     // {"type":"dokit_stream_cancel","stream":<id>}
     claims.frame(STREAM_CANCEL, (connection, frame) => this.#cancel(connection, frame));
+    // {"type":"dokit_stream_ack","token":<token>,"reads"?:[{"stream":<id>,"from":<cursor>}]}
+    claims.frame(STREAM_ACK, (connection, frame) => this.#ack(connection, frame));
   }
 
   /** A chunk was stored at `seq` (`json`: its JSON text): every tailing reader of the stream is sent it. */
@@ -107,6 +119,8 @@ export class StreamReaders {
   // ------------------------------------------------------------------ inside
 
   #read(connection: Connection, frame: Record<string, unknown>): void {
+    // A round is unacknowledged: the ack asks for this read again.
+    if (this.#owed.has(connection.id)) return;
     const streamId = frame.stream;
     if (typeof streamId !== "string" || streamId.length === 0 || streamId.length > 512) {
       return refuse(connection, "INVALID_STREAM_FRAME", "dokit_stream_read needs a stream id (a string of 1 to 512 characters)", typeof streamId === "string" ? streamId : "");
@@ -135,14 +149,17 @@ export class StreamReaders {
     // The replay, then the tail, in this one synchronous block.
     const replayed = this.#replay(connection, streamId, next);
     next = replayed.next;
+    // A round that sent chunks ends with a token; nothing more is replayed to the connection until it is acknowledged.
+    const token = replayed.next > from ? crypto.randomUUID() : undefined;
+    if (token !== undefined) this.#owed.set(connection.id, token);
     if (!replayed.complete) {
       // More is stored than one round sends: the client asks again from `next` once it has these.
       this.#forget(streamId, connection.id);
-      trySend(connection, JSON.stringify({ type: STREAM_MORE, stream: streamId, cursor: next }));
+      trySend(connection, JSON.stringify({ type: STREAM_MORE, stream: streamId, cursor: next, token }));
       return;
     }
     const status = this.#streams.statusSync(streamId);
-    trySend(connection, JSON.stringify({ type: STREAM_UP_TO_DATE, stream: streamId, cursor: next }));
+    trySend(connection, JSON.stringify({ type: STREAM_UP_TO_DATE, stream: streamId, cursor: next, token }));
     if (!status || status.state !== "streaming") {
       this.#forget(streamId, connection.id);
       // SAFETY: a status that is not streaming (checked above) is completed or errored.
@@ -186,6 +203,24 @@ export class StreamReaders {
     }
   }
 
+  /**
+   * An ack: with the token owed (or none owed), the reads it lists are served in order, until one
+   * starts a new round (the rest are asked for again by its ack). A wrong or missing token changes nothing.
+   */
+  #ack(connection: Connection, frame: Record<string, unknown>): void {
+    const owed = this.#owed.get(connection.id);
+    if (owed !== undefined) {
+      if (frame.token !== owed) return;
+      this.#owed.delete(connection.id);
+    }
+    if (!Array.isArray(frame.reads)) return;
+    for (const read of frame.reads) {
+      if (this.#owed.has(connection.id)) return;
+      // SAFETY: #read checks every field it uses.
+      this.#read(connection, typeof read === "object" && read !== null ? (read as Record<string, unknown>) : {});
+    }
+  }
+
   #cancel(connection: Connection, frame: Record<string, unknown>): void {
     if (typeof frame.stream !== "string") return refuse(connection, "INVALID_STREAM_FRAME", "dokit_stream_cancel needs a stream id", "");
     this.#forget(frame.stream, connection.id);
@@ -199,6 +234,7 @@ export class StreamReaders {
   }
 
   #closed(connection: Connection): void {
+    this.#owed.delete(connection.id);
     for (const [streamId, readers] of this.#byStream) {
       readers.delete(connection.id);
       if (readers.size === 0) this.#byStream.delete(streamId);

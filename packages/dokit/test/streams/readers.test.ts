@@ -14,6 +14,9 @@ async function open(name: string, query: Record<string, string> = {}): Promise<T
   return socket;
 }
 const read = (socket: TestSocket, stream: string, from?: number) => socket.send({ type: "dokit_stream_read", stream, ...(from === undefined ? {} : { from }) });
+/** Acknowledges the round `frame` ended (its token), asking for `reads`. */
+const ack = (socket: TestSocket, frame: Frame, reads?: { stream: string; from: number }[]) => socket.send({ type: "dokit_stream_ack", token: frame.token, ...(reads ? { reads } : {}) });
+const token = expect.any(String);
 const chunks = (frame: Frame) => (frame.chunks as { seq: number; chunk: unknown }[]).map((c) => [c.seq, c.chunk]);
 
 describe("Streams: WebSocket readers", () => {
@@ -27,7 +30,7 @@ describe("Streams: WebSocket readers", () => {
       [1, "b"],
       [2, "c"],
     ]);
-    expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_up_to_date", stream: "job", cursor: 3 });
+    expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_up_to_date", stream: "job", cursor: 3, token });
     await log.append("job", "d");
     expect(await socket.nextJSON()).toEqual({ type: "dokit_stream", stream: "job", chunks: [{ seq: 3, chunk: "d" }] });
     await log.settle("job", "error");
@@ -100,7 +103,7 @@ describe("Streams: WebSocket readers", () => {
     await log.append("later", "y");
     const socket = await open(name);
     read(socket, "discarded");
-    await socket.frames(2);
+    ack(socket, (await socket.frames(2))[1] as Frame);
     await log.settle("discarded", "discard");
     expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_end", stream: "discarded", state: "deleted", cursor: 1 });
     await log.settle("later", "close");
@@ -125,7 +128,7 @@ describe("Streams: WebSocket readers", () => {
     read(socket, "done");
     expect(await socket.frames(3)).toEqual([
       { type: "dokit_stream", stream: "done", chunks: [{ seq: 0, chunk: 1 }] },
-      { type: "dokit_stream_up_to_date", stream: "done", cursor: 1 },
+      { type: "dokit_stream_up_to_date", stream: "done", cursor: 1, token },
       { type: "dokit_stream_end", stream: "done", state: "completed", cursor: 1 },
     ]);
     expect(await log.readers()).toBe(0);
@@ -141,17 +144,76 @@ describe("Streams: WebSocket readers", () => {
     read(socket, "long");
     const first = await socket.frames(6, 5000);
     expect(first.slice(0, 5).map((frame) => chunks(frame).map(([seq]) => seq))).toEqual([[0], [1], [2], [3], [4]]);
-    expect(first[5]).toEqual({ type: "dokit_stream_more", stream: "long", cursor: 5 });
+    expect(first[5]).toEqual({ type: "dokit_stream_more", stream: "long", cursor: 5, token });
     // Not tailing until it asks again: an append now is not sent.
     expect(await log.readers()).toBe(0);
     await log.append("long", "tail");
     expect(await socket.drain(50)).toEqual([]);
-    read(socket, "long", 5);
+    ack(socket, first[5] as Frame, [{ stream: "long", from: 5 }]);
     // Chunk 5 fills a block of its own; the tail chunk is in the next block, and its own frame.
     const rest = await socket.frames(3, 5000);
     expect(rest.slice(0, 2).map((frame) => chunks(frame).map(([seq]) => seq))).toEqual([[5], [6]]);
-    expect(rest[2]).toEqual({ type: "dokit_stream_up_to_date", stream: "long", cursor: 7 });
+    expect(rest[2]).toEqual({ type: "dokit_stream_up_to_date", stream: "long", cursor: 7, token });
     expect(await log.readers()).toBe(1);
+    socket.ws.close(1000);
+  });
+
+  it("paces replays per connection: 50 read frames without an ack get one round; only the ack with its token gets the next", async () => {
+    const name = fresh("ws-pace");
+    const log = env.LIVE_LOG.getByName(name);
+    const big = "x".repeat(900_000);
+    // Ten chunks of 900 KB: two rounds of five (a round stops once it sent 4 MiB).
+    for (let i = 0; i < 10; i++) await log.append("long", `${i}${big}`);
+    const socket = await open(name);
+    for (let i = 0; i < 50; i++) read(socket, "long");
+    const first = await socket.frames(6, 5000);
+    expect(first.slice(0, 5).map((frame) => chunks(frame).map(([seq]) => seq))).toEqual([[0], [1], [2], [3], [4]]);
+    expect(first[5]).toEqual({ type: "dokit_stream_more", stream: "long", cursor: 5, token });
+    // The other 49 reads were not served: nothing more arrives.
+    const late = await socket.drain(500);
+    expect({ frames: late.length, bytes: late.reduce((n, frame) => n + String(frame).length, 0) }).toEqual({ frames: 0, bytes: 0 });
+
+    // A wrong token, a missing one, or another read frame changes nothing.
+    const more = first[5] as Frame;
+    socket.send({ type: "dokit_stream_ack", token: "00000000-0000-4000-8000-000000000000", reads: [{ stream: "long", from: 5 }] });
+    socket.send({ type: "dokit_stream_ack", reads: [{ stream: "long", from: 5 }] });
+    read(socket, "long", 5);
+    expect(await socket.drain(300)).toEqual([]);
+
+    // The ack with the round's token: the read it lists is served, the next round with a new token.
+    ack(socket, more, [{ stream: "long", from: 5 }]);
+    const second = await socket.frames(6, 5000);
+    expect(second.slice(0, 5).map((frame) => chunks(frame).map(([seq]) => seq))).toEqual([[5], [6], [7], [8], [9]]);
+    expect(second[5]).toEqual({ type: "dokit_stream_up_to_date", stream: "long", cursor: 10, token });
+    expect(second[5]?.token).not.toBe(more.token);
+    // The first token again is a wrong one now.
+    ack(socket, more, [{ stream: "long", from: 0 }]);
+    expect(await socket.drain(300)).toEqual([]);
+    ack(socket, second[5] as Frame);
+    // A replay that sends no chunk ends with no token, and the live tail is not paced.
+    read(socket, "long", 10);
+    expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_up_to_date", stream: "long", cursor: 10 });
+    await log.append("long", "a");
+    await log.append("long", "b");
+    expect((await socket.frames(2)).map(chunks)).toEqual([[[10, "a"]], [[11, "b"]]]);
+    socket.ws.close(1000);
+  }, 30_000);
+
+  it("serves an ack that comes after the object restarted (its token forgotten): the reads it lists go on", async () => {
+    const name = fresh("ws-pace-evict");
+    const log = env.LIVE_LOG.getByName(name);
+    await log.append("job", "a");
+    await log.open("other");
+    const socket = await open(name);
+    read(socket, "job");
+    const round = await socket.frames(2);
+    expect(round[1]).toEqual({ type: "dokit_stream_up_to_date", stream: "job", cursor: 1, token });
+    // Sent before the ack: not served, the ack asks again.
+    read(socket, "other");
+    expect(await socket.drain(100)).toEqual([]);
+    await hibernate(log);
+    ack(socket, round[1] as Frame, [{ stream: "other", from: 0 }]);
+    expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_up_to_date", stream: "other", cursor: 0 });
     socket.ws.close(1000);
   });
 
