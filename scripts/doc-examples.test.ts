@@ -317,6 +317,19 @@ describe("examples run in workerd", () => {
     for (const client of [alice!, bob!, carol!]) client.socket.close();
   }, 120_000);
 
+  it("docs/websockets.md: a user-written plug-in claims its frame and its binary message, and keeps each vote in its slot", async () => {
+    const url = await serve("websockets-plugin");
+    const [ann, bob] = await Promise.all(["ann", "bob"].map((id) => open(ws(url, `/agents/poll/main?_pk=${id}`))));
+    for (const client of [ann!, bob!]) expect(await client.nextJSON()).toMatchObject({ type: "cf_agent_identity", agent: "poll" });
+    await ann!.nextJSON();
+    await bob!.nextJSON();
+    ann!.socket.send(JSON.stringify({ type: "vote", choice: "tea" }));
+    expect(await bob!.nextJSON()).toEqual({ type: "tally", tally: { tea: 1 } });
+    bob!.socket.send(new Uint8Array([0x56]));
+    expect(await bob!.nextJSON()).toEqual({ type: "tally", tally: { tea: 1 } });
+    for (const client of [ann!, bob!]) client.socket.close();
+  }, 120_000);
+
   it("docs/presence.md: a watcher sees another connection join, and a refused value is told to its sender", async () => {
     const url = await serve("presence");
     const [ann, bob] = await Promise.all(["ann", "bob"].map((id) => open(ws(url, `/agents/board/main?_pk=${id}`))));

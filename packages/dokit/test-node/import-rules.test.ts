@@ -20,9 +20,6 @@ const ENGINES: Record<string, string[]> = {
 const ALLOWED: Record<string, { folder: string; why: string }[]> = {
   react: [{ folder: "client", why: "useAgent is built on AgentClient" }],
   testing: [{ folder: "websockets", why: "connectionAttachment reads the attachment codec WebSockets owns" }],
-  presence: [{ folder: "websockets", why: "a presence value lives in the connection's attachment, which WebSockets owns" }],
-  yjs: [{ folder: "websockets", why: "a Yjs connection's mark and awareness live in its attachment, which WebSockets owns" }],
-  sessions: [{ folder: "websockets", why: "the sessions a connection watches live in its attachment, which WebSockets owns" }],
 };
 
 interface Import {

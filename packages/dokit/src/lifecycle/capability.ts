@@ -67,6 +67,35 @@ export interface SocketOwner {
   protocol(frame: ProtocolFrame): void;
   /** @returns what the owner knows of one of its connections (readonly, where its upgrade came from), or `undefined` for another socket */
   context(connection: Connection): FrameContext | undefined;
+  /**
+   * Claims a named per-connection slot, kept in each of the owner's connections across hibernation.
+   * @throws DokitError DUPLICATE_CLAIM for a name taken on this object, RESERVED_NAME for one the owner uses itself
+   */
+  slot<T>(name: string, options?: SlotOptions<T>): ConnectionSlot<T>;
+}
+
+/** How a capability bounds and checks its per-connection slot ({@link Claims.slot}). */
+export interface SlotOptions<T> {
+  /** The largest value, as JSON, in UTF-8 bytes (default 4,096): a larger one is refused when set. */
+  maxBytes?: number;
+  /** Checks a stored value when it is read: one it refuses reads as `undefined` (a value stored by another version, or altered). */
+  check?(value: unknown): value is T;
+}
+
+/**
+ * A capability's named place on each connection: a small JSON value kept in the connection's
+ * attachment, so it survives hibernation, bounded and checked by the capability that claimed it.
+ */
+export interface ConnectionSlot<T> {
+  /** The slot's name, unique per object. */
+  readonly name: string;
+  /** @returns the connection's value, `undefined` when unset (or refused by the slot's check) */
+  get(connection: Connection): T | undefined;
+  /**
+   * Stores the connection's value (`undefined` clears it).
+   * @throws DokitError INVALID_ARGUMENT over `maxBytes`, ATTACHMENT_TOO_LARGE when the attachment cannot hold it
+   */
+  set(connection: Connection, value: T | undefined): void;
 }
 
 /** A set of client-callable methods: what every transport (rpc frames, Cap'n Web) calls through. */
@@ -96,6 +125,11 @@ export interface Dispatch {
   broadcastProtocol(frame: ProtocolFrame): void;
   /** @returns what the socket owner knows of a connection (readonly, where its upgrade came from), or `undefined` without one */
   connectionContext(connection: Connection): FrameContext | undefined;
+  /**
+   * Claims a per-connection slot from the socket owner (see {@link SocketOwner.slot}); call it once the object runs.
+   * @throws DokitError NOT_INSTALLED without a socket owner (WebSockets)
+   */
+  connectionSlot<T>(name: string, options?: SlotOptions<T>): ConnectionSlot<T>;
   /** The installed event publisher (dokit/observability), if any: capabilities publish through it. */
   readonly observer: Observer | undefined;
 }

@@ -5,6 +5,7 @@ import type {
   Capability,
   Claims,
   ConnectFrameSource,
+  ConnectionSlot,
   DestroyHook,
   Dispatch,
   FrameClaim,
@@ -13,6 +14,7 @@ import type {
   Observer,
   ProtocolFrame,
   RouteHandler,
+  SlotOptions,
   SocketOwner,
   StartHook,
   UpgradeHandler,
@@ -88,6 +90,13 @@ export class DispatchTable implements Dispatch {
   /** @returns what the socket owner knows of a connection */
   connectionContext(connection: Connection): FrameContext | undefined {
     return this.slots.sockets?.value.context(connection);
+  }
+
+  /** Claims a per-connection slot from the socket owner */
+  connectionSlot<T>(name: string, options?: SlotOptions<T>): ConnectionSlot<T> {
+    const owner = this.slots.sockets?.value;
+    if (!owner) throw new DokitError<LifecycleErrorCode>("NOT_INSTALLED", "connection slots need WebSockets");
+    return owner.slot(name, options);
   }
 
   /** @returns the claim for a frame type */

@@ -1,11 +1,10 @@
-import type { Capability, Claims } from "../lifecycle/capability";
+import type { Capability, Claims, ConnectionSlot } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
 import { isThenable, overBytes, trySend } from "../lifecycle/wire";
 import { DOKIT_ERROR, PRESENCE, PRESENCE_REJECTED } from "../protocol/frames";
 import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";
-import { flagsOf, updateFlags } from "../websockets/connection";
-import type { PresenceTracker } from "../websockets/options";
+import type { ConnectionPlugin, PluginDoor } from "../websockets/plugin";
 import type { WebSockets } from "../websockets/websockets";
 import type { PresenceErrorCode } from "./errors";
 
@@ -77,8 +76,10 @@ interface Held {
  * ```
  * Wire: `{"type":"dokit_presence", …}` both ways (docs/presence.md).
  */
-export class Presence<P = unknown> implements Capability, PresenceTracker {
+export class Presence<P = unknown> implements Capability, ConnectionPlugin {
   readonly capabilityName = "Presence";
+  /** Its name among WebSockets' plug-ins (`webSockets.plugin("presence")`: how dokit/rooms finds it). */
+  readonly pluginName = "presence";
   /** The largest value, as JSON, in UTF-8 bytes. */
   readonly maxBytes: number;
   /** How long changes are held before they go out. */
@@ -86,6 +87,10 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
   readonly #validate: PresenceOptions<P>["validate"];
   readonly #visibleTo: PresenceOptions<P>["visibleTo"];
   #sockets: WebSockets | undefined;
+  /** Each connection's stored value (slot `presence`, its name since values lived among dokit's flags). */
+  #value: ConnectionSlot<unknown> | undefined;
+  /** Whether each connection watches (slot `watching`); unset until its first presence frame. */
+  #watching: ConnectionSlot<boolean> | undefined;
   /** This tick's changes, by public id, in the order first changed. */
   readonly #held = new Map<string, Held>();
   /** Entries of other objects (a room's other shards), by public id, as JSON. */
@@ -113,14 +118,23 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     claims.frame(PRESENCE, (connection, frame) => this.#receive(connection, frame), { protocolOnly: true });
   }
 
-  serve(sockets: WebSockets): void {
-    this.#sockets = sockets;
-    // How dokit/rooms finds the Presence of its shard's WebSockets (it may not import this module): a
-    // room shard attached first left a function here to be handed this Presence.
-    const key = Symbol.for("dokit.presence");
-    const found = (sockets as unknown as Record<symbol, unknown>)[key];
-    (sockets as unknown as Record<symbol, unknown>)[key] = this;
-    if (typeof found === "function") (found as (presence: this) => void)(this);
+  /** Installed through WebSockets' plug-in door (its `presence` option): lists and sends through its connections. */
+  plug(door: PluginDoor): void {
+    this.#sockets = door.sockets;
+    // A value's bound is checked when it is held (#accept), so the slot's is the largest `maxBytes` allows.
+    this.#value = door.slot<unknown>("presence", { maxBytes: 8192 });
+    this.#watching = door.slot<boolean>("watching", { maxBytes: 5 });
+    door.claims.use(this);
+  }
+
+  /** The server closed a connection: it leaves with the next tick. */
+  closing(connection: Connection): void {
+    this.#leave(connection);
+  }
+
+  /** A connection's close event (a WebSockets plug-in's handler): it leaves with the next tick. */
+  onClose(connection: Connection): void {
+    this.#leave(connection);
   }
 
   /** @returns every present connection and its latest value */
@@ -193,15 +207,17 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
       if (!resnapshot) this.#holdRemote(id, json);
     }
     if (!resnapshot) return;
-    for (const connection of this.#connections()) {
-      const flags = flagsOf(connection);
-      if (flags.watching && flags.protocol) this.#offer(connection, false);
-    }
+    for (const connection of this.#connections()) if (this.#watches(connection)) this.#offer(connection, false);
   }
 
   /** A connection closed: it leaves with the next tick (if it was present). */
   left(connection: Connection): void {
     this.#leave(connection);
+  }
+
+  /** @returns whether a connection watches presence and speaks the protocol */
+  #watches(connection: Connection): boolean {
+    return this.#watching?.get(connection) === true && this.#sockets?.isProtocolEnabled(connection) === true;
   }
 
   // ------------------------------------------------------------------ inside
@@ -215,14 +231,14 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
       if (refused) this.#refuse(connection, refused);
     }
     // The first presence frame makes a watcher unless it says otherwise; later ones change it only when they say so.
-    const watching = flagsOf(connection).watching;
+    const watching = this.#watching?.get(connection);
     if (watch === false ? watching !== false : watch === true ? watching !== true : watching === undefined) {
-      updateFlags(connection, { watching: watch !== false });
+      this.#watching?.set(connection, watch !== false);
       if (watch !== false) this.#offer(connection, true);
       else this.#owed.delete(connection.publicId);
     }
     // Owed a snapshot and has read the last answer: served now.
-    if (this.#owed.size && this.#owed.has(connection.publicId) && connection.bufferedAmount === 0 && flagsOf(connection).watching) {
+    if (this.#owed.size && this.#owed.has(connection.publicId) && connection.bufferedAmount === 0 && this.#watching?.get(connection)) {
       this.#owed.delete(connection.publicId);
       this.#snapshot(connection, true);
     }
@@ -274,7 +290,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     const held = this.#held.get(connection.publicId);
     // A newer connection with this id (it replaced this one) has a change waiting: that change stands.
     if (held && held.connection !== connection) return;
-    if (flagsOf(connection).presence === undefined) {
+    if (this.#value?.get(connection) === undefined) {
       // Never sent out: nobody heard of it, so nobody is told it left.
       if (held) this.#held.delete(connection.publicId);
       return;
@@ -304,7 +320,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     for (const [id, { connection, json, value }] of this.#held) {
       try {
         if (json === undefined) {
-          if (connection.readyState === 1) updateFlags(connection, { presence: undefined });
+          if (connection.readyState === 1) this.#value?.set(connection, undefined);
           // A newer connection with this id replaced it: the id is still here.
           const current = sockets?.getConnection(connection.id);
           if (current && current !== connection) continue;
@@ -315,7 +331,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
           else left += `${left ? "," : ""}${JSON.stringify(id)}`;
         } else {
           if (connection.readyState !== 1) continue;
-          updateFlags(connection, { presence: value });
+          this.#value?.set(connection, value);
           if (link) localSet.push([id, json]);
           set += `${set ? "," : ""}[${JSON.stringify(id)},${json}]`;
         }
@@ -342,8 +358,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
   #toWatchers(frame: string): void {
     const owed = this.#owed;
     for (const connection of this.#connections()) {
-      const flags = flagsOf(connection);
-      if (!flags.watching || !flags.protocol || !this.#sees(connection)) continue;
+      if (!this.#watches(connection) || !this.#sees(connection)) continue;
       // Owed a snapshot: it will replace this change. Behind on reading: owed one from now on.
       if (owed.size && owed.has(connection.publicId)) continue;
       if (connection.bufferedAmount > PRESENCE_LAG_BYTES) this.#owe(connection);
@@ -378,8 +393,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
       const since = owed.get(id);
       if (since === undefined) continue;
       present.add(id);
-      const flags = flagsOf(connection);
-      if (!flags.watching || !flags.protocol) owed.delete(id);
+      if (!this.#watches(connection)) owed.delete(id);
       else if (connection.bufferedAmount === 0) {
         owed.delete(id);
         this.#snapshot(connection, true);
@@ -425,7 +439,7 @@ export class Presence<P = unknown> implements Capability, PresenceTracker {
     const held = this.#held.get(connection.publicId);
     // SAFETY: only values that passed #accept are held and stored.
     if (held?.connection === connection) return held.json === undefined ? undefined : (held.value as P);
-    return flagsOf(connection).presence as P | undefined;
+    return this.#value?.get(connection) as P | undefined;
   }
 
   #connections(): IterableIterator<Connection> {

@@ -40,6 +40,11 @@ export interface RoomShardOptions {
    * Default `false`: waiting publishes are held in memory, and clients resend what was not acknowledged.
    */
   storeWaiting?: boolean;
+  /**
+   * The Presence spread over the room's shards (a `Presence` from `dokit/presence`). Default: the
+   * plug-in named `"presence"` of `webSockets` (its `presence` option), if any.
+   */
+  presence?: Presence;
   /** Whether a connection may publish (its tags, its state…). Default: every connection may. */
   canPublish?: (connection: Connection) => boolean;
   /**
@@ -63,8 +68,6 @@ interface Parts {
   outbox: Outbox;
 }
 
-/** Where a Presence served by a WebSockets is found on it (dokit/presence puts itself there; rooms may not import it). */
-const PRESENCE_KEY = Symbol.for("dokit.presence");
 /** How long `drain()` waits for publishes still on their way to the sequencer. */
 const DRAIN_WAIT_MS = 5000;
 
@@ -323,19 +326,11 @@ export class RoomShard implements Capability {
     }));
   }
 
-  /**
-   * Links the WebSockets' Presence, if it has one, to the room: found on the WebSockets once the
-   * Presence is served, else handed over when it is (the order the two are attached in may vary).
-   */
+  /** Links the room's Presence, if any (the `presence` option, else the WebSockets' plug-in of that name), to the room. */
   #linkPresence(): void {
-    const sockets = this.#options.webSockets as unknown as Record<symbol, unknown>;
-    const served = sockets[PRESENCE_KEY];
-    // SAFETY: only a Presence puts an object under this key (when it is served).
-    if (typeof served === "object" && served !== null) return this.#roomPresenceFor(served as Presence);
-    sockets[PRESENCE_KEY] = (presence: Presence) => this.#roomPresenceFor(presence);
-  }
-
-  #roomPresenceFor(presence: Presence): void {
+    // SAFETY: the plug-in named "presence" is dokit/presence's (its pluginName); rooms may not import it at run time.
+    const presence = this.#options.presence ?? (this.#options.webSockets.plugin("presence") as Presence | undefined);
+    if (!presence) return;
     this.#presence ??= new ShardPresence({
       presence,
       membership: this.#my.membership,

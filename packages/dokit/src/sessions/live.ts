@@ -1,5 +1,5 @@
 import type { Connection } from "../lifecycle/connection";
-import type { Dispatch, FrameContext } from "../lifecycle/capability";
+import type { ConnectionSlot, Dispatch, FrameContext } from "../lifecycle/capability";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import { trySend } from "../lifecycle/wire";
 import {
@@ -17,7 +17,6 @@ import {
   type SessionServerFrame,
   type WireSessionEvent,
 } from "../protocol/sessions";
-import { flagsOf, updateFlags } from "../websockets/connection";
 import type { Session } from "./handle";
 import type { SessionStore } from "./store";
 import type { SessionAccess, SessionChangeEvent, SessionMessage } from "./types";
@@ -25,7 +24,7 @@ import type { SessionAccess, SessionChangeEvent, SessionMessage } from "./types"
 // Live history: a session's messages reach the object's WebSocket clients. A connection asks for pages
 // of a path (newest first) and watches sessions; each committed write then goes out, as one `event`
 // frame, to the connections watching its session. Which sessions a connection watches lives in its
-// attachment (dokit's flags), so watching survives hibernation.
+// attachment (the connection slot `sessions`), so watching survives hibernation.
 
 /** What live history needs of its Sessions. */
 export interface LiveSource {
@@ -40,6 +39,10 @@ const MAX_REQUEST_ID = 128;
 export class LiveHistory {
   readonly #source: LiveSource;
   readonly #access: SessionAccess | undefined;
+  /** The object's dispatch table, set when Sessions is attached. */
+  dispatch: Dispatch | undefined;
+  /** The sessions each connection watches (the connection slot `sessions`), claimed when first used. */
+  #slot: ConnectionSlot<string[]> | undefined;
 
   constructor(source: LiveSource, access: SessionAccess | undefined) {
     this.#source = source;
@@ -51,7 +54,7 @@ export class LiveHistory {
     let frame: string | undefined;
     const session = event.sessionId;
     dispatch.broadcastProtocol((connection) => {
-      if (!flagsOf(connection).sessions?.includes(session)) return undefined;
+      if (!this.#watched().get(connection)?.includes(session)) return undefined;
       frame ??= JSON.stringify({ type: SESSION, op: "event", session, event: toWire(event) } satisfies SessionServerFrame);
       return frame;
     });
@@ -85,6 +88,16 @@ export class LiveHistory {
     }
   }
 
+  /** @returns the connection slot of the watched sessions (its name since they lived among dokit's flags) */
+  #watched(): ConnectionSlot<string[]> {
+    // The ids a connection watches: at most MAX_WATCHED_SESSIONS, each of at most MAX_SESSION_ID_LENGTH characters (6 bytes each as escaped JSON at worst).
+    // SAFETY: frames and changes reach live history only once Sessions is attached.
+    return (this.#slot ??= (this.dispatch as Dispatch).connectionSlot<string[]>("sessions", {
+      maxBytes: MAX_WATCHED_SESSIONS * (MAX_SESSION_ID_LENGTH * 6 + 3) + 2,
+      check: (value): value is string[] => Array.isArray(value) && value.every((id) => typeof id === "string"),
+    }));
+  }
+
   #allowed(connection: Connection, session: string, readonly: boolean): "read" | "write" | false {
     let access: "read" | "write" | false;
     try {
@@ -98,14 +111,14 @@ export class LiveHistory {
   }
 
   #watch(connection: Connection, session: string, on: boolean): boolean {
-    const watched = flagsOf(connection).sessions ?? [];
+    const watched = this.#watched().get(connection) ?? [];
     if (on === watched.includes(session)) return true;
     if (on && watched.length >= MAX_WATCHED_SESSIONS) {
       return refuse(connection, SESSION_REJECTED, `A connection may watch at most ${MAX_WATCHED_SESSIONS} sessions`, undefined, session);
     }
     const next = on ? [...watched, session] : watched.filter((name) => name !== session);
     try {
-      updateFlags(connection, { sessions: next.length > 0 ? next : undefined });
+      this.#watched().set(connection, next.length > 0 ? next : undefined);
     } catch (error) {
       // The attachment is full (the connection's own state takes the room).
       console.warn(`dokit: could not record a watched session on connection ${connection.id}: ${errorMessage(error)}`);

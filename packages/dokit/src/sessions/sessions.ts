@@ -57,6 +57,7 @@ export class Sessions implements Capability, SessionsCore {
     this.#dispatch = claims.dispatch;
     // {"type":"dokit_session","op",…}: live history, on protocol-enabled connections (docs/sessions.md).
     claims.frame(SESSION, (connection, frame, context) => this.#live.receive(connection, frame, context), { protocolOnly: true });
+    this.#live.dispatch = claims.dispatch;
   }
 
   /**

@@ -19,9 +19,9 @@ import {
 import { type ConnectionFlags, storeFlags } from "./attachment";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
 import { handlerSetsWith, runHandlers } from "./handlers";
-import { ANSWERING, CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
+import { ANSWERING, CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, PLUGINS, REFUSED, tableOf } from "./internal";
 import { closeConnection, countAccepted, isOpen } from "./open-connections";
-import type { HeartbeatOptions, WebSocketHandlers, WebSocketsOptions } from "./options";
+import type { HeartbeatOptions, WebSocketHandlers } from "./options";
 import { connectFrames } from "./protocol-frames";
 import { derivePublicId } from "./public-id";
 import { connectionTags, idTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
@@ -46,7 +46,7 @@ export async function accept(sockets: WebSockets, request: Request, url: URL): P
   const connection = plain ? (storeFlags(server, flags), server as Connection) : initConnection(server, flags);
   let accepted = false;
   try {
-    const tags = plain ? flags.tags : await decide(sockets[OPTIONS], connection, ctx);
+    const tags = plain ? flags.tags : await decide(sockets, connection, ctx);
     // No await between the replacement and the accept: one id, one open connection.
     replace(sockets, id);
     installedOn(sockets).ctx.acceptWebSocket(server, runtimeTags(tags));
@@ -86,11 +86,12 @@ export function connectionFlags(id: string, pub: string | undefined, request: Re
  * the attachment, which already holds the defaults (written again only when one differs).
  * @returns the tags to accept the socket with
  */
-export async function decide(options: WebSocketsOptions, connection: Connection, ctx: ConnectionContext): Promise<string[]> {
+export async function decide(sockets: WebSockets, connection: Connection, ctx: ConnectionContext): Promise<string[]> {
+  const options = sockets[OPTIONS];
   const tags = connectionTags(connection.id, options.getConnectionTags ? await options.getConnectionTags(connection, ctx) : []);
   const readonly = (await options.readonly?.(connection, ctx)) === true;
-  // A connection of another wire (dokit/yjs) never speaks the protocol: it could not read a JSON frame.
-  const protocol = options.yjs?.serves(ctx.request) ? false : typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
+  // A connection of a plug-in's own wire never speaks the protocol: it could not read a JSON frame.
+  const protocol = sockets[PLUGINS].some((plugin) => plugin.serves?.(ctx.request)) ? false : typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
   if (tags.length > 1 || readonly || !protocol) updateFlags(connection, { tags, readonly, protocol });
   return tags;
 }
@@ -112,6 +113,7 @@ function isPlain(sockets: WebSockets, onConnect: readonly WebSocketHandlers[]): 
     options.getConnectionTags ||
     options.readonly ||
     typeof options.protocol === "function" ||
+    sockets[PLUGINS].some((plugin) => plugin.serves) ||
     dispatch.observer ||
     dispatch.connectFrameSources[0]
   );

@@ -3,7 +3,11 @@ import type { WebSocketsErrorCode } from "./errors";
 
 // A dokit socket's attachment: `{ [FLAGS_KEY]: flags, user: state }`. dokit's
 // flags live in a key users never see; `connection.state` is only `user`. The
-// runtime limits the serialized attachment to 16,384 bytes.
+// runtime limits the serialized attachment to 16,384 bytes. Beside dokit's own
+// flags (FLAG_NAMES), the flags object holds the connection slots capabilities
+// claim (`claims.slot(name)`), each under its own name. The capabilities that kept
+// their data among the flags before slots existed claim slots of the same names,
+// so an attachment written before a deploy reads the same after it.
 
 /** The reserved key of dokit's own flags inside an attachment. */
 export const FLAGS_KEY = "__dokit";
@@ -25,14 +29,14 @@ export interface ConnectionFlags {
   at?: number;
   /** The inbound rate limit's bucket `[messages, bytes, at, drops]` (rate-limit.ts); absent until it is first stored. */
   rate?: [number, number, number, number];
-  /** The connection's presence value (dokit/presence); absent while it is not present. */
-  presence?: unknown;
-  /** Whether the connection receives presence frames (dokit/presence); absent until its first presence frame. */
-  watching?: boolean;
-  /** The sessions whose changes the connection receives (dokit/sessions' live history); absent until it watches one. */
-  sessions?: string[];
-  /** Set on a connection that speaks the Yjs wire (dokit/yjs): its latest awareness entries, when they fit. */
-  yjs?: { awareness?: [number, number, string][] };
+}
+
+/** dokit's own flags (the names of ConnectionFlags), which no connection slot may take. */
+const FLAG_NAMES = /^(id|pub|tags|uri|readonly|protocol|origin|at|rate)$/;
+
+/** @returns whether `name` is one of dokit's own flags (or an inherited member), so no slot may use it */
+export function isFlagName(name: string): boolean {
+  return FLAG_NAMES.test(name) || name in Object.prototype;
 }
 
 /** The whole attachment of a dokit socket. */

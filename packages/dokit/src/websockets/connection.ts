@@ -126,3 +126,4 @@ export function initConnection(ws: WebSocket, internal: ConnectionFlags): Connec
   // SAFETY: the attachment was just written, so asConnection succeeds.
   return asConnection(ws) as Connection;
 }
+

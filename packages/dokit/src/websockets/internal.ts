@@ -13,6 +13,12 @@ import type { WebSockets } from "./websockets";
 export const OPTIONS = Symbol();
 /** The handler sets added with `use()`, in order. */
 export const HANDLERS = Symbol();
+/** Its plug-ins (plugin.ts): the `presence` and `yjs` options, then `plugins`. */
+export const PLUGINS = Symbol();
+/** Whether a plug-in claims binary messages. */
+export const BINARY = Symbol();
+/** The names of the connection slots claimed on it (slot.ts). */
+export const SLOT_NAMES = Symbol();
 /** The lifecycle it is attached to, once attached. */
 export const LIFECYCLE = Symbol();
 /** That lifecycle's dispatch table, once attached. */

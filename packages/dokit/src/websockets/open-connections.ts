@@ -4,7 +4,7 @@
 import type { Connection } from "../lifecycle/connection";
 import { closeWith, closeCount } from "../lifecycle/wire";
 import { isDokitSocket } from "./attachment";
-import { CLOSED, COUNTED, installedOn, LIVE, OPTIONS } from "./internal";
+import { CLOSED, COUNTED, installedOn, LIVE, PLUGINS } from "./internal";
 import type { WebSockets } from "./websockets";
 
 /** A socket's readyState while it is open (CLOSING, 2, from the server's close until the client answers it). */
@@ -73,11 +73,11 @@ export function closeConnection(sockets: WebSockets, connection: Connection, cod
 }
 
 /**
- * The server closed a connection: it is open no more, and its presence leaves now. A client that
+ * The server closed a connection: it is open no more, and its plug-ins hear of it now. A client that
  * never answers the close sends no close event, so nothing would end it later; its messages are
  * dropped on arrival (socket-events.ts).
  */
 export function serverClosed(sockets: WebSockets, connection: Connection): void {
   markClosed(sockets, connection);
-  sockets[OPTIONS].presence?.left(connection);
+  for (const plugin of sockets[PLUGINS]) plugin.closing?.(connection);
 }

@@ -2,7 +2,7 @@ import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Capability, Dispatch } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import type { Coalescing } from "./coalesce";
-import type { WebSockets } from "./websockets";
+import type { ConnectionPlugin } from "./plugin";
 
 /** Connection handlers. They run in the object's invocation context (`getCurrentAgent()`). */
 export interface WebSocketHandlers {
@@ -124,27 +124,18 @@ export interface WebSocketsOptions {
    * WebSockets). Its connections speak the y-protocols binary wire and get no protocol frames. Default off.
    */
   yjs?: WireServer;
+  /**
+   * Plug-ins of the connections (plugin.ts): each claims its frame types, binary messages and
+   * per-connection slots, and hears connects and closes. The `presence` and `yjs` options are plug-ins too.
+   */
+  plugins?: readonly ConnectionPlugin[];
 }
 
-/**
- * What WebSockets needs of a capability that serves its own wire on the connections it picks (a
- * `YjsDocument` from `dokit/yjs` fits): those connections get no protocol frames, and the capability
- * serves them through handlers it adds with `use()`.
- */
-export interface WireServer extends Capability {
-  /** @returns whether an upgrade is for this wire (its connection's protocol decision is then `false`) */
-  serves(request: Request): boolean;
-  /** Serves through these connections; called once, when WebSockets is attached. */
-  serve(sockets: WebSockets): void;
-}
+/** What the `yjs` option takes: a connection plug-in (a `YjsDocument` from `dokit/yjs` fits). */
+export type WireServer = ConnectionPlugin;
 
-/** What WebSockets needs of presence (a `Presence` from `dokit/presence` fits). */
-export interface PresenceTracker extends Capability {
-  /** Lists and sends through these connections; called once, when WebSockets is attached. */
-  serve(sockets: WebSockets): void;
-  /** A connection closed: it is present no more. */
-  left(connection: Connection): void;
-}
+/** What the `presence` option takes: a connection plug-in (a `Presence` from `dokit/presence` fits). */
+export type PresenceTracker = ConnectionPlugin;
 
 /** What WebSockets needs of an inbound limit (a `RateLimit` fits). */
 export interface InboundLimit {

@@ -2,15 +2,16 @@
 // hibernating socket's message, close and error, for a protocol frame another capability
 // broadcasts, and for a connection's frame context. The lifecycle also uses it before the
 // WebSockets is attached (lifecycle/wake.ts).
-import type { FrameContext, ProtocolFrame, SocketOwner } from "../lifecycle/capability";
+import type { ConnectionSlot, FrameContext, ProtocolFrame, SlotOptions, SocketOwner } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { contextStorage, inConnectionContext } from "../lifecycle/context";
 import { closeWith, isThenable, parseFrame } from "../lifecycle/wire";
 import { isDokitSocket } from "./attachment";
 import { asConnection, flagsOf } from "./connection";
+import { connectionSlot } from "./slot";
 import { dispatchFrame, observedMessage } from "./dispatch";
 import { callHandlers, handlerSetsWith, nothing, runHandlers, runOnClose } from "./handlers";
-import { CLOSED, DISPATCH, HANDLERS, installedOn, OPTIONS, REFUSED } from "./internal";
+import { BINARY, CLOSED, DISPATCH, HANDLERS, installedOn, OPTIONS, REFUSED } from "./internal";
 import { markClosed, OPEN, serverClosed } from "./open-connections";
 import { broadcastProtocol } from "./protocol-frames";
 import type { WebSockets } from "./websockets";
@@ -45,8 +46,8 @@ const OWNER: SocketOwner = {
       const frame = parseFrame(message);
       if (frame) return dispatchFrame(sockets, connection, message, frame) ?? true;
     }
-    // No context to enter and no added handler sets: the configured onMessage directly (as callHandlers does).
-    if (sockets[HANDLERS].length === 0 && !contextStorage()) {
+    // No context to enter, no added handler sets, no plug-in that claims binary messages: the configured onMessage directly (as callHandlers does).
+    if (sockets[HANDLERS].length === 0 && !contextStorage() && !sockets[BINARY]) {
       const pending: unknown = options.handlers?.onMessage?.(connection, message);
       return pending !== undefined && isThenable(pending) ? Promise.resolve(pending).then(nothing) : true;
     }
@@ -93,6 +94,10 @@ const OWNER: SocketOwner = {
   // The flags are a FrameContext (readonly, origin).
   context(this: OwnerOf, connection: Connection): FrameContext | undefined {
     return isDokitSocket(connection) ? flagsOf(connection) : undefined;
+  },
+
+  slot<T>(this: OwnerOf, name: string, options?: SlotOptions<T>): ConnectionSlot<T> {
+    return connectionSlot(this.of, name, options);
   },
 };
 

@@ -5,7 +5,7 @@ import { connectionFlags, connectionId, decide, greet, replaceSocket } from "./a
 import { initConnection, updateFlags } from "./connection";
 import { dispatchMessage } from "./dispatch";
 import { handlerSetsWith, runOnClose } from "./handlers";
-import { installedOn, LIVE, OPTIONS, tableOf } from "./internal";
+import { installedOn, LIVE, tableOf } from "./internal";
 import type { TransportHost } from "./options";
 import { derivePublicId } from "./public-id";
 import type { WebSockets } from "./websockets";
@@ -25,7 +25,7 @@ export function transportHost(sockets: WebSockets): TransportHost {
     // The public id first (a hash, awaited), as a hibernating socket has it from its accept.
     decide: async (connection, ctx) => {
       updateFlags(connection, { pub: await derivePublicId(connection.id) });
-      return decide(sockets[OPTIONS], connection, ctx);
+      return decide(sockets, connection, ctx);
     },
     greet: (connection, ctx) => greet(sockets, connection, ctx, false, handlerSetsWith(sockets, "onConnect")),
     receive: (connection, message) => dispatchMessage(sockets, connection, message),

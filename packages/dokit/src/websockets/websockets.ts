@@ -17,12 +17,14 @@ import { accept } from "./accept";
 import type { Hold } from "./coalesce";
 import { asConnection, flagsOf, idOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
-import { ANSWERING, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, REFUSED, tableOf } from "./internal";
+import { ANSWERING, BINARY, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, PLUGINS, REFUSED, SLOT_NAMES, tableOf } from "./internal";
 import { closeConnection, type Counted, isOpen, liveWith, openCount, serverClosed } from "./open-connections";
 import type { BroadcastOptions, HeartbeatOptions, Identity, WebSocketHandlers, WebSocketsOptions } from "./options";
+import type { ConnectionPlugin } from "./plugin";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
 import { socketOwner } from "./socket-events";
 import { idTag, isIdTag } from "./tags";
+import { connectionSlot } from "./slot";
 import { transportHost } from "./transport-host";
 
 /**
@@ -36,6 +38,9 @@ export class WebSockets implements Capability {
   // other files read these fields, user code cannot.
   readonly [OPTIONS]: WebSocketsOptions;
   readonly [HANDLERS]: WebSocketHandlers[] = [];
+  readonly [PLUGINS]: readonly ConnectionPlugin[];
+  readonly [BINARY]: boolean;
+  declare [SLOT_NAMES]: Set<string> | undefined;
   [LIFECYCLE]: Lifecycle | undefined;
   [DISPATCH]: Dispatch | undefined;
   // The fields below are set when first needed (declared only, so a new instance carries none):
@@ -46,6 +51,7 @@ export class WebSockets implements Capability {
   declare [LIVE]: Map<string, Connection> | undefined;
   declare [COUNTED]: Counted | undefined;
   declare [ANSWERING]: boolean | undefined;
+  readonly #owner: SocketOwner;
   /** The state frame the state has just sent by itself, until a `broadcastState` of it is skipped. */
   #synced: string | undefined;
   /** The broadcasts held for the current tick (made by the first coalesced broadcast). */
@@ -54,11 +60,17 @@ export class WebSockets implements Capability {
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
     this[OPTIONS] = options;
+    // The `presence` and `yjs` options are plug-ins registered through the same door as `plugins`.
+    const plugins = [options.presence, options.yjs, ...(options.plugins ?? [])].filter((plugin): plugin is ConnectionPlugin => plugin !== undefined);
+    this[PLUGINS] = plugins;
+    this[BINARY] = plugins.some((plugin) => plugin.binary);
     const callables = options.callables;
     // A bare target is checked now (its method table is built once per class) and served from attach().
     if (callables && !isCapability(callables)) collectCallableMethods(callables);
-    // The socket owner this capability claims, which the lifecycle also uses before it is attached (lifecycle/wake.ts).
-    (this as Wakeable)[WORKS_UNATTACHED] = socketOwner(this);
+    // The socket owner this capability claims, which the lifecycle also uses before it is attached
+    // (lifecycle/wake.ts): not with plug-ins, whose door opens when the WebSockets is attached.
+    this.#owner = socketOwner(this);
+    if (!plugins.length) (this as Wakeable)[WORKS_UNATTACHED] = this.#owner;
     // The state sends its own changes through this WebSockets (a wake that changes nothing sends nothing).
     if (options.syncState !== false) {
       options.state?.syncThrough?.((frame, except) => {
@@ -90,16 +102,10 @@ export class WebSockets implements Capability {
         if (connection) serverClosed(this, connection);
       });
     }
-    // Presence and a wire server (dokit/yjs) are installed with the WebSockets and served through it.
-    for (const served of [options.presence, options.yjs]) {
-      if (served) {
-        claims.use(served);
-        served.serve(this);
-      }
-    }
+    // Each plug-in claims its frames and slots through the door (plugin.ts).
+    for (const plugin of this[PLUGINS]) plugin.plug({ claims, sockets: this, slot: (name, options) => connectionSlot(this, name, options) });
     claims.catchAllUpgrade((request) => this.#upgrade(request));
-    // SAFETY: set to the socket owner in the constructor.
-    claims.takeSockets((this as Wakeable)[WORKS_UNATTACHED] as SocketOwner);
+    claims.takeSockets(this.#owner);
     claims.onDestroy(() => {
       for (const connection of this.getConnections()) closeConnection(this, connection, CLOSE_DESTROYED, "Durable Object destroyed");
     });
@@ -144,6 +150,11 @@ export class WebSockets implements Capability {
       if (isOpen(this, ws)) return asConnection(ws) as Connection;
     }
     return this[LIVE]?.get(id);
+  }
+
+  /** @returns the plug-in with this `pluginName` (from the `plugins`, `presence` or `yjs` options), if any */
+  plugin(name: string): ConnectionPlugin | undefined {
+    return this[PLUGINS].find((plugin) => plugin.pluginName === name);
   }
 
   /**

@@ -1,5 +1,4 @@
 import type { Connection } from "../lifecycle/connection";
-import { flagsOf, updateFlags } from "../websockets/connection";
 import { Answers } from "./answers";
 import { type AwarenessEntry, leaving, mergeAwareness, readAwareness, writeAwareness } from "./awareness";
 import { awarenessMessage } from "./wire";
@@ -15,6 +14,14 @@ export interface AwarenessBounds {
   perConnection: number;
   /** The most clients the document's connections speak for together. */
   perDocument: number;
+}
+
+/** Where the relay keeps a connection's entries (YjsDocument's connection slot). */
+export interface AwarenessKeep {
+  /** @returns the connection's kept entries, `undefined` when it has none */
+  get(connection: Connection): AwarenessEntry[] | undefined;
+  /** Stores the connection's entries. @throws when its attachment cannot hold them */
+  set(connection: Connection, entries: AwarenessEntry[]): void;
 }
 
 /** Who speaks for a client: the connection that introduced it, and the highest clock it sent. */
@@ -35,6 +42,7 @@ export class AwarenessRelay {
   readonly #bounds: AwarenessBounds;
   readonly #connections: () => Connection[];
   readonly #send: (message: Uint8Array, except: Connection | undefined) => void;
+  readonly #kept: AwarenessKeep;
   /** Each client's owner, rebuilt from the open connections' attachments after a wake. */
   #owners: Map<number, Owner> | undefined;
   /** Counts every change relayed, so a repeated query with nothing new is not answered again. */
@@ -47,9 +55,11 @@ export class AwarenessRelay {
    * @param bounds - what one connection and the document may hold
    * @param connections - the open Yjs connections
    * @param send - sends a message to every Yjs connection but `except`
+   * @param kept - where each connection's entries are kept
    */
-  constructor(bounds: AwarenessBounds, connections: () => Connection[], send: (message: Uint8Array, except: Connection | undefined) => void) {
+  constructor(bounds: AwarenessBounds, connections: () => Connection[], send: (message: Uint8Array, except: Connection | undefined) => void, kept: AwarenessKeep) {
     this.#bounds = bounds;
+    this.#kept = kept;
     this.#connections = connections;
     this.#send = send;
   }
@@ -61,7 +71,7 @@ export class AwarenessRelay {
    */
   receive(connection: Connection, update: Uint8Array, message: Uint8Array): void {
     const owners = this.#ownersOf();
-    const previous = flagsOf(connection).yjs?.awareness ?? [];
+    const previous = this.#kept.get(connection) ?? [];
     const entries = readAwareness(update);
     const news: AwarenessEntry[] = [];
     const introduced: number[] = [];
@@ -103,7 +113,7 @@ export class AwarenessRelay {
   /** A connection closed (also one that closed while the object slept): its clients' awareness goes, and who they were is forgotten. */
   left(connection: Connection): void {
     this.#answers.forget(connection.id);
-    const entries = flagsOf(connection).yjs?.awareness;
+    const entries = this.#kept.get(connection);
     if (!entries) return;
     for (const [client] of entries) if (this.#owners?.get(client)?.connection === connection.id) this.#owners.delete(client);
     const gone = leaving(entries);
@@ -125,14 +135,14 @@ export class AwarenessRelay {
     const all: AwarenessEntry[] = [];
     for (const connection of this.#connections()) {
       if (connection === except) continue;
-      for (const entry of flagsOf(connection).yjs?.awareness ?? []) if (entry[2] !== "null" && entry[2] !== KEPT_OUT) all.push(entry);
+      for (const entry of this.#kept.get(connection) ?? []) if (entry[2] !== "null" && entry[2] !== KEPT_OUT) all.push(entry);
     }
     return all;
   }
 
   /** @returns the states the clients `connection` speaks for published (none that left); a state over the budget is `undefined` */
   of(connection: Connection): { clientID: number; state: unknown }[] {
-    const entries = flagsOf(connection).yjs?.awareness ?? [];
+    const entries = this.#kept.get(connection) ?? [];
     return entries.filter((entry) => entry[2] !== "null").map(([clientID, , state]) => ({ clientID, state: state === KEPT_OUT ? undefined : parsed(state) }));
   }
 
@@ -144,7 +154,7 @@ export class AwarenessRelay {
     const idsOnly = kept.map(([client, clock, state]): AwarenessEntry => [client, clock, state === "null" ? state : KEPT_OUT]);
     for (const awareness of JSON.stringify(kept).length <= this.#bounds.maxBytes ? [kept, idsOnly] : [idsOnly]) {
       try {
-        updateFlags(connection, { yjs: { awareness } });
+        this.#kept.set(connection, awareness);
         return true;
       } catch {
         // The attachment is full (the user's connection state and the entries together): try without the states.
@@ -157,7 +167,7 @@ export class AwarenessRelay {
     if (this.#owners) return this.#owners;
     const owners = new Map<number, Owner>();
     for (const connection of this.#connections()) {
-      for (const [client, clock] of flagsOf(connection).yjs?.awareness ?? []) if (!owners.has(client)) owners.set(client, { connection: connection.id, clock });
+      for (const [client, clock] of this.#kept.get(connection) ?? []) if (!owners.has(client)) owners.set(client, { connection: connection.id, clock });
     }
     return (this.#owners = owners);
   }

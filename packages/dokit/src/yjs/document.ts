@@ -1,16 +1,15 @@
 import { applyUpdate, Doc, encodeStateAsUpdate, encodeStateVector, encodeStateVectorFromUpdate, decodeStateVector } from "yjs";
 import type { Array as YArray, Map as YMap, Text as YText, XmlFragment as YXmlFragment } from "yjs";
-import type { Capability, Claims } from "../lifecycle/capability";
+import type { Capability, Claims, ConnectionSlot } from "../lifecycle/capability";
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { runInContext } from "../lifecycle/context";
 import { DokitError } from "../lifecycle/errors";
 import { subPath } from "../lifecycle/headers";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import { closeWith, normalizeRoute, trySend } from "../lifecycle/wire";
-import { flagsOf, updateFlags } from "../websockets/connection";
-import type { WireServer } from "../websockets/options";
+import type { ConnectionPlugin, PluginDoor } from "../websockets/plugin";
 import type { WebSockets } from "../websockets/websockets";
-import { writeAwareness } from "./awareness";
+import { type AwarenessEntry, writeAwareness } from "./awareness";
 import { Answers } from "./answers";
 import { AwarenessRelay } from "./awareness-relay";
 import { countStructs, documentStructs, OverBound } from "./bounds";
@@ -38,6 +37,11 @@ const CLOSE_INVALID = 1007;
 const INVALID_REASON = "Invalid Yjs message";
 /** The close reason for an update over the document's bounds. */
 const TOO_LARGE_REASON = "Yjs update too large";
+/** What a Yjs connection keeps in its slot: set on every connection that speaks the Yjs wire, with its latest awareness entries when they fit. */
+interface YjsSlot {
+  awareness?: AwarenessEntry[];
+}
+
 /** What a readonly connection is told when it sends an update. */
 export const READONLY_REASON = "Connection is readonly";
 
@@ -55,8 +59,10 @@ export const READONLY_REASON = "Connection is readonly";
  * ```
  * Clients connect to `/agents/<class>/<name>/yjs` (docs/yjs.md); JSON-protocol clients keep the object's own URL.
  */
-export class YjsDocument implements Capability, WireServer {
+export class YjsDocument implements Capability, ConnectionPlugin {
   readonly capabilityName = "YjsDocument";
+  /** Its name among WebSockets' plug-ins. */
+  readonly pluginName = "yjs";
   /** The path (below the object's base) whose upgrades speak Yjs. */
   readonly path: string;
   readonly #options: YjsDocumentOptions;
@@ -70,6 +76,8 @@ export class YjsDocument implements Capability, WireServer {
   readonly #maxDocumentStructs: number;
   #lifecycle: Lifecycle | undefined;
   #sockets: WebSockets | undefined;
+  /** Marks the Yjs connections and keeps their awareness (slot `yjs`, its name since it lived among dokit's flags). */
+  #slot: ConnectionSlot<YjsSlot> | undefined;
   #store: DocumentStore | undefined;
   #doc: Doc | undefined;
   /** The connection whose update is being applied: the document's update event for it stores nothing (it is stored). */
@@ -101,6 +109,10 @@ export class YjsDocument implements Capability, WireServer {
       },
       () => this.getConnections(),
       (message, except) => this.#toClients([message], except),
+      {
+        get: (connection) => this.#slot?.get(connection)?.awareness,
+        set: (connection, awareness) => this.#slot?.set(connection, { awareness }),
+      },
     );
     this.#changeDelayMs = inRange("changeDelayMs", options.changeDelayMs ?? 1000, 0, 60_000);
     this.#changeMaxWaitMs = inRange("changeMaxWaitMs", options.changeMaxWaitMs ?? 10_000, 0, 600_000);
@@ -109,13 +121,16 @@ export class YjsDocument implements Capability, WireServer {
     this.#maxDocumentStructs = inRange("maxDocumentStructs", options.maxDocumentStructs ?? 200_000, 1, 10_000_000);
   }
 
-  /** Checks at start that a WebSockets serves the document, and forgets it on destroy. */
+  /** Forgets the document on destroy; used without a WebSockets serving it, fails at start. */
   attach(claims: Claims): void {
     this.#lifecycle = claims.lifecycle;
-    // Served by WebSockets: without it, Yjs connections would get the JSON protocol's frames.
-    claims.onStart(() => {
-      if (!this.#sockets) throw notServed();
-    });
+    // Used on its own (not through WebSockets' `yjs` option, which plugs it in first): without a
+    // WebSockets serving it, Yjs connections would get the JSON protocol's frames.
+    if (!this.#sockets) {
+      claims.onStart(() => {
+        if (!this.#sockets) throw notServed();
+      });
+    }
     claims.onDestroy(() => this.#forget());
   }
 
@@ -124,17 +139,27 @@ export class YjsDocument implements Capability, WireServer {
     return normalizeRoute(subPath(request)) === this.path;
   }
 
-  /** Serves Yjs connections through these WebSockets (its `yjs` option calls this once, when attached). */
-  serve(sockets: WebSockets): void {
-    this.#sockets = sockets;
-    sockets.use({
-      onConnect: (connection, ctx) => this.#connect(connection, ctx),
-      onMessage: (connection, message) => this.#message(connection, message),
-      onClose: (connection) => {
-        this.#syncAnswers.forget(connection.id);
-        this.#awareness.left(connection);
-      },
-    });
+  /** Installed through WebSockets' plug-in door (its `yjs` option): serves Yjs connections through it. */
+  plug(door: PluginDoor): void {
+    this.#sockets = door.sockets;
+    this.#slot = door.slot<YjsSlot>("yjs", { maxBytes: 16_384, check: (value): value is YjsSlot => typeof value === "object" && value !== null });
+    door.claims.use(this);
+  }
+
+  /** A new connection (a WebSockets plug-in's handler): a Yjs one is marked, told the server's state vector, and sent everyone's awareness. */
+  onConnect(connection: Connection, ctx: ConnectionContext): Promise<void> | undefined {
+    return this.serves(ctx.request) ? this.#connect(connection, ctx) : undefined;
+  }
+
+  /** A binary message (a WebSockets plug-in's claim): @returns `true` for a Yjs connection's, handled here */
+  binary(connection: Connection, message: ArrayBuffer): boolean {
+    return this.#message(connection, message);
+  }
+
+  /** A connection closed (a WebSockets plug-in's handler): its clients' awareness goes. */
+  onClose(connection: Connection): void {
+    this.#syncAnswers.forget(connection.id);
+    this.#awareness.left(connection);
   }
 
   // ------------------------------------------------------------ server side
@@ -186,7 +211,7 @@ export class YjsDocument implements Capability, WireServer {
   /** @returns the open connections that speak the Yjs wire */
   getConnections(): Connection[] {
     const found: Connection[] = [];
-    for (const connection of this.#connectionsOf().getConnections()) if (flagsOf(connection).yjs) found.push(connection);
+    for (const connection of this.#connectionsOf().getConnections()) if (this.#isYjs(connection)) found.push(connection);
     return found;
   }
 
@@ -275,17 +300,17 @@ export class YjsDocument implements Capability, WireServer {
 
   /** A new connection: Yjs ones are marked, told the server's state vector, and sent everyone's awareness. */
   async #connect(connection: Connection, ctx: ConnectionContext): Promise<void> {
-    if (!this.serves(ctx.request)) return;
     const readonly = this.#options.readonly ? (await this.#options.readonly(connection, ctx)) === true : false;
-    updateFlags(connection, readonly ? { yjs: {}, readonly: true } : { yjs: {} });
+    if (readonly) this.#connectionsOf().setReadonly(connection);
+    this.#slot?.set(connection, {});
     trySend(connection, syncMessage(SYNC_STEP_1, encodeStateVector(this.doc)));
     const present = this.#awareness.all(connection);
     if (present.length) trySend(connection, awarenessMessage(writeAwareness(present)));
   }
 
   /** @returns `true` when the message was a Yjs connection's binary message (handled here) */
-  #message(connection: Connection, message: string | ArrayBuffer): boolean {
-    if (typeof message === "string" || !flagsOf(connection).yjs) return false;
+  #message(connection: Connection, message: ArrayBuffer): boolean {
+    if (!this.#isYjs(connection)) return false;
     try {
       this.#receive(connection, new Uint8Array(message));
     } catch (error) {
@@ -332,7 +357,7 @@ export class YjsDocument implements Capability, WireServer {
     if (isEmptyUpdate(update)) return;
     if (update.byteLength > this.#maxUpdateBytes) throw new OverBound(`an update of ${update.byteLength} bytes is over maxUpdateBytes (${this.#maxUpdateBytes})`);
     const doc = this.doc;
-    if (flagsOf(connection).readonly) {
+    if (this.#connectionsOf().isReadonly(connection)) {
       // A sync answer that adds nothing (a reconnecting viewer's) is not worth a refusal.
       if (subtype === SYNC_UPDATE || addsContent(doc, update)) trySend(connection, permissionDenied(READONLY_REASON));
       return;
@@ -371,7 +396,7 @@ export class YjsDocument implements Capability, WireServer {
   /** Sends messages, in order, to every Yjs connection but `except` (the same bytes to each). */
   #toClients(messages: readonly Uint8Array[], except: Connection | undefined): void {
     for (const connection of this.#connectionsOf().getConnections()) {
-      if (connection === except || !flagsOf(connection).yjs) continue;
+      if (connection === except || !this.#isYjs(connection)) continue;
       for (const message of messages) trySend(connection, message);
     }
   }
@@ -403,6 +428,11 @@ export class YjsDocument implements Capability, WireServer {
   }
 
   // ------------------------------------------------------------------ parts
+
+  /** @returns whether a connection speaks the Yjs wire (its slot is set) */
+  #isYjs(connection: Connection): boolean {
+    return this.#slot?.get(connection) !== undefined;
+  }
 
   #storeOf(): DocumentStore {
     if (!this.#store) {

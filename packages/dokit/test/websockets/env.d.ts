@@ -1,6 +1,7 @@
 import type { WsCoalesce } from "./coalesce.objects";
 import type { WsRateLimited } from "./rate-limit.objects";
 import type { WsPresence } from "./presence.objects";
+import type { WsVotes } from "./plugin.objects";
 import type { WsHeartbeat, WsHeartbeatSweep } from "./heartbeat.objects";
 import type { WsBare, WsFailingConnect, WsManual, WsMixedHost, WsPlain, WsRoom } from "./objects";
 
@@ -17,5 +18,6 @@ declare global {
     WS_MIXED: DurableObjectNamespace<WsMixedHost>;
     WS_RATE_LIMITED: DurableObjectNamespace<WsRateLimited>;
     WS_PRESENCE: DurableObjectNamespace<WsPresence>;
+    WS_VOTES: DurableObjectNamespace<WsVotes>;
   }
 }

@@ -5,6 +5,7 @@ export { WsHeartbeat, WsHeartbeatSweep } from "./heartbeat.objects";
 export { WsCoalesce } from "./coalesce.objects";
 export { WsRateLimited } from "./rate-limit.objects";
 export { WsPresence } from "./presence.objects";
+export { WsVotes } from "./plugin.objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {

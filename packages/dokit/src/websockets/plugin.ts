@@ -1,0 +1,51 @@
+// The door of a connection plug-in: how a capability that serves WebSockets' connections (its own
+// frames, its own binary wire, its own per-connection data) registers with them. WebSockets names
+// no plug-in: it hands each one this door when it is attached, and calls its hooks.
+import type { Claims, ConnectionSlot, SlotOptions } from "../lifecycle/capability";
+import type { Connection } from "../lifecycle/connection";
+import type { WebSocketHandlers } from "./options";
+import type { WebSockets } from "./websockets";
+
+/**
+ * A plug-in of WebSockets' connections, passed as `new WebSockets({ plugins: [plugin] })`. Its
+ * `onConnect`, `onClose` and `onError` run as handlers do, before every handler set (`onConnect`
+ * after the connect frames), in the connection's context.
+ * It claims frame types through `door.claims` (the lifecycle's claims: `frame`, `use`, `onDestroy`…)
+ * and per-connection slots through `door.slot`, and WebSockets calls its hooks for every connection.
+ *
+ * ```ts
+ * const typing: ConnectionPlugin = {
+ *   pluginName: "typing",
+ *   plug({ claims, slot: claim }) {
+ *     const slot = claim<boolean>("typing", { maxBytes: 8 });
+ *     claims.frame("typing", (connection, frame) => slot.set(connection, frame.on === true));
+ *   },
+ * };
+ * ```
+ */
+export interface ConnectionPlugin extends Pick<WebSocketHandlers, "onConnect" | "onClose" | "onError"> {
+  /** Unique among the WebSockets' plug-ins; `webSockets.plugin(name)` finds it. */
+  readonly pluginName: string;
+  /** Called once, when the WebSockets is attached: claim frame types and slots, keep the door. */
+  plug(door: PluginDoor): void;
+  /** @returns whether an upgrade is for this plug-in's own wire: such a connection speaks no Agents protocol (no JSON frames reach it) */
+  serves?(request: Request): boolean;
+  /** A binary message: `true` claims it (no handler sees it). Runs in the connection's context, before every `onMessage`. */
+  binary?(connection: Connection, message: ArrayBuffer): boolean;
+  /** The server closed a connection (a client that never answers sends no close event): called at once, synchronously. */
+  closing?(connection: Connection): void;
+}
+
+/** What WebSockets hands a plug-in when it is attached. */
+export interface PluginDoor {
+  /** The lifecycle's claims: frame types (`frame`), capabilities it installs (`use`), hooks. */
+  readonly claims: Claims;
+  /**
+   * Claims a per-connection slot named `name`: a small JSON value kept in each connection's attachment
+   * across hibernation, bounded by `maxBytes` and checked by `check` when read.
+   * @throws DokitError DUPLICATE_CLAIM for a name claimed already, RESERVED_NAME for one of dokit's own flags
+   */
+  slot<T>(name: string, options?: SlotOptions<T>): ConnectionSlot<T>;
+  /** The WebSockets the plug-in serves: its connections, broadcasts, readonly marks. */
+  readonly sockets: WebSockets;
+}
