@@ -383,7 +383,7 @@ describe("examples run in workerd", () => {
     expect(await socket.nextJSON()).toMatchObject({ type: "cf_agent_identity", agent: "reports" });
     socket.socket.send(JSON.stringify({ type: "dokit_stream_read", stream: "build", from: 2 }));
     expect(await socket.nextJSON()).toEqual({ type: "dokit_stream", stream: "build", chunks: [{ seq: 2, chunk: { step: "test", ok: true } }] });
-    expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_up_to_date", stream: "build", cursor: 3 });
+    expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_up_to_date", stream: "build", cursor: 3, token: expect.any(String) });
     expect(await socket.nextJSON()).toEqual({ type: "dokit_stream_end", stream: "build", state: "completed", cursor: 3 });
     socket.socket.close();
   }, 120_000);
