@@ -105,7 +105,11 @@ export class RoomClient {
     const id = `${this.id}-${n}`;
     const data = { by: this.id, n };
     this.unacked.set(id, data);
-    this.socket?.send({ type: "dokit_room_publish", id, data });
+    try {
+      this.socket?.send({ type: "dokit_room_publish", id, data });
+    } catch {
+      // Closed under it (an eviction, a 3010): kept in `unacked`, so the next connection or resend sends it.
+    }
   }
 
   /** Resends every unacknowledged message every `ms` (what a client does after a silence or a reconnect). */
