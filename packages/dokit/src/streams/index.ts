@@ -3,17 +3,4 @@ export { sseResponse } from "./sse";
 export type { SSEResponseOptions } from "./sse";
 export { StreamClosedError, StreamNotFoundError, StreamSerializationError } from "./errors";
 export type { StreamsErrorCode } from "./errors";
-export type {
-  StreamChunk,
-  StreamJson,
-  StreamListOptions,
-  StreamOpenOptions,
-  StreamReadBatchesOptions,
-  StreamReadOptions,
-  StreamRetention,
-  StreamSettleOptions,
-  StreamsOptions,
-  StreamState,
-  StreamStatus,
-  StreamWriter,
-} from "./types";
+export type * from "./types";
