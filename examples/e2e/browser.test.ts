@@ -26,6 +26,8 @@ beforeAll(async () => {
   worker = await unstable_startWorker({
     config: `${root}wrangler.jsonc`,
     dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
+    // The agent-chat example's demo control that crashes its object (POST …/crash), off as shipped.
+    bindings: { AGENT_CHAT_CRASH: { type: "plain_text", value: "on" } },
   });
   base = (await worker.url).toString();
   browser = await chromium.launch({
@@ -48,11 +50,12 @@ afterAll(async () => {
 });
 
 /** Opens `path` in a fresh browser context (its own storage, like another person) and waits until its client is ready. */
-async function open(path: string, { ready = true } = {}): Promise<Page> {
+async function open(path: string, { ready = true, before }: { ready?: boolean; before?: (page: Page) => void } = {}): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
   contexts.push(context);
   const page = await context.newPage();
   page.on("pageerror", (error) => console.error(`page error on ${path}:`, error));
+  before?.(page);
   await page.goto(new URL(path, base).toString());
   if (ready) await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
   return page;
@@ -359,6 +362,53 @@ describe("agent-chat", () => {
     expect(await page.locator("#history li").allTextContents()).toEqual([question, expected]);
     await expect.poll(reply).toBe(""); // the growing copy gives way to the message
     await page.screenshot({ path: `${shots}agent-chat.png` });
+  });
+
+  it("with its object crashed mid-reply (ctx.abort), the turn resumes: the reply goes on growing and lands with every token once, in order", async () => {
+    const question = "Does the reply survive a crash?";
+    const expected = replyText(question);
+    const chat = `e2e-crash-${Date.now()}`;
+    // The page's WebSockets: the crash closes the one it has, and its client opens another.
+    const sockets: { closed: boolean }[] = [];
+    const page = await open(`/agent-chat/?chat=${chat}`, {
+      before: (page) =>
+        page.on("websocket", (socket) => {
+          const seen = { closed: false };
+          sockets.push(seen);
+          socket.on("close", () => (seen.closed = true));
+        }),
+    });
+    expect(sockets).toEqual([{ closed: false }]);
+    await page.fill("input[name=text]", question);
+    await page.press("input[name=text]", "Enter");
+    await page.locator("#history li.user", { hasText: question }).waitFor();
+    const reply = async () => (await page.locator("#reply").textContent()) ?? "";
+    await expect.poll(async () => (await reply()).length).toBeGreaterThan(20);
+    // Every view of the reply, from just before the crash until the reply lands in the history.
+    const seen = [await reply()];
+    const crashed = await fetch(new URL(`/agents/agent-chat/${chat}/crash`, base), { method: "POST" });
+    expect(crashed.status, "the crash control is on in this test").toBe(202);
+    const answered = page.locator("#history li.assistant");
+    for (let i = 0; i < 400 && (await answered.count()) === 0; i++) {
+      seen.push(await reply());
+      await page.waitForTimeout(50);
+    }
+    // The object did crash: the page's socket closed and its client connected again.
+    expect(sockets.length).toBeGreaterThanOrEqual(2);
+    expect(sockets[0]?.closed).toBe(true);
+    const atCrash = seen[0]!;
+    expect(atCrash.length).toBeLessThan(expected.length);
+    // Every view is a prefix of the reply, each at least as long as the one before: no token twice, none out of order.
+    const growing = seen.filter((text) => text !== "");
+    for (const text of growing) expect(expected.startsWith(text), `"${text}" is not a prefix of the reply`).toBe(true);
+    expect(growing.map((text) => text.length)).toEqual([...growing.map((text) => text.length)].sort((a, b) => a - b));
+    // It went on growing after the crash, before the reply landed: the resumed turn streamed on to the page.
+    expect(new Set(growing.filter((text) => text.length > atCrash.length && text.length < expected.length)).size).toBeGreaterThan(1);
+    // The reply that lands has every token once, in order.
+    expect(await answered.textContent()).toBe(expected);
+    expect(await page.locator("#history li").allTextContents()).toEqual([question, expected]);
+    await expect.poll(reply).toBe("");
+    await page.screenshot({ path: `${shots}agent-chat-crash.png` });
   });
 });
 

@@ -48,8 +48,17 @@ export class AgentChat extends DurableObject<Env> {
   readonly session = this.sessions.session();
 
   async onRequest(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    // POST …/crash: a demo control, off unless the Worker's AGENT_CHAT_CRASH var is "on" (the browser test
+    // turns it on; so does `./dev --var AGENT_CHAT_CRASH:on`). It crashes the object as a deploy or a
+    // fault would: the turn's attempt dies mid-reply, and the next wake of the object resumes the turn.
+    if (request.method === "POST" && pathname.endsWith("/crash") && this.env.AGENT_CHAT_CRASH === "on") {
+      // After this answer: the request that asks for the crash gets its 202 instead of meeting the abort.
+      setTimeout(() => this.ctx.abort("agent-chat demo: the object was crashed on purpose (POST /crash)"), 0);
+      return new Response(null, { status: 202 });
+    }
     // POST …/send {id, text, everyMs?}: a question; the reply streams to every page.
-    if (request.method !== "POST" || !new URL(request.url).pathname.endsWith("/send")) return new Response("not found", { status: 404 });
+    if (request.method !== "POST" || !pathname.endsWith("/send")) return new Response("not found", { status: 404 });
     if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY) return new Response("too large", { status: 413 });
     const raw = await request.text();
     if (raw.length > MAX_BODY) return new Response("too large", { status: 413 });

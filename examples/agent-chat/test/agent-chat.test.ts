@@ -91,6 +91,14 @@ describe("agent-chat: a turn is a task that streams the reply, then moves it int
     expect(state).toMatchObject({ history: [], stream: null, run: undefined });
   });
 
+  it("has no crash route as shipped: the demo control answers 404 unless AGENT_CHAT_CRASH is on", async () => {
+    const chat = fresh("no-crash");
+    const crash = await worker.fetch(`http://example.com/agents/agent-chat/${chat}/crash`, { method: "POST" });
+    expect(crash.status).toBe(404);
+    expect((await send(chat, { id: "q1", text: "still here?", everyMs: 10 })).status).toBe(202);
+    expect((await completed(chat, "q1")).run?.steps.find((step) => step.name === "reply")).toMatchObject({ state: "done", attempts: 1 });
+  });
+
   it("resumes a turn whose object is aborted mid-reply from the stream's cursor: no token twice, none lost", { timeout: 30_000 }, async () => {
     const chat = fresh("abort");
     const question = "Will you survive a crash?";

@@ -1,6 +1,10 @@
+// SHA-256 from @noble/hashes because the hash is taken synchronously, inside a write that may run
+// in the caller's synchronous SQLite transaction: crypto.subtle.digest is async, and node:crypto
+// would make dokit/sessions need nodejs_compat (docs/sessions.md, "Dependencies").
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
 import { DokitError } from "../lifecycle/errors";
 import type { SessionsErrorCode } from "./errors";
-import { sha256Hex } from "./sha256";
 import type { SessionMessage, SessionMessagePart } from "./types";
 
 // What a message becomes on its way into a row: sanitized, reserved metadata removed for client
@@ -116,7 +120,7 @@ export function prepare(message: SessionMessage): Prepared {
   message.parts.forEach((part, index) => {
     if (!isMedia(part)) return;
     const bytes = encoder.encode(part.url);
-    const hash = sha256Hex(bytes);
+    const hash = bytesToHex(sha256(bytes));
     if (!media.has(hash)) media.set(hash, { hash, bytes });
     mediaBytes += bytes.byteLength;
     parts ??= message.parts.slice();

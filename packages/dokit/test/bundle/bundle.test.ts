@@ -136,6 +136,14 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitScheduler", "croner"],
     why: "background work does not pull the Scheduler or its cron library",
   },
+  "lifecycle + sessions": {
+    // The history store, compaction overlays, search, the change feed and live history (13,375 B measured);
+    // @noble/hashes' SHA-256 for media content hashes, taken synchronously inside a write (docs/sessions.md,
+    // "Dependencies"), adds 1,484 B (14,859 B measured).
+    ceiling: 14870,
+    forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitScheduler", "dokitQueue", "croner"],
+    why: "conversation history pays for its hash, and for no other capability",
+  },
   "lifecycle + mcp-client": {
     // Nearly all of it is the official MCP client SDK and the zod it imports; dokit's McpClients is about 11 KB minified.
     ceiling: 100 * KB,
