@@ -254,6 +254,9 @@ class Alarms {
     const { schedule, due, hostDue } = await this.#serial(async () => {
       const schedule = await this.#load();
       this.#fill(schedule);
+      // A firing reads the times kept in memory afresh from their claimants (one seek each): what
+      // runs is what their tables hold now, whatever this instance was last told.
+      for (const key of this.sources.keys()) if (this.#unstored(key)) this.#known.set(key, this.#read(key));
       const times = this.#times(schedule);
       const due = Object.keys(times).filter((key) => (times[key] as number) <= now);
       // The firing is the host's when its time has come, or when it is the earliest
