@@ -173,16 +173,23 @@ class Alarms {
    * Where every time is stored (a host that handles alarms): a key with a reader that the stored
    * schedule lacks is looked up once per instance, so work stored only in the claimant's table (as
    * it is for a host without alarms of its own, before a deployment gave it `onAlarm`) still runs.
+   * Called after {@link #noteHostAlarm} (a table written just before its key is scheduled must not
+   * count as work stored earlier); the caller writes the schedule when this returns true.
+   * @returns whether it added a time to `schedule`
    */
-  #fill(schedule: Schedule): void {
-    if (!this.#keepsHost) return;
+  #fill(schedule: Schedule): boolean {
+    if (!this.#keepsHost) return false;
+    let added = false;
     for (const key of this.sources.keys()) {
       if (this.#checked.has(key)) continue;
       this.#checked.add(key);
       if (key in schedule.work || this.#running.has(key)) continue;
       const at = this.#read(key);
-      if (at !== null) schedule.work[key] = at;
+      if (at === null) continue;
+      schedule.work[key] = at;
+      added = true;
     }
+    return added;
   }
   /**
    * Changes of the schedule run one after another, in call order: each reads the stored schedule,
@@ -201,6 +208,7 @@ class Alarms {
     this.#hostChanged = true;
     return this.#serial(async () => {
       const schedule = await this.#load();
+      // (An added time makes the schedule not idle: #arm writes it.)
       this.#fill(schedule);
       // No dokit work pending: the platform alarm is simply the host's.
       if (isIdle(this.#times(schedule))) return this.#setAlarm(at);
@@ -227,9 +235,9 @@ class Alarms {
       const schedule = await this.#load();
       const running = this.#running.has(key);
       const unstored = !running && this.#unstored(key);
-      this.#fill(schedule);
       if (running ? this.#running.get(key) === null : unstored ? this.#known.get(key) === null : !(key in schedule.work)) return;
       await this.#noteHostAlarm(schedule);
+      this.#fill(schedule);
       if (running) this.#running.set(key, null);
       else if (unstored) this.#known.set(key, null);
       else delete schedule.work[key];
@@ -239,9 +247,7 @@ class Alarms {
 
   /** @returns when `key`'s pending run is due (what its running hook asked for, while it runs) */
   async due(key: string): Promise<number | undefined> {
-    const schedule = await this.#load();
-    this.#fill(schedule);
-    return this.#times(schedule)[key];
+    return this.#times(await this.#load())[key];
   }
 
   /**
@@ -253,7 +259,7 @@ class Alarms {
     this.#hostChanged = false;
     const { schedule, due, hostDue } = await this.#serial(async () => {
       const schedule = await this.#load();
-      this.#fill(schedule);
+      const filled = this.#fill(schedule);
       // A firing reads the times kept in memory afresh from their claimants (one seek each): what
       // runs is what their tables hold now, whatever this instance was last told.
       for (const key of this.sources.keys()) if (this.#unstored(key)) this.#known.set(key, this.#read(key));
@@ -265,10 +271,8 @@ class Alarms {
       const hostDue = due.length === 0 ? host === undefined || host <= Math.min(...Object.values(times)) : host !== undefined && host <= now;
       // The due keys stay stored (or in their claimants' tables) while their hooks run (see #running).
       for (const key of due) this.#running.set(key, undefined);
-      if (hostDue) {
-        delete schedule.host;
-        await this.#save(schedule, true);
-      }
+      if (hostDue) delete schedule.host;
+      if (hostDue || filled) await this.#save(schedule, true);
       return { schedule, due, hostDue };
     });
     try {
