@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { DokitError } from "../../src/lifecycle";
 import { Queue } from "../../src/queue";
@@ -136,6 +136,26 @@ describe("at least once", () => {
     await vi.waitFor(async () => expect(await stub().runs()).toEqual([9]), { timeout: 20_000, interval: 250 });
     expect(await stub().starts()).toBe(3);
     expect(await stub().errors()).toEqual([{ code: "JOB_INTERRUPTED", message: 'dokit: Queue: job "poison" (always) was cut short 3 times' }]);
+  });
+});
+
+describe("the one alarm", () => {
+  it("keeps no item's time in the shared schedule; one an earlier version stored is dropped, and a fresh instance reads the table", async () => {
+    const stub = work("unstored");
+    await stub.pushSteps(1, 2);
+    await runInDurableObject(stub, async (_instance, ctx) => {
+      expect(await ctx.storage.get("__dokit_alarms")).toBeUndefined();
+      // What an earlier version stored: a time far off for the queue's key.
+      await ctx.storage.put("__dokit_alarms", { work: { queue: Date.now() + 3_600_000 } });
+    });
+    await evictDurableObject(stub);
+    // The items are due now (in the table): the firing runs them, whatever the stored time said.
+    await runDurableObjectAlarm(stub);
+    await vi.waitFor(async () => expect((await stub.runs()).map((r) => r.n)).toEqual([1, 2]));
+    await runInDurableObject(stub, async (_instance, ctx) => {
+      expect(await ctx.storage.get("__dokit_alarms")).toBeUndefined();
+      expect(await ctx.storage.getAlarm()).toBeNull();
+    });
   });
 });
 
