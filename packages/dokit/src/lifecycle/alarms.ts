@@ -23,14 +23,14 @@ import type { Lifecycle } from "./lifecycle";
 //
 // Work whose due time its claimant keeps in storage of its own (the job
 // engine's tables: Scheduler, Queue, Tasks) is claimed with a `due` reader:
-// its time is not written to the shared schedule but asked of the claimant
-// (once per instance, then as the claimant reports changes), so starting and
-// settling such work writes nothing here. One exception keeps the host's alarm
-// safe: for a host that handles alarms of its own (`onAlarm`, or its own
-// `alarm()` delegating to the lifecycle's), those times are stored too, because the stored times are how a
-// later instance tells an alarm dokit armed (say, a deadman left by an evicted
-// run) from the host's own; for any other host an alarm of its own has no
-// handler, so there is nothing to tell apart.
+// its time is not written to the shared schedule but read from the claimant
+// (once per instance and at each firing, otherwise taken from its schedule and
+// cancel calls), so starting and settling such work writes nothing here. One
+// exception keeps the host's alarm safe: for a host that handles alarms of its
+// own (`onAlarm`, or its own `alarm()` delegating to the lifecycle's), those
+// times are stored too, because the stored times are how a later instance
+// tells an alarm dokit armed (say, a deadman left by an evicted run) from the
+// host's own. Any other host's alarm has no handler: nothing to tell apart.
 //
 // This module is imported only by capabilities that schedule work: an object
 // whose capabilities never claim an alarm neither carries this code nor pays
@@ -81,7 +81,8 @@ export interface AlarmClaimOptions {
    * pending), synchronously and cheaply (say, one index seek). With it the time is not written
    * to the shared schedule: it is read once per instance, then taken from `schedule(at)` and
    * `cancel()`, which the claimant must call after every change of its storage that moves the
-   * time earlier. Unless the host handles alarms itself (see lifecycle.md, "Alarms").
+   * time earlier. For a host that handles alarms itself (`onAlarm`, or a delegated `alarm()`)
+   * the time is stored as well, so its own alarm stays told apart from dokit's.
    */
   due?: () => number | undefined;
 }
