@@ -10,6 +10,9 @@ import type { JobErrorCode } from "./errors";
 // the host's own alarm keeps working). At least once: rows are deleted only
 // after their callback returned, and a deadman alarm is armed before a job
 // starts, so a run cut short by an eviction or a crash runs again when it fires.
+// The table is where the next due time lives: the alarm reads it from there
+// (one index seek, once per instance) rather than storing it again, and
+// `rearm` reports every change that can move it.
 
 /** What the owning capability decides about its jobs. */
 export interface JobHandler {
@@ -75,7 +78,8 @@ export class JobRunner {
    * @param afterDrain - work the alarm invocation awaits once due jobs were run (Tasks awaits the attempts its jobs started)
    */
   attach(claims: Claims, key: string, afterDrain?: () => Promise<void>): void {
-    this.#work = claimAlarm(claims, key, afterDrain ? async () => (await this.drain(), await afterDrain()) : () => this.drain());
+    const hook = afterDrain ? async () => (await this.drain(), await afterDrain()) : () => this.drain();
+    this.#work = claimAlarm(claims, key, hook, { due: () => this.#table.nextDue() });
     this.#claims = claims;
   }
 

@@ -146,6 +146,15 @@ export class JobTable {
   }
 
   /**
+   * @returns when the next job is due (the lifecycle's alarm asks, once per instance), without
+   * creating the table: `undefined` when it does not exist or holds no job to run
+   */
+  nextDue(): number | undefined {
+    if (!this.#sql && !hasTable(this.#ctx, this.#name)) return undefined;
+    return this.next()?.due;
+  }
+
+  /**
    * @param where - an SQL condition on the table's columns (`1` for every row)
    * @returns matching jobs in run order (failed-and-kept ones last)
    */

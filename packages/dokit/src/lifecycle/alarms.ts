@@ -2,6 +2,7 @@ import type { AlarmHook, Claims } from "./capability";
 import { claimKey, type Owned } from "./dispatch";
 import { DokitError } from "./errors";
 import type { LifecycleErrorCode } from "./errors";
+import { installedClasses } from "./entry-points";
 import type { Lifecycle } from "./lifecycle";
 
 // The platform keeps ONE alarm per object. dokit shares it with the host by
@@ -19,6 +20,17 @@ import type { Lifecycle } from "./lifecycle";
 // platform's (they see and clear the next alarm, dokit's or the host's), so
 // tools that drive the alarm, such as the test pool's runDurableObjectAlarm,
 // keep working.
+//
+// Work whose due time its claimant keeps in storage of its own (the job
+// engine's tables: Scheduler, Queue, Tasks) is claimed with a `due` reader:
+// its time is not written to the shared schedule but read from the claimant
+// (once per instance and at each firing, otherwise taken from its schedule and
+// cancel calls), so starting and settling such work writes nothing here. One
+// exception keeps the host's alarm safe: for a host that handles alarms of its
+// own (`onAlarm`, or its own `alarm()` delegating to the lifecycle's), those
+// times are stored too, because the stored times are how a later instance
+// tells an alarm dokit armed (say, a deadman left by an evicted run) from the
+// host's own. Any other host's alarm has no handler: nothing to tell apart.
 //
 // This module is imported only by capabilities that schedule work: an object
 // whose capabilities never claim an alarm neither carries this code nor pays
@@ -62,18 +74,39 @@ export interface AlarmWork {
   due(): Promise<number | undefined>;
 }
 
+/** How a claim's work is kept. */
+export interface AlarmClaimOptions {
+  /**
+   * Reads when the key's work is next due from the claimant's own storage (`undefined`: none
+   * pending), synchronously and cheaply (say, one index seek). With it the time is not written
+   * to the shared schedule: it is read once per instance, then taken from `schedule(at)` and
+   * `cancel()`, which the claimant must call after every change of its storage that moves the
+   * time earlier. For a host that handles alarms itself (`onAlarm`, or a delegated `alarm()`)
+   * the time is stored as well, so its own alarm stays told apart from dokit's.
+   */
+  due?: () => number | undefined;
+}
+
 const perLifecycle = new WeakMap<Lifecycle, Alarms>();
 
 /**
  * Claims alarm work under `key` for the capability being attached. Call it in
  * `attach()` on every start (the claim is how a woken object finds the hook).
+ * @param options - `due`: the work's time is read from the claimant's own storage instead of stored
  * @throws DokitError DUPLICATE_CLAIM when another capability claimed `key`, RESERVED_NAME for reserved keys
  * @returns `schedule(at)` and `cancel()` for this key
  */
-export function claimAlarm(claims: Claims, key: string, hook: AlarmHook): AlarmWork {
+export function claimAlarm(claims: Claims, key: string, hook: AlarmHook, options: AlarmClaimOptions = {}): AlarmWork {
   const alarms = perLifecycle.get(claims.lifecycle) ?? installAlarms(claims);
   claimKey("alarm key", alarms.hooks, key, claims.owner, hook);
+  if (options.due) alarms.sources.set(key, options.due);
   return { schedule: (at) => alarms.schedule(key, at), cancel: () => alarms.cancel(key), due: () => alarms.due(key) };
+}
+
+/** @returns whether the host can receive an alarm of its own: it has an `onAlarm`, or an `alarm()` of its own (installed with `delegates: ["alarm"]`) */
+function handlesAlarms(host: object): boolean {
+  if (typeof (host as { onAlarm?: unknown }).onAlarm === "function") return true;
+  return installedClasses.get(host.constructor)?.delegates.split(",").includes("alarm") ?? true;
 }
 
 /** The first claim on a lifecycle creates its Alarms and takes the alarm entry point for it. */
@@ -81,7 +114,7 @@ function installAlarms(claims: Claims): Alarms {
   const storage = claims.lifecycle.ctx.storage;
   // The platform's own setAlarm (from the prototype: a second lifecycle on the same storage must not bind the routed one).
   const platformSet = (Object.getPrototypeOf(storage) as DurableObjectStorage).setAlarm.bind(storage);
-  const alarms = new Alarms(storage, platformSet);
+  const alarms = new Alarms(storage, platformSet, claims.lifecycle.host);
   perLifecycle.set(claims.lifecycle, alarms);
   claims.takeAlarm((now, runHost) => alarms.run(now, runHost));
   storage.setAlarm = async (time) => alarms.hostSet(checkAlarmTime(time instanceof Date ? time.getTime() : time, "setAlarm"));
@@ -93,6 +126,17 @@ class Alarms {
   readonly #setAlarm: (at: number) => Promise<void>;
   /** Claimed work by key (a null-prototype table, like the dispatch table's). */
   readonly hooks: Record<string, Owned<AlarmHook>> = Object.create(null);
+  /** The keys claimed with a `due` reader, with it. */
+  readonly sources = new Map<string, () => number | undefined>();
+  /**
+   * Those keys' times as this instance knows them, when they are not stored (see {@link #unstored}):
+   * read from the claimant once, then as it schedules and cancels (`null`: none pending).
+   */
+  readonly #known = new Map<string, number | null>();
+  /** The keys with a reader this instance has looked up while they are stored (see {@link #fill}). */
+  readonly #checked = new Set<string>();
+  readonly #host: object;
+  #hostAlarms: boolean | undefined;
   /** Set when the host sets its alarm during a run: the time remembered at the run's start is then stale. */
   #hostChanged = false;
   /**
@@ -104,11 +148,50 @@ class Alarms {
    */
   readonly #running = new Map<string, number | null | undefined>();
 
-  constructor(storage: DurableObjectStorage, setAlarm: (at: number) => Promise<void>) {
+  constructor(storage: DurableObjectStorage, setAlarm: (at: number) => Promise<void>, host: object) {
     this.#storage = storage;
     this.#setAlarm = setAlarm;
+    this.#host = host;
   }
 
+  /** Whether the host handles alarms of its own: then every time is stored, so its alarm is told from dokit's. Read when first needed (the host is built by then). */
+  get #keepsHost(): boolean {
+    return (this.#hostAlarms ??= handlesAlarms(this.#host));
+  }
+
+  /** @returns whether `key`'s time lives in its claimant's storage and this instance's memory only */
+  #unstored(key: string): boolean {
+    return this.sources.has(key) && !this.#keepsHost;
+  }
+
+  /** @returns what `key`'s reader says (`null`: nothing pending; a time the alarm cannot be set to: now, so its hook runs and deals with it) */
+  #read(key: string): number | null {
+    const at = this.sources.get(key)?.();
+    return at === undefined ? null : isAlarmTime(at) ? at : Date.now();
+  }
+
+  /**
+   * Where every time is stored (a host that handles alarms): a key with a reader that the stored
+   * schedule lacks is looked up once per instance, so work stored only in the claimant's table (as
+   * it is for a host without alarms of its own, before a deployment gave it `onAlarm`) still runs.
+   * Called after {@link #noteHostAlarm} (a table written just before its key is scheduled must not
+   * count as work stored earlier); the caller writes the schedule when this returns true.
+   * @returns whether it added a time to `schedule`
+   */
+  #fill(schedule: Schedule): boolean {
+    if (!this.#keepsHost) return false;
+    let added = false;
+    for (const key of this.sources.keys()) {
+      if (this.#checked.has(key)) continue;
+      this.#checked.add(key);
+      if (key in schedule.work || this.#running.has(key)) continue;
+      const at = this.#read(key);
+      if (at === null) continue;
+      schedule.work[key] = at;
+      added = true;
+    }
+    return added;
+  }
   /**
    * Changes of the schedule run one after another, in call order: each reads the stored schedule,
    * awaits, and writes it back, so two interleaved (a run's re-arm and a new job's schedule) would
@@ -126,8 +209,10 @@ class Alarms {
     this.#hostChanged = true;
     return this.#serial(async () => {
       const schedule = await this.#load();
+      // (An added time makes the schedule not idle: #arm writes it.)
+      this.#fill(schedule);
       // No dokit work pending: the platform alarm is simply the host's.
-      if (isIdle(this.#effective(schedule))) return this.#setAlarm(at);
+      if (isIdle(this.#times(schedule))) return this.#setAlarm(at);
       schedule.host = at;
       await this.#arm(schedule);
     });
@@ -138,7 +223,9 @@ class Alarms {
     return this.#serial(async () => {
       const schedule = await this.#load();
       await this.#noteHostAlarm(schedule);
+      this.#fill(schedule);
       if (this.#running.has(key)) this.#running.set(key, at);
+      else if (this.#unstored(key)) this.#known.set(key, at);
       else schedule.work[key] = at;
       await this.#arm(schedule);
     });
@@ -148,9 +235,12 @@ class Alarms {
     return this.#serial(async () => {
       const schedule = await this.#load();
       const running = this.#running.has(key);
-      if (running ? this.#running.get(key) === null : !(key in schedule.work)) return;
+      const unstored = !running && this.#unstored(key);
+      if (running ? this.#running.get(key) === null : unstored ? this.#known.get(key) === null : !(key in schedule.work)) return;
       await this.#noteHostAlarm(schedule);
+      this.#fill(schedule);
       if (running) this.#running.set(key, null);
+      else if (unstored) this.#known.set(key, null);
       else delete schedule.work[key];
       await this.#arm(schedule);
     });
@@ -158,7 +248,7 @@ class Alarms {
 
   /** @returns when `key`'s pending run is due (what its running hook asked for, while it runs) */
   async due(key: string): Promise<number | undefined> {
-    return this.#effective(await this.#load()).work[key];
+    return this.#times(await this.#load())[key];
   }
 
   /**
@@ -170,17 +260,20 @@ class Alarms {
     this.#hostChanged = false;
     const { schedule, due, hostDue } = await this.#serial(async () => {
       const schedule = await this.#load();
-      const due = Object.keys(schedule.work).filter((key) => (schedule.work[key] as number) <= now);
+      const filled = this.#fill(schedule);
+      // A firing reads the times kept in memory afresh from their claimants (one seek each): what
+      // runs is what their tables hold now, whatever this instance was last told.
+      for (const key of this.sources.keys()) if (this.#unstored(key)) this.#known.set(key, this.#read(key));
+      const times = this.#times(schedule);
+      const due = Object.keys(times).filter((key) => (times[key] as number) <= now);
       // The firing is the host's when its time has come, or when it is the earliest
       // time pending (an alarm run early, as the test pool's runDurableObjectAlarm does).
       const host = schedule.host;
-      const hostDue = due.length === 0 ? host === undefined || host <= Math.min(...Object.values(schedule.work)) : host !== undefined && host <= now;
-      // The due keys stay stored while their hooks run (see #running).
+      const hostDue = due.length === 0 ? host === undefined || host <= Math.min(...Object.values(times)) : host !== undefined && host <= now;
+      // The due keys stay stored (or in their claimants' tables) while their hooks run (see #running).
       for (const key of due) this.#running.set(key, undefined);
-      if (hostDue) {
-        delete schedule.host;
-        await this.#save(schedule);
-      }
+      if (hostDue) delete schedule.host;
+      if (hostDue || filled) await this.#save(schedule, true);
       return { schedule, due, hostDue };
     });
     try {
@@ -195,7 +288,10 @@ class Alarms {
       if (hostDue) await runHost();
     } catch (error) {
       // The host's onAlarm threw: keep what the hooks asked for; the platform retries the alarm.
-      await this.#serial(async () => this.#save(await this.#endRun()));
+      await this.#serial(async () => {
+        const after = await this.#endRun();
+        await this.#save(after, !isIdle(this.#times(after)));
+      });
       throw error;
     }
     await this.#serial(async () => {
@@ -207,41 +303,55 @@ class Alarms {
     });
   }
 
-  /** @returns the stored schedule with what the hooks of the run asked for in place of their due times (not yet written) */
+  /**
+   * @returns the stored schedule with what the hooks of the run asked for in place of their due
+   * times (not yet written); a key kept in memory takes it there (asked nothing: read again)
+   */
   async #endRun(): Promise<Schedule> {
-    const after = this.#effective(await this.#load());
+    const schedule = await this.#load();
+    for (const [key, at] of this.#running) {
+      if (this.#unstored(key)) {
+        if (at === undefined) this.#known.delete(key);
+        else this.#known.set(key, at);
+      } else if (typeof at === "number") schedule.work[key] = at;
+      else delete schedule.work[key];
+    }
     this.#running.clear();
-    return after;
+    return schedule;
   }
 
   /**
-   * @returns the schedule as it stands for arming: a running hook's key at the time it asked for
-   * (absent when it asked for none, or nothing yet: its stored due time has been reached)
+   * @returns each key's pending time, as it stands for arming: stored, kept in memory (read from its
+   * claimant when this instance does not know it yet), and a running hook's key at the time it asked
+   * for (absent when it asked for none, or nothing yet: its due time has been reached)
    */
-  #effective(schedule: Schedule): Schedule {
-    if (this.#running.size === 0) return schedule;
+  #times(schedule: Schedule): Record<string, number> {
     const work = { ...schedule.work };
+    for (const key of this.sources.keys()) {
+      if (!this.#unstored(key) || this.#running.has(key)) continue;
+      let at = this.#known.get(key);
+      if (at === undefined) this.#known.set(key, (at = this.#read(key)));
+      if (at !== null) work[key] = at;
+    }
     for (const [key, at] of this.#running) {
       if (typeof at === "number") work[key] = at;
       else delete work[key];
     }
-    return { ...schedule, work };
-  }
-
-  /** @returns the stored schedule: each key's next run, and the host's own alarm */
-  load(): Promise<Schedule> {
-    return this.#load();
+    return work;
   }
 
   async #load(): Promise<Schedule> {
     const schedule = (await this.#storage.get<Schedule>(KEY)) ?? { work: {} };
-    this.#stored = stored(schedule);
+    this.#stored = stored(schedule, true);
+    // A time stored for a key now kept in memory (by an earlier version or host) is dropped at the next write.
+    if (!this.#keepsHost) for (const key of this.sources.keys()) delete schedule.work[key];
     return schedule;
   }
 
-  async #save(schedule: Schedule): Promise<void> {
+  /** @param pending - whether dokit work is pending (then the host's time, if any, is kept) */
+  async #save(schedule: Schedule, pending: boolean): Promise<void> {
     // What storage holds already is not written again (a run that changed nothing writes no row).
-    const next = stored(schedule);
+    const next = stored(schedule, pending);
     if (next === this.#stored) return;
     this.#stored = next;
     // With no dokit work pending, the platform alarm is simply the host's.
@@ -258,16 +368,18 @@ class Alarms {
    * a running hook's, such as the job runner's deadman, seen by an instance that replaced the one running it).
    */
   async #noteHostAlarm(schedule: Schedule): Promise<void> {
+    // A host without alarms of its own has none to keep (and no time is kept out of storage otherwise).
+    if (!this.#keepsHost) return;
     const current = await this.#storage.getAlarm();
     if (current === null) return;
-    const times = [...Object.values(schedule.work), ...Object.values(this.#effective(schedule).work)];
+    const times = [...Object.values(schedule.work), ...Object.values(this.#times(schedule))];
     if (!times.includes(current) && !Object.values(schedule.work).some((at) => at < current)) schedule.host = current;
   }
 
   async #arm(schedule: Schedule): Promise<void> {
     dropUnarmable(schedule);
-    await this.#save(schedule);
-    const times = Object.values(this.#effective(schedule).work);
+    const times = Object.values(this.#times(schedule));
+    await this.#save(schedule, times.length > 0);
     if (schedule.host !== undefined) times.push(schedule.host);
     if (times.length === 0) {
       // Nothing left (#noteHostAlarm kept any alarm of the host's): drop dokit's stale time,
@@ -295,7 +407,12 @@ function dropUnarmable(schedule: Schedule): void {
   }
 }
 
-const isIdle = (schedule: Schedule): boolean => Object.keys(schedule.work).length === 0;
+const isIdle = (times: Record<string, number>): boolean => Object.keys(times).length === 0;
 
-/** @returns what storage holds for `schedule`: its JSON, or "" when it is not stored (no work pending) */
-const stored = (schedule: Schedule): string => (isIdle(schedule) ? "" : JSON.stringify(schedule));
+/**
+ * @param pending - whether dokit work is pending, stored or not (the host's time is kept only then:
+ *   with none pending, the platform alarm is simply the host's)
+ * @returns what storage holds for `schedule`: its JSON, or "" when it is not stored (nothing to keep)
+ */
+const stored = (schedule: Schedule, pending: boolean): string =>
+  isIdle(schedule.work) && (schedule.host === undefined || !pending) ? "" : JSON.stringify(schedule);

@@ -121,7 +121,9 @@ export class ScheduledWork extends DurableObject<Env> {
   runs(): string[] {
     return this.journal.read("run");
   }
-  async pendingAlarm(): Promise<{ alarm: number | null; work: Record<string, number> | undefined }> {
-    return { alarm: await this.ctx.storage.getAlarm(), work: (await this.ctx.storage.get<{ work: Record<string, number> }>("__dokit_alarms"))?.work };
+  /** The platform alarm, the next due time of each job table, and the shared alarm's stored schedule. */
+  async pendingAlarm(): Promise<{ alarm: number | null; schedule: number | null; queue: number | null; stored: unknown }> {
+    const next = (table: string) => this.ctx.storage.sql.exec<{ due: number | null }>(`SELECT min(due) AS due FROM ${table} WHERE failed = 0`).one().due;
+    return { alarm: await this.ctx.storage.getAlarm(), schedule: next("dokit_schedules"), queue: next("dokit_queue"), stored: await this.ctx.storage.get("__dokit_alarms") };
   }
 }

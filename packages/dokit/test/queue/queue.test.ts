@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { DokitError } from "../../src/lifecycle";
 import { Queue } from "../../src/queue";
@@ -139,6 +139,26 @@ describe("at least once", () => {
   });
 });
 
+describe("the one alarm", () => {
+  it("keeps no item's time in the shared schedule; one an earlier version stored is dropped, and a fresh instance reads the table", async () => {
+    const stub = work("unstored");
+    await stub.pushSteps(1, 2);
+    await runInDurableObject(stub, async (_instance, ctx) => {
+      expect(await ctx.storage.get("__dokit_alarms")).toBeUndefined();
+      // What an earlier version stored: a time far off for the queue's key.
+      await ctx.storage.put("__dokit_alarms", { work: { queue: Date.now() + 3_600_000 } });
+    });
+    await evictDurableObject(stub);
+    // The items are due now (in the table): the firing runs them, whatever the stored time said.
+    await runDurableObjectAlarm(stub);
+    await vi.waitFor(async () => expect((await stub.runs()).map((r) => r.n)).toEqual([1, 2]));
+    await runInDurableObject(stub, async (_instance, ctx) => {
+      expect(await ctx.storage.get("__dokit_alarms")).toBeUndefined();
+      expect(await ctx.storage.getAlarm()).toBeNull();
+    });
+  });
+});
+
 describe("with a Scheduler on the same object", () => {
   it("shares the one alarm: the queue's item runs now, the schedule stays armed", async () => {
     const stub = env.BOTH.get(env.BOTH.idFromName(fresh("both")));
@@ -146,10 +166,12 @@ describe("with a Scheduler on the same object", () => {
     expect(alarm).toBeLessThanOrEqual(Date.now());
     await runDurableObjectAlarm(stub);
     await vi.waitFor(async () => expect(await stub.runs()).toEqual(["queue 1"]));
-    const { alarm: next, work } = await stub.pendingAlarm();
-    expect(Object.keys(work ?? {})).toEqual(["schedule"]);
-    expect(next).toBe(work?.schedule);
+    const { alarm: next, schedule, queue, stored } = await stub.pendingAlarm();
+    // Armed for the schedule's row; each job table holds its own time, none is stored besides (the host has no alarm of its own).
+    expect(queue).toBeNull();
+    expect(next).toBe(schedule);
     expect(next).toBeGreaterThan(Date.now() + 3_000_000);
+    expect(stored).toBeUndefined();
   });
 });
 

@@ -339,6 +339,22 @@ describe("at least once", () => {
 });
 
 describe("the one alarm", () => {
+  it("runs a job whose time only its table holds (nothing stored for it, as for a host that gained onAlarm in a deployment)", async () => {
+    const stub = timers("table-only");
+    const { id } = await stub.set(3600, "note", { text: "job" });
+    const at = Date.now() - 1000;
+    await runInDurableObject(stub, async (_instance, ctx) => {
+      ctx.storage.sql.exec("UPDATE dokit_schedules SET due = ? WHERE id = ?", at, id);
+      await ctx.storage.delete("__dokit_alarms");
+      await (Object.getPrototypeOf(ctx.storage) as DurableObjectStorage).setAlarm.call(ctx.storage, at);
+    });
+    await evictDurableObject(stub);
+    // The fresh instance finds no stored time for the Scheduler's key and reads it from the table.
+    await fire(stub);
+    await vi.waitFor(async () => expect(await stub.runs()).toHaveLength(1));
+    expect(await stub.hostRuns()).toEqual([]);
+  });
+
   it("keeps the host's own later alarm: jobs run first, the host's onAlarm at its time", async () => {
     const stub = timers("host-later");
     const hostAt = Date.now() + 3_600_000;

@@ -75,8 +75,7 @@ export class ReportObject extends DurableObject<Env> {
     const now = Date.now() - 1;
     this.ctx.storage.sql.exec("UPDATE dokit_task_steps SET wake_at = ? WHERE run = ? AND kind = 'sleep'", now, runId);
     this.ctx.storage.sql.exec("UPDATE dokit_task_jobs SET due = ? WHERE id = ?", now, runId);
-    // The alarm work's time (lifecycle/alarms.ts keeps it under this key), then the platform's alarm itself.
-    await this.ctx.storage.put("__dokit_alarms", { work: { tasks: now } });
+    // The platform's alarm itself: when it fires, the alarm reads the run's wake from dokit_task_jobs.
     await (Object.getPrototypeOf(this.ctx.storage) as DurableObjectStorage).setAlarm.call(this.ctx.storage, now);
   }
 }
