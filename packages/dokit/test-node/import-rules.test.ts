@@ -15,6 +15,7 @@ const ENGINES: Record<string, string[]> = {
   jobs: ["schedule", "queue", "tasks"],
   schema: ["state", "callables", "presence"],
   rows: ["state", "mcp", "yjs", "sessions"],
+  origin: ["inspector", "mcp-client"],
 };
 /** The allowed exceptions: importer → imported, and why. */
 const ALLOWED: Record<string, { folder: string; why: string }[]> = {
