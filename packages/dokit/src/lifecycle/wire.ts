@@ -82,16 +82,3 @@ export function normalizeRoute(path: string): string {
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null | undefined)?.then === "function";
 }
-
-/** @returns the size of `text` as UTF-8, in bytes (what SQLite stores and its row limit counts) */
-export function utf8Length(text: string): number {
-  return new TextEncoder().encode(text).byteLength;
-}
-
-/**
- * @returns whether `text` takes more than `max` bytes as UTF-8; a string of n characters takes at most
- *   3n bytes, so most short values are answered without encoding them
- */
-export function overBytes(text: string, max: number): boolean {
-  return text.length * 3 > max && utf8Length(text) > max;
-}
