@@ -17,6 +17,7 @@ const ENGINES: Record<string, string[]> = {
   rows: ["state", "mcp", "yjs", "sessions"],
   origin: ["inspector", "mcp-client"],
   utf8: ["jobs", "tasks", "rooms", "mcp", "mcp-client", "streams", "presence"],
+  thenable: ["websockets", "rpc", "state", "presence"],
 };
 /** The allowed exceptions: importer → imported, and why. */
 const ALLOWED: Record<string, { folder: string; why: string }[]> = {

@@ -77,8 +77,3 @@ export function isUpgrade(request: Request): boolean {
 export function normalizeRoute(path: string): string {
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
 }
-
-/** @returns whether `value` is a thenable (a promise, or anything `await` would wait for) */
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === "function";
-}

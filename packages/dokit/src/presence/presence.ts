@@ -1,7 +1,8 @@
 import type { Capability, Claims, ConnectionSlot } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
-import { isThenable, trySend } from "../lifecycle/wire";
+import { isThenable } from "../thenable/is-thenable";
+import { trySend } from "../lifecycle/wire";
 import { overBytes } from "../utf8/size";
 import { DOKIT_ERROR, PRESENCE, PRESENCE_REJECTED } from "../protocol/frames";
 import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";

@@ -11,7 +11,7 @@ import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
 import { type CallableMethod, collectCallableMethods } from "./method-table";
 import { publishRpc } from "./events";
 import { sendError, sendResult } from "./rpc-answer";
-import { isThenable } from "../lifecycle/wire";
+import { isThenable } from "../thenable/is-thenable";
 import type { RpcErrorCode } from "./errors";
 
 /** The methods of an RpcTarget, called without argument checks. */

@@ -4,7 +4,8 @@
 // hibernating socket's message; Cap'n Web's pipe and observed messages come here.
 import type { Connection } from "../lifecycle/connection";
 import { inConnectionContext } from "../lifecycle/context";
-import { isThenable, parseFrame } from "../lifecycle/wire";
+import { isThenable } from "../thenable/is-thenable";
+import { parseFrame } from "../lifecycle/wire";
 import { RPC, STATE } from "../protocol/frames";
 import { answerUnclaimedRpc } from "../rpc/serve-rpc";
 import { flagsOf } from "./connection";
