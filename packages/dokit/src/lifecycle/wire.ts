@@ -8,13 +8,6 @@ interface Sendable {
   send(message: string | ArrayBuffer | ArrayBufferView): void;
 }
 
-/** @returns the parsed frame when `message` is a JSON object with a string `type`, else `undefined` */
-export function parseFrame(message: string): (Record<string, unknown> & { type: string }) | undefined {
-  const value = parseObject(message);
-  // SAFETY: an object with a string `type`, checked here.
-  return typeof value?.type === "string" ? (value as Record<string, unknown> & { type: string }) : undefined;
-}
-
 /** @returns `text` parsed when it is a JSON object (not null, not an array), else `undefined` */
 export function parseObject(text: string): Record<string, unknown> | undefined {
   // Only text that starts with `{` can be an object: skip the parse for anything else.

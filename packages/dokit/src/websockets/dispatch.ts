@@ -5,7 +5,7 @@
 import type { Connection } from "../lifecycle/connection";
 import { inConnectionContext } from "../lifecycle/context";
 import { isThenable } from "../thenable/is-thenable";
-import { parseFrame } from "../lifecycle/wire";
+import { parseFrame } from "./parse-frame";
 import { RPC, STATE } from "../protocol/frames";
 import { answerUnclaimedRpc } from "../rpc/serve-rpc";
 import { flagsOf } from "./connection";

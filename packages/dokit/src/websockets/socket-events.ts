@@ -5,7 +5,8 @@
 import type { ConnectionSlot, FrameContext, ProtocolFrame, SlotOptions, SocketOwner } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { contextStorage, inConnectionContext } from "../lifecycle/context";
-import { closeWith, parseFrame } from "../lifecycle/wire";
+import { closeWith } from "../lifecycle/wire";
+import { parseFrame } from "./parse-frame";
 import { isThenable } from "../thenable/is-thenable";
 import { isDokitSocket } from "./attachment";
 import { asConnection, flagsOf } from "./connection";
