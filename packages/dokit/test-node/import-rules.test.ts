@@ -18,6 +18,7 @@ const ENGINES: Record<string, string[]> = {
   origin: ["inspector", "mcp-client"],
   utf8: ["jobs", "tasks", "rooms", "mcp", "mcp-client", "streams", "presence"],
   thenable: ["websockets", "rpc", "state", "presence"],
+  frames: ["websockets", "rpc", "state", "presence", "rooms", "yjs", "capnweb", "inspector", "sessions", "streams", "testing"],
 };
 /** The allowed exceptions: importer → imported, and why. */
 const ALLOWED: Record<string, { folder: string; why: string }[]> = {

@@ -5,7 +5,7 @@ import { type CurrentAgent, runInContext } from "../lifecycle/context";
 import { CAPNWEB_PIPE, CLOSE_OPEN_FAILED, OPEN_FAILED_REASON } from "../protocol/frames";
 import { publishRpc } from "../rpc/events";
 import { invokeClaimed } from "../rpc/serve-rpc";
-import { closeWith } from "../lifecycle/wire";
+import { closeWith } from "../frames/close";
 import type { TransportHost } from "../websockets/options";
 import { LiveSocket } from "./live-socket";
 

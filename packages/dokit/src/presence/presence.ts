@@ -2,7 +2,7 @@ import type { Capability, Claims, ConnectionSlot } from "../lifecycle/capability
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
 import { isThenable } from "../thenable/is-thenable";
-import { trySend } from "../lifecycle/wire";
+import { trySend } from "../frames/send";
 import { overBytes } from "../utf8/size";
 import { DOKIT_ERROR, PRESENCE, PRESENCE_REJECTED } from "../protocol/frames";
 import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";

@@ -1,6 +1,7 @@
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
-import { closeWith, trySend } from "../lifecycle/wire";
+import { closeWith } from "../frames/close";
+import { trySend } from "../frames/send";
 import { overBytes } from "../utf8/size";
 import { CLOSE_ROOM_PUBLISH_FAILED, ROOM_PUBLISH_FAILED_REASON } from "../protocol/frames";
 import type { WebSockets } from "../websockets/websockets";

@@ -5,7 +5,7 @@ import { DokitError, errorMessage } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import { lifecycleOf, type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake";
 import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/frames";
-import { trySend } from "../lifecycle/wire";
+import { trySend } from "../frames/send";
 import { publishState } from "./events";
 import { splitRows } from "../rows/text";
 import { serializeState } from "./serialize";

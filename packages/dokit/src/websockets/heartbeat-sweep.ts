@@ -2,7 +2,7 @@ import type { Capability, Claims } from "../lifecycle/capability";
 import { type AlarmWork, claimAlarm } from "../lifecycle/alarms";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { closeWith } from "../lifecycle/wire";
+import { closeWith } from "../frames/close";
 import { CLOSE_HEARTBEAT_TIMEOUT } from "../protocol/frames";
 import type { HeartbeatSweeper } from "./options";
 import type { WebSocketsErrorCode } from "./errors";

@@ -2,7 +2,7 @@
 // less those the server closed (their readyState may lag), and the non-hibernating ones (Cap'n
 // Web sessions) it tracks by id. The public lookups (getConnections, getConnection) are in websockets.ts.
 import type { Connection } from "../lifecycle/connection";
-import { closeWith, closeCount } from "../lifecycle/wire";
+import { closeWith, closeCount } from "../frames/close";
 import { isDokitSocket } from "./attachment";
 import { CLOSED, COUNTED, installedOn, LIVE, PLUGINS } from "./internal";
 import type { WebSockets } from "./websockets";

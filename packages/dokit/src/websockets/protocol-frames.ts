@@ -5,7 +5,7 @@
 import type { ProtocolFrame } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { trySend } from "../lifecycle/wire";
+import { trySend } from "../frames/send";
 import { IDENTITY } from "../protocol/frames";
 import { flagsOf } from "./connection";
 import { CONNECTING, installedOn, OPTIONS, tableOf } from "./internal";

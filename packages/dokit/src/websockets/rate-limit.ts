@@ -1,6 +1,7 @@
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
-import { closeWith, trySend } from "../lifecycle/wire";
+import { closeWith } from "../frames/close";
+import { trySend } from "../frames/send";
 import { CLOSE_RATE_LIMITED, DOKIT_ERROR, RATE_LIMITED_REASON } from "../protocol/frames";
 import { flagsOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";

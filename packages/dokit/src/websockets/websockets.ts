@@ -9,7 +9,7 @@ import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import { refuseUpgrade } from "../lifecycle/refuse";
 import { type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake";
-import { trySend } from "../lifecycle/wire";
+import { trySend } from "../frames/send";
 import { CAPNWEB, CLOSE_DESTROYED, CLOSE_NO_TRANSPORT, isStateFrame, NO_TRANSPORT_REASON, STATE, TRANSPORT_PARAM } from "../protocol/frames";
 import { collectCallableMethods } from "../rpc/method-table";
 import { serveRpc, TargetCallables } from "../rpc/serve-rpc";
