@@ -8,7 +8,7 @@ import type { Lifecycle } from "./lifecycle";
 import type { EntryPoint } from "./options";
 import { refuseUpgrade } from "./refuse";
 import type { WakePlan } from "./wake";
-import { isUpgrade } from "./wire";
+import { isUpgrade } from "./requests";
 
 const NOT_FOUND = () => new Response("Not found", { status: 404 });
 /**

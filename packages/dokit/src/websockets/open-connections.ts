@@ -28,7 +28,7 @@ function current(sockets: WebSockets): Counted | undefined {
  * @returns how many connections are open. The hibernating ones are walked (each one's readyState is
  * a call into the runtime) only when no kept count holds: an accept adds one to it, a close or error
  * event of this WebSockets drops it ({@link markClosed}), and a close started anywhere in the isolate
- * (wire.ts's closeWith, a Connection's close) makes every kept count stale.
+ * (frames/close.ts's closeWith, a Connection's close) makes every kept count stale.
  */
 export function openCount(sockets: WebSockets): number {
   let counted = current(sockets);

@@ -7,7 +7,7 @@ import { DokitError } from "../lifecycle/errors";
 import { subPath } from "../lifecycle/headers";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import { closeWith } from "../frames/close";
-import { normalizeRoute } from "../lifecycle/wire";
+import { normalizeRoute } from "../lifecycle/requests";
 import { trySend } from "../frames/send";
 import type { ConnectionPlugin, PluginDoor } from "../websockets/plugin";
 import type { WebSockets } from "../websockets/websockets";
