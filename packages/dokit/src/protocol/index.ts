@@ -17,11 +17,19 @@ export {
   CLOSE_NO_WEBSOCKETS,
   CLOSE_NO_TRANSPORT,
   CLOSE_HEARTBEAT_TIMEOUT,
-  CLOSE_ROOM_DRAINED,
-  CLOSE_ROOM_PUBLISH_FAILED,
   CLOSE_RATE_LIMITED,
   DOKIT_ERROR,
   PRESENCE,
+  HEARTBEAT_PING,
+  HEARTBEAT_PONG,
+  CAPNWEB_PIPE,
+  isRpcRequest,
+  isStateFrame,
+  rpcErrors,
+} from "./frames";
+export {
+  CLOSE_ROOM_DRAINED,
+  CLOSE_ROOM_PUBLISH_FAILED,
   ROOM,
   ROOM_ACK,
   ROOM_EPOCH_PARAM,
@@ -31,13 +39,7 @@ export {
   ROOM_SHARD_PARAM,
   ROOM_SINCE_PARAM,
   ROOM_WELCOME,
-  HEARTBEAT_PING,
-  HEARTBEAT_PONG,
-  CAPNWEB_PIPE,
-  isRpcRequest,
-  isStateFrame,
-  rpcErrors,
-} from "./frames";
+} from "./rooms";
 export type {
   IdentityFrame,
   StateFrame,
@@ -53,14 +55,8 @@ export type {
   PresenceClientFrame,
   PresenceEntry,
   PresenceServerFrame,
-  RoomAckFrame,
-  RoomErrorFrame,
-  RoomGapFrame,
-  RoomMessageFrame,
-  RoomPublishFrame,
-  RoomResetFrame,
-  RoomWelcomeFrame,
 } from "./frames";
+export type { RoomAckFrame, RoomErrorFrame, RoomGapFrame, RoomMessageFrame, RoomPublishFrame, RoomResetFrame, RoomWelcomeFrame } from "./rooms";
 export { kebab } from "./kebab";
 export {
   STREAM_READ,

@@ -3,7 +3,7 @@ import { DokitError } from "../lifecycle/errors";
 import { closeWith } from "../frames/close";
 import { trySend } from "../frames/send";
 import { overBytes } from "../utf8/size";
-import { CLOSE_ROOM_PUBLISH_FAILED, ROOM_PUBLISH_FAILED_REASON } from "../protocol/frames";
+import { CLOSE_ROOM_PUBLISH_FAILED, ROOM_PUBLISH_FAILED_REASON } from "../protocol/rooms";
 import type { WebSockets } from "../websockets/websockets";
 import type { RoomsErrorCode } from "./errors";
 import { ackFrame, roomErrorFrame } from "./room-frames";

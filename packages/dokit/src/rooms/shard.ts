@@ -6,7 +6,7 @@ import type { Presence } from "../presence/presence";
 import { closeWith } from "../frames/close";
 import { trySend } from "../frames/send";
 import { overBytes } from "../utf8/size";
-import { CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON, ROOM_EPOCH_PARAM, ROOM_MORE, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/frames";
+import { CLOSE_ROOM_DRAINED, ROOM_DRAINED_REASON, ROOM_EPOCH_PARAM, ROOM_MORE, ROOM_PUBLISH, ROOM_SINCE_PARAM } from "../protocol/rooms";
 import type { WebSockets } from "../websockets/websockets";
 import { Cursors } from "./shard-cursors";
 import type { RoomsErrorCode } from "./errors";
