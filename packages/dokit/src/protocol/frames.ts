@@ -50,17 +50,6 @@ export type DokitErrorFrame =
   | { type: "dokit_error"; code: "RATE_LIMITED"; error: "Too many messages"; retryAfterMs: number }
   | { type: "dokit_error"; code: "PRESENCE_REJECTED"; error: string }
   | RoomErrorFrame;
-/** A client's presence: its value (`null` leaves), and whether it receives presence (default: it does, once it sent any). */
-export type PresenceClientFrame = { type: "dokit_presence"; value?: unknown; watch?: boolean };
-/** One connection's presence, `[id, value]` (pairs, so an id is never an object key). */
-export type PresenceEntry<P = unknown> = [id: string, value: P];
-/**
- * Presence sent to a watching connection: a snapshot (`you`, `all`: it replaces what the client knew), or
- * one tick's changes (`set`: joins and updates; `left`: ids no longer present).
- */
-export type PresenceServerFrame<P = unknown> =
-  | { type: "dokit_presence"; you: string; all: PresenceEntry<P>[] }
-  | { type: "dokit_presence"; set?: PresenceEntry<P>[]; left?: string[] };
 /** A client's call. */
 export type RpcRequestFrame = { type: "rpc"; id: string; method: string; args: unknown[] };
 /** A server's answer to a call: one result, a stream chunk, a stream end or an error. */
@@ -79,11 +68,6 @@ export const RPC = "rpc";
  * and the rooms' `ROOM_REJECTED` / `ROOM_PUBLISH_FAILED` (with the publish's `id`).
  */
 export const DOKIT_ERROR = "dokit_error";
-/** The `dokit_error` code of a refused presence value. */
-export const PRESENCE_REJECTED = "PRESENCE_REJECTED";
-
-/** Presence, both ways (dokit's, not the Agents protocol's; docs/protocol.md). */
-export const PRESENCE = "dokit_presence";
 
 /** Query parameter carrying the connection id. */
 export const CONNECTION_ID_PARAM = "_pk";

@@ -19,7 +19,6 @@ export {
   CLOSE_HEARTBEAT_TIMEOUT,
   CLOSE_RATE_LIMITED,
   DOKIT_ERROR,
-  PRESENCE,
   HEARTBEAT_PING,
   HEARTBEAT_PONG,
   CAPNWEB_PIPE,
@@ -27,6 +26,7 @@ export {
   isStateFrame,
   rpcErrors,
 } from "./frames";
+export { PRESENCE } from "./presence";
 export {
   CLOSE_ROOM_DRAINED,
   CLOSE_ROOM_PUBLISH_FAILED,
@@ -52,10 +52,8 @@ export type {
   RpcRequestFrame,
   RpcResponseFrame,
   DokitErrorFrame,
-  PresenceClientFrame,
-  PresenceEntry,
-  PresenceServerFrame,
 } from "./frames";
+export type { PresenceClientFrame, PresenceEntry, PresenceServerFrame } from "./presence";
 export type { RoomAckFrame, RoomErrorFrame, RoomGapFrame, RoomMessageFrame, RoomPublishFrame, RoomResetFrame, RoomWelcomeFrame } from "./rooms";
 export { kebab } from "./kebab";
 export {
