@@ -139,16 +139,3 @@ export const rpcErrors = {
     `Method ${method} returns an RpcTarget, which only the capnweb transport can carry`,
   notSerializable: (reason: string) => `Result is not JSON-serializable: ${reason}`,
 } as const;
-
-/**
- * Heartbeat text frames (dokit's, not the Agents protocol's): a client sends the ping, and the
- * runtime itself answers with the pong (`setWebSocketAutoResponse`), without waking the object.
- * Exact strings, not JSON, so no frame type can claim them.
- */
-export const HEARTBEAT_PING = "dokit:ping";
-export const HEARTBEAT_PONG = "dokit:pong";
-/**
- * A socket closed by the heartbeat sweep: its last ping is older than the limit. In 3000–3999
- * (registered for libraries), so clients reconnect.
- */
-export const CLOSE_HEARTBEAT_TIMEOUT = 3008;

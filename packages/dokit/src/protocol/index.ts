@@ -16,16 +16,14 @@ export {
   CLOSE_OPEN_FAILED,
   CLOSE_NO_WEBSOCKETS,
   CLOSE_NO_TRANSPORT,
-  CLOSE_HEARTBEAT_TIMEOUT,
   CLOSE_RATE_LIMITED,
   DOKIT_ERROR,
-  HEARTBEAT_PING,
-  HEARTBEAT_PONG,
   CAPNWEB_PIPE,
   isRpcRequest,
   isStateFrame,
   rpcErrors,
 } from "./frames";
+export { CLOSE_HEARTBEAT_TIMEOUT, HEARTBEAT_PING, HEARTBEAT_PONG } from "./heartbeat";
 export { PRESENCE } from "./presence";
 export {
   CLOSE_ROOM_DRAINED,

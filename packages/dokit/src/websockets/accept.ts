@@ -10,12 +10,11 @@ import {
   CLOSE_OPEN_FAILED,
   CLOSE_REPLACED,
   CONNECTION_ID_PARAM,
-  HEARTBEAT_PING,
-  HEARTBEAT_PONG,
   INVALID_ID_REASON,
   OPEN_FAILED_REASON,
   REPLACED_REASON,
 } from "../protocol/frames";
+import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../protocol/heartbeat";
 import { type ConnectionFlags, storeFlags } from "./attachment";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
 import { handlerSetsWith, runHandlers } from "./handlers";

@@ -3,7 +3,7 @@ import { type AlarmWork, claimAlarm } from "../lifecycle/alarms";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import { closeWith } from "../frames/close";
-import { CLOSE_HEARTBEAT_TIMEOUT } from "../protocol/frames";
+import { CLOSE_HEARTBEAT_TIMEOUT } from "../protocol/heartbeat";
 import type { HeartbeatSweeper } from "./options";
 import type { WebSocketsErrorCode } from "./errors";
 
