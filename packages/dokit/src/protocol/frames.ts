@@ -104,12 +104,6 @@ export const NO_WEBSOCKETS_REASON = "dokit: this object has no WebSockets: Lifec
 export const CLOSE_NO_TRANSPORT = 4505;
 export const NO_TRANSPORT_REASON = 'dokit: Cap\'n Web not enabled: new WebSockets({ ..., capnweb }), capnweb from "dokit/capnweb"';
 /**
- * A connection that kept sending over its `rateLimit` (WebSockets): closed after `closeAfter`
- * dropped messages in a row. In 4000–4999, so clients do not reconnect; named after HTTP 429.
- */
-export const CLOSE_RATE_LIMITED = 4429;
-export const RATE_LIMITED_REASON = "dokit: too many messages";
-/**
  * An upgrade that reached an object while `destroy()` resets it: refused, and not final (clients
  * reconnect, and reach the fresh instance). The standard "service restart" code.
  */

@@ -16,13 +16,13 @@ export {
   CLOSE_OPEN_FAILED,
   CLOSE_NO_WEBSOCKETS,
   CLOSE_NO_TRANSPORT,
-  CLOSE_RATE_LIMITED,
   DOKIT_ERROR,
   CAPNWEB_PIPE,
   isRpcRequest,
   isStateFrame,
   rpcErrors,
 } from "./frames";
+export { CLOSE_RATE_LIMITED } from "./rate-limit";
 export { CLOSE_HEARTBEAT_TIMEOUT, HEARTBEAT_PING, HEARTBEAT_PONG } from "./heartbeat";
 export { PRESENCE } from "./presence";
 export {
