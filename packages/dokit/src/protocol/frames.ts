@@ -71,9 +71,6 @@ export const DOKIT_ERROR = "dokit_error";
 
 /** Query parameter carrying the connection id. */
 export const CONNECTION_ID_PARAM = "_pk";
-/** Query parameter selecting the Cap'n Web transport, and its value. */
-export const TRANSPORT_PARAM = "__agents_transport";
-export const CAPNWEB = "capnweb";
 
 /** Close codes the protocol names. */
 export const CLOSE_DESTROYED = 1001;
@@ -100,9 +97,6 @@ export const OPEN_FAILED_REASON = "dokit: internal error while opening the conne
 /** The object accepts no WebSocket upgrades: no WebSockets capability is installed on it. */
 export const CLOSE_NO_WEBSOCKETS = 4501;
 export const NO_WEBSOCKETS_REASON = "dokit: this object has no WebSockets: Lifecycle.install(this).use(webSockets) (building one is not enough)";
-/** `__agents_transport=capnweb` on an object without the Cap'n Web transport. */
-export const CLOSE_NO_TRANSPORT = 4505;
-export const NO_TRANSPORT_REASON = 'dokit: Cap\'n Web not enabled: new WebSockets({ ..., capnweb }), capnweb from "dokit/capnweb"';
 /**
  * An upgrade that reached an object while `destroy()` resets it: refused, and not final (clients
  * reconnect, and reach the fresh instance). The standard "service restart" code.
@@ -111,9 +105,6 @@ export const CLOSE_RESTARTING = 1012;
 export const RESTARTING_REASON = "dokit: Durable Object destroyed; reconnect";
 /** Close codes a close event may report but no endpoint may send: a close reciprocating them carries no code. */
 export const RESERVED_CLOSE_CODES: ReadonlySet<number> = new Set([1005, 1006, 1015]);
-
-/** The method on a Cap'n Web session's main object that carries ordinary frames. */
-export const CAPNWEB_PIPE = "__cf_agent_send";
 
 /** @returns whether `frame` is a well-formed rpc request (anything else is an ordinary message) */
 export function isRpcRequest(frame: Record<string, unknown>): frame is RpcRequestFrame {

@@ -5,8 +5,6 @@ export {
   MCP_SERVERS,
   RPC,
   CONNECTION_ID_PARAM,
-  TRANSPORT_PARAM,
-  CAPNWEB,
   CLOSE_DESTROYED,
   CLOSE_INTERNAL_ERROR,
   RESERVED_CLOSE_CODES,
@@ -15,13 +13,12 @@ export {
   CLOSE_NO_AGENT,
   CLOSE_OPEN_FAILED,
   CLOSE_NO_WEBSOCKETS,
-  CLOSE_NO_TRANSPORT,
   DOKIT_ERROR,
-  CAPNWEB_PIPE,
   isRpcRequest,
   isStateFrame,
   rpcErrors,
 } from "./frames";
+export { TRANSPORT_PARAM, CAPNWEB, CLOSE_NO_TRANSPORT, CAPNWEB_PIPE } from "./capnweb";
 export { CLOSE_RATE_LIMITED } from "./rate-limit";
 export { CLOSE_HEARTBEAT_TIMEOUT, HEARTBEAT_PING, HEARTBEAT_PONG } from "./heartbeat";
 export { PRESENCE } from "./presence";
