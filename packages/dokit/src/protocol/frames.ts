@@ -17,31 +17,6 @@ export type StateErrorFrame = {
   type: "cf_agent_state_error";
   error: "Connection is readonly" | "State update rejected";
 };
-/** A connection state of an MCP server an object is a client of (the reference's names). */
-export type MCPConnectionState = "authenticating" | "connecting" | "connected" | "discovering" | "ready" | "failed";
-/** One MCP server in the `cf_agent_mcp_servers` frame. Never carries tokens or secrets. */
-export type MCPServer = {
-  name: string;
-  server_url: string;
-  /** Where the user authorizes the object, while `state` is `authenticating`. */
-  auth_url: string | null;
-  state: MCPConnectionState;
-  error: string | null;
-  instructions: string | null;
-  /** The server's `ServerCapabilities`, once connected. */
-  capabilities: Record<string, unknown> | null;
-};
-/** A catalogue item (an MCP `Tool`, `Prompt` or `Resource`) and the id of the server offering it. */
-export type MCPCatalogueItem = { name: string; serverId: string; [key: string]: unknown };
-/** The MCP servers an object is a client of, with their aggregated catalogue: the reference's `MCPServersState`. */
-export type MCPServersState = {
-  servers: { [id: string]: MCPServer };
-  tools: MCPCatalogueItem[];
-  prompts: MCPCatalogueItem[];
-  resources: (MCPCatalogueItem & { uri: string })[];
-};
-/** The MCP-servers frame of objects that hold MCP client connections. */
-export type McpServersFrame = { type: "cf_agent_mcp_servers"; mcp: MCPServersState };
 /**
  * dokit's error frame: a message over the connection's rate limit was dropped (`retryAfterMs`: -1 when
  * it can never pass), or a presence value was refused (the connection keeps its previous one).
@@ -60,7 +35,6 @@ export type RpcResponseFrame =
 export const IDENTITY = "cf_agent_identity";
 export const STATE = "cf_agent_state";
 export const STATE_ERROR = "cf_agent_state_error";
-export const MCP_SERVERS = "cf_agent_mcp_servers";
 export const RPC = "rpc";
 /**
  * dokit's own error frame (not the Agents protocol's): `{"type":"dokit_error","code":<stable code>,"error":<text>,…}`.

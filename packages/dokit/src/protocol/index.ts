@@ -2,7 +2,6 @@ export {
   IDENTITY,
   STATE,
   STATE_ERROR,
-  MCP_SERVERS,
   RPC,
   CONNECTION_ID_PARAM,
   CLOSE_DESTROYED,
@@ -18,6 +17,7 @@ export {
   isStateFrame,
   rpcErrors,
 } from "./frames";
+export { MCP_SERVERS } from "./mcp-client";
 export { TRANSPORT_PARAM, CAPNWEB, CLOSE_NO_TRANSPORT, CAPNWEB_PIPE } from "./capnweb";
 export { CLOSE_RATE_LIMITED } from "./rate-limit";
 export { CLOSE_HEARTBEAT_TIMEOUT, HEARTBEAT_PING, HEARTBEAT_PONG } from "./heartbeat";
@@ -35,19 +35,8 @@ export {
   ROOM_SINCE_PARAM,
   ROOM_WELCOME,
 } from "./rooms";
-export type {
-  IdentityFrame,
-  StateFrame,
-  StateErrorFrame,
-  McpServersFrame,
-  MCPConnectionState,
-  MCPServer,
-  MCPCatalogueItem,
-  MCPServersState,
-  RpcRequestFrame,
-  RpcResponseFrame,
-  DokitErrorFrame,
-} from "./frames";
+export type { IdentityFrame, StateFrame, StateErrorFrame, RpcRequestFrame, RpcResponseFrame, DokitErrorFrame } from "./frames";
+export type { McpServersFrame, MCPConnectionState, MCPServer, MCPCatalogueItem, MCPServersState } from "./mcp-client";
 export type { PresenceClientFrame, PresenceEntry, PresenceServerFrame } from "./presence";
 export type { RoomAckFrame, RoomErrorFrame, RoomGapFrame, RoomMessageFrame, RoomPublishFrame, RoomResetFrame, RoomWelcomeFrame } from "./rooms";
 export { kebab } from "./kebab";
