@@ -5,7 +5,8 @@
 // ends the process). Anything unreadable comes back as a reason, not a throw.
 import type { MCPServersState } from "../protocol/mcp-client";
 import type { PresenceEntry } from "../protocol/presence";
-import { DOKIT_ERROR, IDENTITY, RPC, STATE, STATE_ERROR } from "../protocol/frames";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
+import { IDENTITY, RPC, STATE, STATE_ERROR } from "../protocol/frames";
 import { MCP_SERVERS } from "../protocol/mcp-client";
 import { PRESENCE } from "../protocol/presence";
 

@@ -4,7 +4,7 @@ import { DokitError } from "../lifecycle/errors";
 import { isThenable } from "../thenable/is-thenable";
 import { trySend } from "../frames/send";
 import { overBytes } from "../utf8/size";
-import { DOKIT_ERROR } from "../protocol/frames";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
 import { PRESENCE, PRESENCE_REJECTED } from "../protocol/presence";
 import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";
 import type { ConnectionPlugin, PluginDoor } from "../websockets/plugin";

@@ -1,7 +1,6 @@
 // Frame literals of the Agents wire protocol (docs/protocol.md).
 // Shared by server and client; holds no behaviour beyond building and
 // recognising frames.
-import type { RoomErrorFrame } from "./rooms";
 
 /** Sent first on a protocol-enabled connection. */
 export type IdentityFrame = {
@@ -17,14 +16,6 @@ export type StateErrorFrame = {
   type: "cf_agent_state_error";
   error: "Connection is readonly" | "State update rejected";
 };
-/**
- * dokit's error frame: a message over the connection's rate limit was dropped (`retryAfterMs`: -1 when
- * it can never pass), or a presence value was refused (the connection keeps its previous one).
- */
-export type DokitErrorFrame =
-  | { type: "dokit_error"; code: "RATE_LIMITED"; error: "Too many messages"; retryAfterMs: number }
-  | { type: "dokit_error"; code: "PRESENCE_REJECTED"; error: string }
-  | RoomErrorFrame;
 /** A client's call. */
 export type RpcRequestFrame = { type: "rpc"; id: string; method: string; args: unknown[] };
 /** A server's answer to a call: one result, a stream chunk, a stream end or an error. */
@@ -36,12 +27,6 @@ export const IDENTITY = "cf_agent_identity";
 export const STATE = "cf_agent_state";
 export const STATE_ERROR = "cf_agent_state_error";
 export const RPC = "rpc";
-/**
- * dokit's own error frame (not the Agents protocol's): `{"type":"dokit_error","code":<stable code>,"error":<text>,…}`.
- * Sent for `RATE_LIMITED` (a dropped message, with `retryAfterMs`), `PRESENCE_REJECTED` (a refused presence value),
- * and the rooms' `ROOM_REJECTED` / `ROOM_PUBLISH_FAILED` (with the publish's `id`).
- */
-export const DOKIT_ERROR = "dokit_error";
 
 /** Query parameter carrying the connection id. */
 export const CONNECTION_ID_PARAM = "_pk";

@@ -12,11 +12,11 @@ export {
   CLOSE_NO_AGENT,
   CLOSE_OPEN_FAILED,
   CLOSE_NO_WEBSOCKETS,
-  DOKIT_ERROR,
   isRpcRequest,
   isStateFrame,
   rpcErrors,
 } from "./frames";
+export { DOKIT_ERROR } from "./dokit-error";
 export { MCP_SERVERS } from "./mcp-client";
 export { TRANSPORT_PARAM, CAPNWEB, CLOSE_NO_TRANSPORT, CAPNWEB_PIPE } from "./capnweb";
 export { CLOSE_RATE_LIMITED } from "./rate-limit";
@@ -35,7 +35,8 @@ export {
   ROOM_SINCE_PARAM,
   ROOM_WELCOME,
 } from "./rooms";
-export type { IdentityFrame, StateFrame, StateErrorFrame, RpcRequestFrame, RpcResponseFrame, DokitErrorFrame } from "./frames";
+export type { IdentityFrame, StateFrame, StateErrorFrame, RpcRequestFrame, RpcResponseFrame } from "./frames";
+export type { DokitErrorFrame } from "./dokit-error";
 export type { McpServersFrame, MCPConnectionState, MCPServer, MCPCatalogueItem, MCPServersState } from "./mcp-client";
 export type { PresenceClientFrame, PresenceEntry, PresenceServerFrame } from "./presence";
 export type { RoomAckFrame, RoomErrorFrame, RoomGapFrame, RoomMessageFrame, RoomPublishFrame, RoomResetFrame, RoomWelcomeFrame } from "./rooms";

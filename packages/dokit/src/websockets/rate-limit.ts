@@ -3,7 +3,7 @@ import { DokitError } from "../lifecycle/errors";
 import { closeWith } from "../frames/close";
 import { trySend } from "../frames/send";
 import { CLOSE_RATE_LIMITED, RATE_LIMITED_REASON } from "../protocol/rate-limit";
-import { DOKIT_ERROR } from "../protocol/frames";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
 import { flagsOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
 import type { InboundLimit } from "./options";
