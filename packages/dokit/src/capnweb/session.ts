@@ -3,7 +3,7 @@ import { newWebSocketRpcSession } from "capnweb";
 import type { Connection } from "../lifecycle/connection";
 import { type CurrentAgent, runInContext } from "../lifecycle/context";
 import { CAPNWEB_PIPE } from "../protocol/capnweb";
-import { CLOSE_OPEN_FAILED, OPEN_FAILED_REASON } from "../protocol/frames";
+import { CLOSE_OPEN_FAILED, OPEN_FAILED_REASON } from "../protocol/close-codes";
 import { publishRpc } from "../rpc/events";
 import { invokeClaimed } from "../rpc/serve-rpc";
 import { closeWith } from "../frames/close";

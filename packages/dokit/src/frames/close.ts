@@ -1,7 +1,7 @@
 // Closing a socket with a code the platform accepts, and counting the closes
 // started: every close started outside WebSockets' own bookkeeping makes its kept
 // count of open sockets stale (websockets/open-connections.ts reads the count).
-import { RESERVED_CLOSE_CODES } from "../protocol/frames";
+import { RESERVED_CLOSE_CODES } from "../protocol/close-codes";
 
 /** Closes started on this isolate's sockets so far, by dokit or by server code (see {@link closeStarted}). */
 let closes = 0;

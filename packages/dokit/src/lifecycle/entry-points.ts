@@ -1,7 +1,7 @@
 // The entry points Lifecycle.install puts on a host class's prototype, and how each finds the
 // instance's lifecycle.
 import { DurableObject } from "cloudflare:workers";
-import { CLOSE_NO_WEBSOCKETS, NO_WEBSOCKETS_REASON } from "../protocol/frames";
+import { CLOSE_NO_WEBSOCKETS, NO_WEBSOCKETS_REASON } from "../protocol/close-codes";
 import { DokitError } from "./errors";
 import type { LifecycleErrorCode } from "./errors";
 import type { Lifecycle } from "./lifecycle";

@@ -1,9 +1,5 @@
+export { IDENTITY, STATE, STATE_ERROR, RPC, CONNECTION_ID_PARAM, isRpcRequest, isStateFrame, rpcErrors } from "./frames";
 export {
-  IDENTITY,
-  STATE,
-  STATE_ERROR,
-  RPC,
-  CONNECTION_ID_PARAM,
   CLOSE_DESTROYED,
   CLOSE_INTERNAL_ERROR,
   RESERVED_CLOSE_CODES,
@@ -12,10 +8,7 @@ export {
   CLOSE_NO_AGENT,
   CLOSE_OPEN_FAILED,
   CLOSE_NO_WEBSOCKETS,
-  isRpcRequest,
-  isStateFrame,
-  rpcErrors,
-} from "./frames";
+} from "./close-codes";
 export { DOKIT_ERROR } from "./dokit-error";
 export { MCP_SERVERS } from "./mcp-client";
 export { TRANSPORT_PARAM, CAPNWEB, CLOSE_NO_TRANSPORT, CAPNWEB_PIPE } from "./capnweb";

@@ -1,6 +1,6 @@
 import { BASE_HEADER, PROPS_HEADER } from "../lifecycle/headers";
 import { closeReason, refuseUpgrade } from "../lifecycle/refuse";
-import { CLOSE_NO_AGENT } from "../protocol/frames";
+import { CLOSE_NO_AGENT } from "../protocol/close-codes";
 import { kebab } from "../protocol/kebab";
 import { isUpgrade } from "../lifecycle/requests";
 
