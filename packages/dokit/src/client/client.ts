@@ -4,7 +4,7 @@
 // links, pending calls, presence and what the server's frames do are in their
 // own files.
 import type { MCPServersState } from "../protocol/mcp-client";
-import { STATE } from "../protocol/frames";
+import { STATE } from "../protocol/agents";
 import { kebab } from "../protocol/kebab";
 import { asBinaryType, byteSize } from "./binary";
 import type { AgentClientMessage, BinaryType } from "./binary";

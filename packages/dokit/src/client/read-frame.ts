@@ -6,7 +6,7 @@
 import type { MCPServersState } from "../protocol/mcp-client";
 import type { PresenceEntry } from "../protocol/presence";
 import { DOKIT_ERROR } from "../protocol/dokit-error";
-import { IDENTITY, RPC, STATE, STATE_ERROR } from "../protocol/frames";
+import { IDENTITY, RPC, STATE, STATE_ERROR } from "../protocol/agents";
 import { MCP_SERVERS } from "../protocol/mcp-client";
 import { PRESENCE } from "../protocol/presence";
 

@@ -1,4 +1,4 @@
-export { IDENTITY, STATE, STATE_ERROR, RPC, CONNECTION_ID_PARAM, isRpcRequest, isStateFrame, rpcErrors } from "./frames";
+export { IDENTITY, STATE, STATE_ERROR, RPC, CONNECTION_ID_PARAM, isRpcRequest, isStateFrame, rpcErrors } from "./agents";
 export {
   CLOSE_DESTROYED,
   CLOSE_INTERNAL_ERROR,
@@ -28,7 +28,7 @@ export {
   ROOM_SINCE_PARAM,
   ROOM_WELCOME,
 } from "./rooms";
-export type { IdentityFrame, StateFrame, StateErrorFrame, RpcRequestFrame, RpcResponseFrame } from "./frames";
+export type { IdentityFrame, StateFrame, StateErrorFrame, RpcRequestFrame, RpcResponseFrame } from "./agents";
 export type { DokitErrorFrame } from "./dokit-error";
 export type { McpServersFrame, MCPConnectionState, MCPServer, MCPCatalogueItem, MCPServersState } from "./mcp-client";
 export type { PresenceClientFrame, PresenceEntry, PresenceServerFrame } from "./presence";

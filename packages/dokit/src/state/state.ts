@@ -4,7 +4,7 @@ import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
 import { lifecycleOf, type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake";
-import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/frames";
+import { isStateFrame, STATE, STATE_ERROR, type StateErrorFrame } from "../protocol/agents";
 import { trySend } from "../frames/send";
 import { publishState } from "./events";
 import { splitRows } from "../rows/text";

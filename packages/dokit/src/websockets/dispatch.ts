@@ -6,7 +6,7 @@ import type { Connection } from "../lifecycle/connection";
 import { inConnectionContext } from "../lifecycle/context";
 import { isThenable } from "../thenable/is-thenable";
 import { parseFrame } from "./parse-frame";
-import { RPC, STATE } from "../protocol/frames";
+import { RPC, STATE } from "../protocol/agents";
 import { answerUnclaimedRpc } from "../rpc/serve-rpc";
 import { flagsOf } from "./connection";
 import { toHandlers } from "./handlers";

@@ -12,7 +12,7 @@ import { type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake";
 import { trySend } from "../frames/send";
 import { CAPNWEB, CLOSE_NO_TRANSPORT, NO_TRANSPORT_REASON, TRANSPORT_PARAM } from "../protocol/capnweb";
 import { CLOSE_DESTROYED } from "../protocol/close-codes";
-import { isStateFrame, STATE } from "../protocol/frames";
+import { isStateFrame, STATE } from "../protocol/agents";
 import { collectCallableMethods } from "../rpc/method-table";
 import { serveRpc, TargetCallables } from "../rpc/serve-rpc";
 import { accept } from "./accept";

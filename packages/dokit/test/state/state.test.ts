@@ -4,7 +4,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { type Connection, Lifecycle } from "../../src/lifecycle";
 import { OPEN_FAILED_REASON } from "../../src/protocol/close-codes";
-import { STATE } from "../../src/protocol/frames";
+import { STATE } from "../../src/protocol/agents";
 import { State } from "../../src/state";
 import { hibernate, openSocket, type TestSocket, type Upgrader } from "../../src/testing";
 import { captureConsole } from "../logs";

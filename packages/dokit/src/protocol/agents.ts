@@ -1,6 +1,7 @@
-// Frame literals of the Agents wire protocol (docs/protocol.md).
-// Shared by server and client; holds no behaviour beyond building and
-// recognising frames.
+// Frames of the Agents wire protocol (docs/protocol.md): identity, state, rpc, and
+// the connection id parameter. Other frames, dokit's own and each capability's, live
+// in their own files beside this one. Shared by server and client; holds no
+// behaviour beyond building and recognising frames.
 
 /** Sent first on a protocol-enabled connection. */
 export type IdentityFrame = {
