@@ -1,8 +1,10 @@
 // The room rule. The core (`lifecycle/`, `protocol/`) imports nothing outside
-// itself. An engine folder (`rpc/`, `jobs/`, `schema/`: code two capabilities
-// are built on, not exported) imports only the core. A capability folder imports
-// the core, the engines it is built on (ENGINES below) and no other capability
-// folder, type-only imports aside, save the documented exceptions.
+// itself. An engine folder (`rpc/`, `jobs/`, `frames/`, …: code two capabilities
+// are built on, named for what it holds, not exported) imports only the core and
+// the engines that list it among their users. A capability folder imports the
+// core, the engines it is built on (ENGINES below) and no other capability
+// folder, type-only imports aside, save the documented exceptions. The
+// browser-safe client imports at run time only `protocol/`.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -15,6 +17,10 @@ const ENGINES: Record<string, string[]> = {
   jobs: ["schedule", "queue", "tasks"],
   schema: ["state", "callables", "presence"],
   rows: ["state", "mcp", "yjs", "sessions"],
+  origin: ["inspector", "mcp-client"],
+  utf8: ["jobs", "tasks", "rooms", "mcp", "mcp-client", "streams", "presence"],
+  thenable: ["websockets", "rpc", "state", "presence"],
+  frames: ["websockets", "rpc", "state", "presence", "rooms", "yjs", "capnweb", "inspector", "sessions", "streams", "testing"],
 };
 /** The allowed exceptions: importer → imported, and why. */
 const ALLOWED: Record<string, { folder: string; why: string }[]> = {
@@ -65,6 +71,26 @@ describe("import rules", () => {
     ]);
   });
 
+  it("every engine exists, is not exported, and is imported by each folder ENGINES lists for it (the table is the map)", () => {
+    const exported = JSON.parse(readFileSync(join(src, "../entries.json"), "utf8")) as string[];
+    const stale: string[] = [];
+    for (const [engine, users] of Object.entries(ENGINES)) {
+      expect(folders, engine).toContain(engine);
+      expect(exported, engine).not.toContain(engine);
+      for (const user of users) {
+        const imports = sourceFiles(join(src, user)).flatMap((file) => importsOf(file, readFileSync(file, "utf8")));
+        if (!imports.some((entry) => entry.folder === engine)) stale.push(`${user}/ is listed for ${engine}/ but does not import it`);
+      }
+    }
+    expect(stale).toEqual([]);
+  });
+
+  it("the browser-safe client imports at run time only protocol/ (and its own files)", () => {
+    const imported = sourceFiles(join(src, "client")).flatMap((file) => importsOf(file, readFileSync(file, "utf8")));
+    expect(imported.some((entry) => entry.folder === "protocol" && !entry.typeOnly)).toBe(true);
+    expect(imported.filter((entry) => !entry.typeOnly && entry.folder !== "protocol").map((entry) => `${relative(src, entry.file)} imports ${entry.folder}/`)).toEqual([]);
+  });
+
   it("only src/mcp imports the MCP server SDK, and only src/mcp-client the MCP client SDK", () => {
     const owners: Record<string, string> = { "@modelcontextprotocol/server": "mcp", "@modelcontextprotocol/client": "mcp-client" };
     const violations: string[] = [];
@@ -105,8 +131,9 @@ describe("import rules", () => {
           continue;
         }
         if (CORE.has(entry.folder)) continue;
-        // An engine imports only the core.
+        // An engine imports only the core and the engines it is built on (ENGINES lists it among their users).
         if (folder in ENGINES) {
+          if (ENGINES[entry.folder]?.includes(folder)) continue;
           violations.push(`${relative(src, file)} (engine) imports ${entry.folder}/`);
           continue;
         }

@@ -2,10 +2,11 @@ import { RpcTarget } from "cloudflare:workers";
 import { newWebSocketRpcSession } from "capnweb";
 import type { Connection } from "../lifecycle/connection";
 import { type CurrentAgent, runInContext } from "../lifecycle/context";
-import { CAPNWEB_PIPE, CLOSE_OPEN_FAILED, OPEN_FAILED_REASON } from "../protocol/frames";
+import { CAPNWEB_PIPE } from "../protocol/capnweb";
+import { CLOSE_OPEN_FAILED, OPEN_FAILED_REASON } from "../protocol/close-codes";
 import { publishRpc } from "../rpc/events";
 import { invokeClaimed } from "../rpc/serve-rpc";
-import { closeWith } from "../lifecycle/wire";
+import { closeWith } from "../frames/close";
 import type { TransportHost } from "../websockets/options";
 import { LiveSocket } from "./live-socket";
 

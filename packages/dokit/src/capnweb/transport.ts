@@ -1,5 +1,5 @@
 import { refuseUpgrade } from "../lifecycle/refuse";
-import { CLOSE_INVALID_ID, INVALID_ID_REASON } from "../protocol/frames";
+import { CLOSE_INVALID_ID, INVALID_ID_REASON } from "../protocol/close-codes";
 import type { CapnwebTransport, TransportHost } from "../websockets/options";
 import { CLOSE_REPLACED, REPLACED_REASON, Session, sessionOf } from "./session";
 

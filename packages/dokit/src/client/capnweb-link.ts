@@ -2,7 +2,7 @@
 // dynamic import only when `transport: "capnweb"` is chosen, so clients on
 // the default transport never download capnweb.
 import { newWebSocketRpcSession, RpcTarget } from "capnweb";
-import { CAPNWEB_PIPE } from "../protocol/frames";
+import { CAPNWEB_PIPE } from "../protocol/capnweb";
 import { sendInOrder } from "./binary";
 import type { OpenLink } from "./link";
 import { watchLifecycle } from "./link";

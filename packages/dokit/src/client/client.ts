@@ -3,7 +3,8 @@
 // and the state a client sends live here; the connection loop, URL building,
 // links, pending calls, presence and what the server's frames do are in their
 // own files.
-import { type MCPServersState, STATE } from "../protocol/frames";
+import type { MCPServersState } from "../protocol/mcp-client";
+import { STATE } from "../protocol/agents";
 import { kebab } from "../protocol/kebab";
 import { asBinaryType, byteSize } from "./binary";
 import type { AgentClientMessage, BinaryType } from "./binary";

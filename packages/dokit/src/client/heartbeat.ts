@@ -3,7 +3,7 @@
 // A dokit server with `heartbeat` set answers the ping from the runtime
 // without waking the object. Off by default: a server without it would get
 // each ping as an ordinary message.
-import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../protocol/frames";
+import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../protocol/heartbeat";
 import type { AgentClientOptions, HeartbeatClientOptions } from "./types";
 
 /** Default milliseconds between pings. */

@@ -30,4 +30,4 @@ export type {
   StreamOptions,
   UntypedAgentStub,
 } from "./types";
-export type { MCPServersState } from "../protocol/frames";
+export type { MCPServersState } from "../protocol/mcp-client";

@@ -4,7 +4,7 @@
 // while the socket is down only the latest value is kept, never a queue of
 // updates. The list is the server's view: a snapshot replaces it (diffed
 // into joined, updated and left for listeners), change frames patch it.
-import { PRESENCE } from "../protocol/frames";
+import { PRESENCE } from "../protocol/presence";
 import type { PresencePair } from "./read-frame";
 
 /** One present connection: its id and its value. */

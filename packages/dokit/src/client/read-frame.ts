@@ -3,8 +3,12 @@
 // belongs, a `toString` of null) must never throw inside the socket's message
 // listener, where it would escape as an uncaught exception (in Node, one that
 // ends the process). Anything unreadable comes back as a reason, not a throw.
-import type { MCPServersState, PresenceEntry } from "../protocol/frames";
-import { DOKIT_ERROR, IDENTITY, MCP_SERVERS, PRESENCE, RPC, STATE, STATE_ERROR } from "../protocol/frames";
+import type { MCPServersState } from "../protocol/mcp-client";
+import type { PresenceEntry } from "../protocol/presence";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
+import { IDENTITY, RPC, STATE, STATE_ERROR } from "../protocol/agents";
+import { MCP_SERVERS } from "../protocol/mcp-client";
+import { PRESENCE } from "../protocol/presence";
 
 /** One present connection on the wire: `[id, value]`. */
 export type PresencePair = PresenceEntry;

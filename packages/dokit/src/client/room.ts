@@ -1,7 +1,8 @@
 // A member of a room spread over many objects (dokit/rooms on the server): an AgentClient whose
 // every connection asks for the messages after the last one it received (`since`) on the shard it
 // was on (`shard`), and that resends, in order, the publishes not yet acknowledged.
-import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_MORE, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
+import { ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_MORE, ROOM_RESET, ROOM_WELCOME } from "../protocol/rooms";
 import { AgentClient } from "./client";
 import { AgentFrameError } from "./errors";
 import type { AgentClientOptions, QueryParams } from "./types";

@@ -3,7 +3,10 @@
 // dokit's error frames that concern the client. Each frame
 // is read field by field first (read-frame.ts); a malformed one is reported,
 // never thrown.
-import { DOKIT_ERROR, IDENTITY, MCP_SERVERS, type MCPServersState, PRESENCE, PRESENCE_REJECTED, RPC, STATE, STATE_ERROR } from "../protocol/frames";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
+import { IDENTITY, RPC, STATE, STATE_ERROR } from "../protocol/agents";
+import { MCP_SERVERS, type MCPServersState } from "../protocol/mcp-client";
+import { PRESENCE, PRESENCE_REJECTED } from "../protocol/presence";
 import type { PendingCall } from "./calls";
 import type { PresenceFrames } from "./presence";
 import { AgentFrameError } from "./errors";

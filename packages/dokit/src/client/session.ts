@@ -2,7 +2,7 @@
 // loaded newest page first, older pages on demand, and kept current by the session's changes, which
 // the server sends to connections that watch it. Built on an AgentClient's frames, like RoomMember:
 // every socket that opens asks again (watch, then the newest page), so a reconnect resynchronizes.
-import { DOKIT_ERROR } from "../protocol/frames";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
 import { SESSION, type WireMessage, type WireSessionEvent } from "../protocol/sessions";
 
 /** A message as the server sends it: a session message whose `createdAt`, when it has one, is an ISO string. */

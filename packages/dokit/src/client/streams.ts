@@ -9,7 +9,7 @@
 // Until the server has the ack it ignores read frames, so the ack asks again for every read
 // still unanswered (the server answers each read with exactly one more, up-to-date or error
 // frame, in order, so the unanswered ones at the ack are the ones it ignored).
-import { DOKIT_ERROR } from "../protocol/frames";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
 import { STREAM_ACK, STREAM_CANCEL, STREAM_CHUNKS, STREAM_END, STREAM_FRAME_PREFIX, STREAM_MORE, STREAM_READ, STREAM_UP_TO_DATE, type StreamWireChunk } from "../protocol/streams";
 
 /** What stream readers need from their client. */

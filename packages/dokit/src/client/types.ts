@@ -1,6 +1,6 @@
 // Public types of `dokit/client`: options, call options and the typed stub.
 import type { AgentStub, CallableName } from "../rpc/stub-types";
-import type { MCPServersState } from "../protocol/frames";
+import type { MCPServersState } from "../protocol/mcp-client";
 import type { AgentFrameError } from "./errors";
 import type { AgentClientMessage } from "./binary";
 

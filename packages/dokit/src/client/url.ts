@@ -1,6 +1,7 @@
 // The upgrade URL, in the shape the official client builds:
 // {ws|wss}://{host}/{prefix}/{kebab(agent)}/{name}[/{path}]?_pk={id}&{query}
-import { CAPNWEB, CONNECTION_ID_PARAM, TRANSPORT_PARAM } from "../protocol/frames";
+import { CAPNWEB, TRANSPORT_PARAM } from "../protocol/capnweb";
+import { CONNECTION_ID_PARAM } from "../protocol/agents";
 import { kebab } from "../protocol/kebab";
 import type { AgentClientOptions, AgentClientProperties, QueryParams } from "./types";
 

@@ -1,4 +1,6 @@
-import { closeWith, parseObject, trySend } from "../lifecycle/wire";
+import { closeWith } from "../frames/close";
+import { parseObject } from "../frames/parse";
+import { trySend } from "../frames/send";
 import type { InspectorSnapshot } from "./options";
 
 // The page's live feed: one plain (non-hibernating) WebSocket per open page.

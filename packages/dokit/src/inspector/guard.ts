@@ -12,9 +12,9 @@
 //   socket (WebSocket upgrades ignore CORS) or load the page in a frame. So an
 //   `Origin` must equal the request's own origin, and `Sec-Fetch-Site` (sent by
 //   browsers on fetches and navigations) must be `same-origin` or `none` (the
-//   core's rule in lifecycle/cross-site.ts, which McpClients applies too).
+//   rule in origin/cross-site.ts, which McpClients applies too).
 
-import { isCrossSite as crossSite } from "../lifecycle/cross-site";
+import { isCrossSite as crossSite } from "../origin/cross-site";
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 

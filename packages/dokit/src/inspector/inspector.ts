@@ -3,7 +3,7 @@ import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import { subPath } from "../lifecycle/headers";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { normalizeRoute } from "../lifecycle/wire";
+import { normalizeRoute } from "../lifecycle/requests";
 import { Feed } from "./feed";
 import { isCrossSite, isLocalDevelopment } from "./guard";
 import type { ConnectionView, InspectedYjs, InspectorOptions, InspectorSnapshot, SectionError, YjsView } from "./options";

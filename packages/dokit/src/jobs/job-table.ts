@@ -1,6 +1,6 @@
 import { DokitError } from "../lifecycle/errors";
 import type { JobErrorCode } from "./errors";
-import { utf8Length } from "../lifecycle/wire";
+import { utf8Length } from "../utf8/size";
 
 /** Which job tables have a run in progress: a row left here means the instance stopped mid-run. */
 const RUNS = "dokit_job_runs";

@@ -1,4 +1,4 @@
-import { normalizeRoute } from "./wire";
+import { normalizeRoute } from "./requests";
 import type {
   AlarmRunner,
   CallableSource,

@@ -1,14 +1,14 @@
 // The entry points Lifecycle.install puts on a host class's prototype, and how each finds the
 // instance's lifecycle.
 import { DurableObject } from "cloudflare:workers";
-import { CLOSE_NO_WEBSOCKETS, NO_WEBSOCKETS_REASON } from "../protocol/frames";
+import { CLOSE_NO_WEBSOCKETS, NO_WEBSOCKETS_REASON } from "../protocol/close-codes";
 import { DokitError } from "./errors";
 import type { LifecycleErrorCode } from "./errors";
 import type { Lifecycle } from "./lifecycle";
 import type { EntryPoint } from "./options";
 import { refuseUpgrade } from "./refuse";
 import type { WakePlan } from "./wake";
-import { isUpgrade } from "./wire";
+import { isUpgrade } from "./requests";
 
 const NOT_FOUND = () => new Response("Not found", { status: 404 });
 /**

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
-import { CLOSE_OPEN_FAILED, CLOSE_RESTARTING, OPEN_FAILED_REASON, RESTARTING_REASON } from "../protocol/frames";
+import { CLOSE_OPEN_FAILED, CLOSE_RESTARTING, OPEN_FAILED_REASON, RESTARTING_REASON } from "../protocol/close-codes";
 import { kebab } from "../protocol/kebab";
-import { isUpgrade } from "./wire";
+import { isUpgrade } from "./requests";
 import type { Capability, SocketOwner } from "./capability";
 import { runInContext } from "./context";
 import { DispatchTable } from "./dispatch";

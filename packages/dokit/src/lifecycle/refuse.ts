@@ -20,7 +20,7 @@ export function closeReason(reason: string): string {
  * A fresh non-hibernating socket: workerd completes a close issued from `fetch`
  * at once only for those (a hibernating socket closed outside a WebSocket event
  * leaves the client hanging in CLOSING).
- * @param code - a close code in 4000–4999 (protocol/frames.ts), or 1012 for a refusal clients retry
+ * @param code - a close code in 4000–4999 (protocol/close-codes.ts), or 1012 for a refusal clients retry
  * @param reason - what is wrong, at most 123 UTF-8 bytes (see {@link closeReason})
  * @returns the 101 answer carrying the closed socket's client end
  */

@@ -2,7 +2,7 @@
 // connection whose message is being handled (getCurrentAgent()).
 
 import type { Dispatch } from "../lifecycle/capability";
-import { isCrossSite } from "../lifecycle/cross-site";
+import { isCrossSite } from "../origin/cross-site";
 import { getCurrentAgent } from "../lifecycle/current";
 import { BASE_HEADER } from "../lifecycle/headers";
 import { isLoopbackHost } from "./url-policy";

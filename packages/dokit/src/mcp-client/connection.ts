@@ -1,6 +1,6 @@
 import { type Client, type Prompt, ProtocolError, type Resource, StreamableHTTPClientTransport, type Tool, UnauthorizedError } from "@modelcontextprotocol/client";
 import { errorMessage } from "../lifecycle/errors";
-import type { MCPConnectionState } from "../protocol/frames";
+import type { MCPConnectionState } from "../protocol/mcp-client";
 import { guardedFetch, showableText, withTimeout } from "./fetch-guard";
 import type { McpClientsOptions, TransportOptions } from "./options";
 import { StoredOAuthProvider } from "./provider";

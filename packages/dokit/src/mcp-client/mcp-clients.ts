@@ -1,7 +1,7 @@
 import { type CallToolResult, type Client, type GetPromptResult, type Prompt, ProtocolError, type ReadResourceResult, type Resource, type Tool } from "@modelcontextprotocol/client";
 import type { Capability, Claims, Connection } from "../lifecycle/capability";
 import { DokitError } from "../lifecycle/errors";
-import type { MCPServersState } from "../protocol/frames";
+import type { MCPServersState } from "../protocol/mcp-client";
 import { answerCallback } from "./callback";
 import { callerCallbackUrl, callerIsLocal } from "./caller";
 import { type ConnectionSettings, ServerConnection, type StoredOptions } from "./connection";

@@ -6,7 +6,7 @@ import type {
   FetchLike,
 } from "@modelcontextprotocol/client";
 import type { Connection } from "../lifecycle/connection";
-import type { MCPConnectionState } from "../protocol/frames";
+import type { MCPConnectionState } from "../protocol/mcp-client";
 
 /** Options of {@link McpClients}. */
 export interface McpClientsOptions {

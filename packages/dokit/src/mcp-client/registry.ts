@@ -3,7 +3,7 @@
 // use; an object that never adds a server runs no SQL.
 import { DokitError } from "../lifecycle/errors";
 import type { McpClientErrorCode } from "./errors";
-import { utf8Length } from "../lifecycle/wire";
+import { utf8Length } from "../utf8/size";
 
 /** The table McpClients owns. */
 const SERVERS_TABLE = "dokit_mcp_servers";

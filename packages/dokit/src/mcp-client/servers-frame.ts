@@ -1,5 +1,5 @@
 import type { Connection, FrameContext, ProtocolFrame } from "../lifecycle/capability";
-import { MCP_SERVERS, type MCPServersState } from "../protocol/frames";
+import { MCP_SERVERS, type MCPServersState } from "../protocol/mcp-client";
 import type { ServerConnection } from "./connection";
 import type { McpClientsOptions } from "./options";
 

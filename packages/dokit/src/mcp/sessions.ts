@@ -14,7 +14,7 @@ import { watchStream } from "./stream-watch";
 import { SessionStore } from "./session-store";
 import type { Tables } from "./tables";
 import type { McpErrorCode } from "./errors";
-import { utf8Length } from "../lifecycle/wire";
+import { utf8Length } from "../utf8/size";
 
 // The 2025-era lane: Streamable HTTP sessions (`Mcp-Session-Id`), served by
 // the SDK's own WebStandardStreamableHTTPServerTransport, one transport and

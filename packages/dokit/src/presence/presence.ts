@@ -1,8 +1,11 @@
 import type { Capability, Claims, ConnectionSlot } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
-import { isThenable, overBytes, trySend } from "../lifecycle/wire";
-import { DOKIT_ERROR, PRESENCE, PRESENCE_REJECTED } from "../protocol/frames";
+import { isThenable } from "../thenable/is-thenable";
+import { trySend } from "../frames/send";
+import { overBytes } from "../utf8/size";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
+import { PRESENCE, PRESENCE_REJECTED } from "../protocol/presence";
 import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";
 import type { ConnectionPlugin, PluginDoor } from "../websockets/plugin";
 import type { WebSockets } from "../websockets/websockets";

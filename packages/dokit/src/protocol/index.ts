@@ -1,12 +1,11 @@
+// dokit/protocol: the wire's literals, one file per protocol family. A new
+// capability with frames of its own adds a file here and its lines below.
+
+// The Agents protocol: identity, state, rpc.
+export { IDENTITY, STATE, STATE_ERROR, RPC, CONNECTION_ID_PARAM, isRpcRequest, isStateFrame, rpcErrors } from "./agents";
+export type { IdentityFrame, StateFrame, StateErrorFrame, RpcRequestFrame, RpcResponseFrame } from "./agents";
+// Close codes of any connection.
 export {
-  IDENTITY,
-  STATE,
-  STATE_ERROR,
-  MCP_SERVERS,
-  RPC,
-  CONNECTION_ID_PARAM,
-  TRANSPORT_PARAM,
-  CAPNWEB,
   CLOSE_DESTROYED,
   CLOSE_INTERNAL_ERROR,
   RESERVED_CLOSE_CODES,
@@ -15,13 +14,25 @@ export {
   CLOSE_NO_AGENT,
   CLOSE_OPEN_FAILED,
   CLOSE_NO_WEBSOCKETS,
-  CLOSE_NO_TRANSPORT,
-  CLOSE_HEARTBEAT_TIMEOUT,
+} from "./close-codes";
+// dokit's error frame.
+export { DOKIT_ERROR } from "./dokit-error";
+export type { DokitErrorFrame } from "./dokit-error";
+// WebSockets' rate limit and heartbeat.
+export { CLOSE_RATE_LIMITED } from "./rate-limit";
+export { CLOSE_HEARTBEAT_TIMEOUT, HEARTBEAT_PING, HEARTBEAT_PONG } from "./heartbeat";
+// The Cap'n Web transport.
+export { TRANSPORT_PARAM, CAPNWEB, CLOSE_NO_TRANSPORT, CAPNWEB_PIPE } from "./capnweb";
+// McpClients' servers frame.
+export { MCP_SERVERS } from "./mcp-client";
+export type { McpServersFrame, MCPConnectionState, MCPServer, MCPCatalogueItem, MCPServersState } from "./mcp-client";
+// Presence.
+export { PRESENCE } from "./presence";
+export type { PresenceClientFrame, PresenceEntry, PresenceServerFrame } from "./presence";
+// Rooms.
+export {
   CLOSE_ROOM_DRAINED,
   CLOSE_ROOM_PUBLISH_FAILED,
-  CLOSE_RATE_LIMITED,
-  DOKIT_ERROR,
-  PRESENCE,
   ROOM,
   ROOM_ACK,
   ROOM_EPOCH_PARAM,
@@ -31,37 +42,9 @@ export {
   ROOM_SHARD_PARAM,
   ROOM_SINCE_PARAM,
   ROOM_WELCOME,
-  HEARTBEAT_PING,
-  HEARTBEAT_PONG,
-  CAPNWEB_PIPE,
-  isRpcRequest,
-  isStateFrame,
-  rpcErrors,
-} from "./frames";
-export type {
-  IdentityFrame,
-  StateFrame,
-  StateErrorFrame,
-  McpServersFrame,
-  MCPConnectionState,
-  MCPServer,
-  MCPCatalogueItem,
-  MCPServersState,
-  RpcRequestFrame,
-  RpcResponseFrame,
-  DokitErrorFrame,
-  PresenceClientFrame,
-  PresenceEntry,
-  PresenceServerFrame,
-  RoomAckFrame,
-  RoomErrorFrame,
-  RoomGapFrame,
-  RoomMessageFrame,
-  RoomPublishFrame,
-  RoomResetFrame,
-  RoomWelcomeFrame,
-} from "./frames";
-export { kebab } from "./kebab";
+} from "./rooms";
+export type { RoomAckFrame, RoomErrorFrame, RoomGapFrame, RoomMessageFrame, RoomPublishFrame, RoomResetFrame, RoomWelcomeFrame } from "./rooms";
+// Streams' readers.
 export {
   STREAM_READ,
   STREAM_CANCEL,
@@ -81,6 +64,7 @@ export type {
   StreamErrorFrame,
   StreamWireErrorCode,
 } from "./streams";
+// Sessions' live history.
 export {
   SESSION,
   SESSION_FORBIDDEN,
@@ -94,3 +78,5 @@ export {
   DEFAULT_PAGE_MESSAGES,
 } from "./sessions";
 export type { SessionClientFrame, SessionErrorFrame, SessionServerFrame, WireMessage, WireSessionEvent } from "./sessions";
+// Agent and binding names in URLs.
+export { kebab } from "./kebab";

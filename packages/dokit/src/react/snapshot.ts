@@ -3,7 +3,7 @@
 // frame in browsers, per microtask elsewhere.
 import type { AgentClient } from "../client/client";
 import type { AgentConnectionError } from "../client/errors";
-import type { MCPServersState } from "../protocol/frames";
+import type { MCPServersState } from "../protocol/mcp-client";
 
 /** What a render reads from the client. */
 export interface ClientSnapshot<State> {

@@ -3,7 +3,7 @@ import { useEffect, useMemo, useRef, useSyncExternalStore } from "react";
 import { AgentClient } from "../client/client";
 import type { AgentConnectionError } from "../client/errors";
 import type { AgentCall, AgentClientOptions, AgentClientStub } from "../client/types";
-import type { MCPServersState } from "../protocol/frames";
+import type { MCPServersState } from "../protocol/mcp-client";
 import { createSnapshotStore } from "./snapshot";
 
 /** Options of {@link useAgent}: the client's options plus socket event callbacks. */

@@ -1,7 +1,7 @@
 // useRoom: a RoomMember owned by a component, with the room's messages, last seq, gaps and drains reactive.
 import { useEffect, useMemo, useRef, useSyncExternalStore } from "react";
 import { RoomMember, type RoomMemberOptions, type RoomMessage } from "../client/room";
-import { CLOSE_ROOM_DRAINED } from "../protocol/frames";
+import { CLOSE_ROOM_DRAINED } from "../protocol/rooms";
 
 /** Options of {@link useRoom}: RoomMember's, plus how many messages the hook keeps and a drain callback. */
 export interface UseRoomOptions<T> extends RoomMemberOptions<T> {

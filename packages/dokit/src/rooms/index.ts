@@ -20,4 +20,4 @@ export type {
   RoomPublishFrame,
   RoomResetFrame,
   RoomWelcomeFrame,
-} from "../protocol/frames";
+} from "../protocol/rooms";

@@ -1,7 +1,8 @@
 // The frames a shard sends its clients, built as text once per message (the body is JSON text already).
 
 import type { Connection } from "../lifecycle/connection";
-import { DOKIT_ERROR, ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_MORE, ROOM_RESET, ROOM_WELCOME } from "../protocol/frames";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
+import { ROOM, ROOM_ACK, ROOM_COUNT, ROOM_GAP, ROOM_MORE, ROOM_RESET, ROOM_WELCOME } from "../protocol/rooms";
 import type { RoomMessage } from "./types";
 
 /** @returns `{"type":"dokit_room","seq","from"?,"data"}` */

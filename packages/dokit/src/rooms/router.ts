@@ -2,7 +2,8 @@
 
 import { DokitError } from "../lifecycle/errors";
 import { BASE_HEADER, PROPS_HEADER } from "../lifecycle/headers";
-import { CONNECTION_ID_PARAM, ROOM_SHARD_PARAM } from "../protocol/frames";
+import { CONNECTION_ID_PARAM } from "../protocol/agents";
+import { ROOM_SHARD_PARAM } from "../protocol/rooms";
 import type { RoomsErrorCode } from "./errors";
 import { CAPACITY_HEADER, FULL_HEADER, hash, namespaceOf, shardName, stubOf } from "./names";
 import { filters, type RoomPublishOptions } from "./publish-filters";

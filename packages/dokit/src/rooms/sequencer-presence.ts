@@ -1,4 +1,4 @@
-import { utf8Length } from "../lifecycle/wire";
+import { utf8Length } from "../utf8/size";
 import { parseShardName } from "./names";
 import type { PresenceKnown, PresenceNews, PresenceUpdate } from "./types";
 

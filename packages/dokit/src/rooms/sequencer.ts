@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { DokitError } from "../lifecycle/errors";
-import { overBytes } from "../lifecycle/wire";
+import { overBytes } from "../utf8/size";
 import type { RoomsErrorCode } from "./errors";
 import type { DeliveryHook } from "./deliver";
 import { type Fanout, FlatFanout } from "./fanout";

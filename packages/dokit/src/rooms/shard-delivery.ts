@@ -1,5 +1,5 @@
 import type { Connection } from "../lifecycle/connection";
-import { trySend } from "../lifecycle/wire";
+import { trySend } from "../frames/send";
 import type { WebSockets } from "../websockets/websockets";
 import type { Cursors } from "./shard-cursors";
 import type { ShardMembership } from "./shard-membership";

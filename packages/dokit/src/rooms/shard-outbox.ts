@@ -1,7 +1,9 @@
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
-import { closeWith, overBytes, trySend } from "../lifecycle/wire";
-import { CLOSE_ROOM_PUBLISH_FAILED, ROOM_PUBLISH_FAILED_REASON } from "../protocol/frames";
+import { closeWith } from "../frames/close";
+import { trySend } from "../frames/send";
+import { overBytes } from "../utf8/size";
+import { CLOSE_ROOM_PUBLISH_FAILED, ROOM_PUBLISH_FAILED_REASON } from "../protocol/rooms";
 import type { WebSockets } from "../websockets/websockets";
 import type { RoomsErrorCode } from "./errors";
 import { ackFrame, roomErrorFrame } from "./room-frames";

@@ -1,8 +1,8 @@
 import { BASE_HEADER, PROPS_HEADER } from "../lifecycle/headers";
 import { closeReason, refuseUpgrade } from "../lifecycle/refuse";
-import { CLOSE_NO_AGENT } from "../protocol/frames";
+import { CLOSE_NO_AGENT } from "../protocol/close-codes";
 import { kebab } from "../protocol/kebab";
-import { isUpgrade } from "../lifecycle/wire";
+import { isUpgrade } from "../lifecycle/requests";
 
 /** Options of {@link routeAgentRequest}. */
 export interface RouteOptions<Env = unknown> {

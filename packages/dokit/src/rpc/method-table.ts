@@ -1,6 +1,6 @@
 import { RpcTarget } from "cloudflare:workers";
 import { DokitError } from "../lifecycle/errors";
-import { CAPNWEB_PIPE } from "../protocol/frames";
+import { CAPNWEB_PIPE } from "../protocol/capnweb";
 import type { CallableName } from "./stub-types";
 import type { RpcErrorCode } from "./errors";
 

@@ -1,8 +1,8 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { Connection } from "../lifecycle/connection";
 import { errorMessage } from "../lifecycle/errors";
-import { RPC, rpcErrors } from "../protocol/frames";
-import { trySend } from "../lifecycle/wire";
+import { RPC, rpcErrors } from "../protocol/agents";
+import { trySend } from "../frames/send";
 
 // Serializes rpc answers (docs/protocol.md, "rpc").
 

@@ -7,11 +7,11 @@ import type { Lifecycle } from "../lifecycle/lifecycle";
 import type { Connection } from "../lifecycle/connection";
 import { inConnectionContext } from "../lifecycle/context";
 import { errorMessage, WireError } from "../lifecycle/errors";
-import { isRpcRequest, RPC, rpcErrors } from "../protocol/frames";
+import { isRpcRequest, RPC, rpcErrors } from "../protocol/agents";
 import { type CallableMethod, collectCallableMethods } from "./method-table";
 import { publishRpc } from "./events";
 import { sendError, sendResult } from "./rpc-answer";
-import { isThenable } from "../lifecycle/wire";
+import { isThenable } from "../thenable/is-thenable";
 import type { RpcErrorCode } from "./errors";
 
 /** The methods of an RpcTarget, called without argument checks. */

@@ -1,7 +1,7 @@
 import type { Connection } from "../lifecycle/connection";
 import type { ConnectionSlot, Dispatch, FrameContext } from "../lifecycle/capability";
 import { DokitError, errorMessage } from "../lifecycle/errors";
-import { trySend } from "../lifecycle/wire";
+import { trySend } from "../frames/send";
 import {
   DEFAULT_PAGE_BYTES,
   DEFAULT_PAGE_MESSAGES,

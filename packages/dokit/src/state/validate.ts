@@ -1,5 +1,5 @@
 import { describeIssues, isStandardSchema, type StandardSchema } from "../schema/standard-schema";
-import { isThenable } from "../lifecycle/wire";
+import { isThenable } from "../thenable/is-thenable";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError, errorMessage } from "../lifecycle/errors";
 import type { StateErrorCode } from "./errors";

@@ -23,8 +23,8 @@
 import type { Claims } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { isDokitError } from "../lifecycle/errors";
-import { trySend } from "../lifecycle/wire";
-import { DOKIT_ERROR } from "../protocol/frames";
+import { trySend } from "../frames/send";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
 import { STREAM_ACK, STREAM_CANCEL, STREAM_CHUNKS, STREAM_END, STREAM_MORE, STREAM_READ, STREAM_UP_TO_DATE, type StreamEndFrame, type StreamWireErrorCode } from "../protocol/streams";
 import type { WebSockets } from "../websockets/websockets";
 import type { StreamStore } from "./store";

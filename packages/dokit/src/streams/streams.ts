@@ -2,7 +2,7 @@ import { type AlarmWork, claimAlarm } from "../lifecycle/alarms";
 import type { Capability, Claims } from "../lifecycle/capability";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { utf8Length } from "../lifecycle/wire";
+import { utf8Length } from "../utf8/size";
 import { StreamClosedError, StreamNotFoundError, StreamSerializationError, streamsError, type StreamsErrorCode } from "./errors";
 import { StreamReaders } from "./readers";
 import { type Block, type Live, statusOf, StreamStore, type Tail } from "./store";

@@ -1,4 +1,4 @@
-import { overBytes, utf8Length } from "../lifecycle/wire";
+import { overBytes, utf8Length } from "../utf8/size";
 import { MAX_SERIALIZED_BYTES, TaskSerializationError } from "./errors";
 
 /**

@@ -1,6 +1,6 @@
 // Test sockets for @cloudflare/vitest-plugin tests: open a WebSocket to an
 // object through a Worker or a stub, read frames in order, make calls.
-import { parseObject } from "../lifecycle/wire";
+import { parseObject } from "../frames/parse";
 
 /** Something that answers an upgrade request: `exports.default`, `SELF`, or a Durable Object stub. */
 export interface Upgrader {

@@ -5,17 +5,9 @@
 // its handle (transport-host.ts).
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { refuseUpgrade } from "../lifecycle/refuse";
-import {
-  CLOSE_INVALID_ID,
-  CLOSE_OPEN_FAILED,
-  CLOSE_REPLACED,
-  CONNECTION_ID_PARAM,
-  HEARTBEAT_PING,
-  HEARTBEAT_PONG,
-  INVALID_ID_REASON,
-  OPEN_FAILED_REASON,
-  REPLACED_REASON,
-} from "../protocol/frames";
+import { CLOSE_INVALID_ID, CLOSE_OPEN_FAILED, CLOSE_REPLACED, INVALID_ID_REASON, OPEN_FAILED_REASON, REPLACED_REASON } from "../protocol/close-codes";
+import { CONNECTION_ID_PARAM } from "../protocol/agents";
+import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../protocol/heartbeat";
 import { type ConnectionFlags, storeFlags } from "./attachment";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
 import { handlerSetsWith, runHandlers } from "./handlers";

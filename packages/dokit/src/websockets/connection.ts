@@ -1,5 +1,5 @@
 import type { Connection } from "../lifecycle/connection";
-import { closeStarted } from "../lifecycle/wire";
+import { closeStarted } from "../frames/close";
 import { type Attachment, FLAGS_KEY, type ConnectionFlags, isDokitSocket, readAttachment, writeAttachment } from "./attachment";
 import { randomPublicId } from "./public-id";
 

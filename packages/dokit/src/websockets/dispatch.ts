@@ -4,8 +4,9 @@
 // hibernating socket's message; Cap'n Web's pipe and observed messages come here.
 import type { Connection } from "../lifecycle/connection";
 import { inConnectionContext } from "../lifecycle/context";
-import { isThenable, parseFrame } from "../lifecycle/wire";
-import { RPC, STATE } from "../protocol/frames";
+import { isThenable } from "../thenable/is-thenable";
+import { parseFrame } from "./parse-frame";
+import { RPC, STATE } from "../protocol/agents";
 import { answerUnclaimedRpc } from "../rpc/serve-rpc";
 import { flagsOf } from "./connection";
 import { toHandlers } from "./handlers";

@@ -5,7 +5,7 @@
 // and their `binary` claims ahead of the `onMessage` chain.
 import type { Connection } from "../lifecycle/connection";
 import { type CurrentAgent, inConnectionContext, runInContext } from "../lifecycle/context";
-import { isThenable } from "../lifecycle/wire";
+import { isThenable } from "../thenable/is-thenable";
 import { BINARY, HANDLERS, installedOn, OPTIONS, PLUGINS } from "./internal";
 import type { WebSocketHandlers } from "./options";
 import type { WebSockets } from "./websockets";

@@ -2,8 +2,8 @@ import type { Capability, Claims } from "../lifecycle/capability";
 import { type AlarmWork, claimAlarm } from "../lifecycle/alarms";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { closeWith } from "../lifecycle/wire";
-import { CLOSE_HEARTBEAT_TIMEOUT } from "../protocol/frames";
+import { closeWith } from "../frames/close";
+import { CLOSE_HEARTBEAT_TIMEOUT } from "../protocol/heartbeat";
 import type { HeartbeatSweeper } from "./options";
 import type { WebSocketsErrorCode } from "./errors";
 

@@ -2,7 +2,7 @@
 // less those the server closed (their readyState may lag), and the non-hibernating ones (Cap'n
 // Web sessions) it tracks by id. The public lookups (getConnections, getConnection) are in websockets.ts.
 import type { Connection } from "../lifecycle/connection";
-import { closeWith, closeCount } from "../lifecycle/wire";
+import { closeWith, closeCount } from "../frames/close";
 import { isDokitSocket } from "./attachment";
 import { CLOSED, COUNTED, installedOn, LIVE, PLUGINS } from "./internal";
 import type { WebSockets } from "./websockets";
@@ -28,7 +28,7 @@ function current(sockets: WebSockets): Counted | undefined {
  * @returns how many connections are open. The hibernating ones are walked (each one's readyState is
  * a call into the runtime) only when no kept count holds: an accept adds one to it, a close or error
  * event of this WebSockets drops it ({@link markClosed}), and a close started anywhere in the isolate
- * (wire.ts's closeWith, a Connection's close) makes every kept count stale.
+ * (frames/close.ts's closeWith, a Connection's close) makes every kept count stale.
  */
 export function openCount(sockets: WebSockets): number {
   let counted = current(sockets);

@@ -5,8 +5,8 @@
 import type { ProtocolFrame } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { trySend } from "../lifecycle/wire";
-import { IDENTITY } from "../protocol/frames";
+import { trySend } from "../frames/send";
+import { IDENTITY } from "../protocol/agents";
 import { flagsOf } from "./connection";
 import { CONNECTING, installedOn, OPTIONS, tableOf } from "./internal";
 import type { Identity } from "./options";

@@ -1,7 +1,9 @@
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
-import { closeWith, trySend } from "../lifecycle/wire";
-import { CLOSE_RATE_LIMITED, DOKIT_ERROR, RATE_LIMITED_REASON } from "../protocol/frames";
+import { closeWith } from "../frames/close";
+import { trySend } from "../frames/send";
+import { CLOSE_RATE_LIMITED, RATE_LIMITED_REASON } from "../protocol/rate-limit";
+import { DOKIT_ERROR } from "../protocol/dokit-error";
 import { flagsOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
 import type { InboundLimit } from "./options";

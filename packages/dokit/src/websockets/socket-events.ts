@@ -5,7 +5,9 @@
 import type { ConnectionSlot, FrameContext, ProtocolFrame, SlotOptions, SocketOwner } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { contextStorage, inConnectionContext } from "../lifecycle/context";
-import { closeWith, isThenable, parseFrame } from "../lifecycle/wire";
+import { closeWith } from "../frames/close";
+import { parseFrame } from "./parse-frame";
+import { isThenable } from "../thenable/is-thenable";
 import { isDokitSocket } from "./attachment";
 import { asConnection, flagsOf } from "./connection";
 import { connectionSlot } from "./slot";

@@ -9,7 +9,7 @@ import { WebSockets } from "../../src/websockets";
 import { captureConsole } from "../logs";
 import { fresh } from "../helpers";
 import { refusedClose } from "../refused-upgrade";
-import { OPEN_FAILED_REASON } from "../../src/protocol/frames";
+import { OPEN_FAILED_REASON } from "../../src/protocol/close-codes";
 import { type RpcEvent, subscribe } from "../../src/observability";
 import { type AgentStub } from "../../src/callables";
 import { type Counter, TestCallables } from "./objects";

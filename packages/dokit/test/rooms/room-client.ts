@@ -2,7 +2,7 @@
 // ids and resends what was not acknowledged (the room deduplicates), and reconnects with its last seq.
 // `checkDelivery` is the checker every test runs on what the clients received.
 import { exports } from "cloudflare:workers";
-import { CLOSE_ROOM_PUBLISH_FAILED } from "../../src/protocol/frames";
+import { CLOSE_ROOM_PUBLISH_FAILED } from "../../src/protocol/rooms";
 import { openSocket, type TestSocket } from "../../src/testing";
 import { publicIdOf } from "../public-id";
 import { until } from "../helpers";

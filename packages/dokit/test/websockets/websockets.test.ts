@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { connectionAttachment, hibernate, openSocket, type TestSocket } from "../../src/testing";
 import { connectionTags } from "../../src/websockets/tags";
-import { OPEN_FAILED_REASON } from "../../src/protocol/frames";
+import { OPEN_FAILED_REASON } from "../../src/protocol/close-codes";
 import { captureConsole } from "../logs";
 import { fresh } from "../helpers";
 import { publicIdOf } from "../public-id";
