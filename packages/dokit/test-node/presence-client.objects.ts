@@ -31,7 +31,10 @@ function cursors(tickMs: number): Presence<Cursor> {
 /**
  * Text messages: `kick` closes the sender with 1012 (so its client reconnects), `list` answers
  * `list:<presence.list() as JSON>`, `buffered` answers `buffered:<{ connection id: bytes not yet
- * written to its socket }>`; anything else comes back as `echo:<message>`.
+ * written to its socket (`bufferedAmount`, null where the runtime has none) }>`, `fill:<id>:<MiB>`
+ * sends that connection that many MiB in 64 KiB text frames (a backlog of other traffic) and answers
+ * `filled:<{ sent, buffered }>` (its `bufferedAmount` in the same event); anything else comes back as
+ * `echo:<message>`.
  */
 function handlers(presence: Presence<Cursor>, sockets: () => WebSockets) {
   return {
@@ -39,8 +42,16 @@ function handlers(presence: Presence<Cursor>, sockets: () => WebSockets) {
       if (message === "kick") return connection.close(1012, "kicked");
       if (message === "list") return connection.send(`list:${JSON.stringify(presence.list())}`);
       if (message === "buffered") {
-        const buffered = Object.fromEntries([...sockets().getConnections()].map((open) => [open.id, open.bufferedAmount]));
+        const buffered = Object.fromEntries([...sockets().getConnections()].map((open) => [open.id, open.bufferedAmount ?? null]));
         return connection.send(`buffered:${JSON.stringify(buffered)}`);
+      }
+      if (typeof message === "string" && message.startsWith("fill:")) {
+        const [, id = "", mib = "0"] = message.split(":");
+        const target = sockets().getConnection(id);
+        const frame = "x".repeat(65_536);
+        let sent = 0;
+        for (let i = 0; target && i < Number(mib) * 16; i++, sent += frame.length) target.send(frame);
+        return connection.send(`filled:${JSON.stringify({ sent, buffered: target?.bufferedAmount ?? null })}`);
       }
       connection.send(`echo:${String(message)}`);
     },

@@ -15,6 +15,9 @@ import type { PresenceErrorCode } from "./errors";
  * A watcher with more than this many bytes not yet written to its socket (`bufferedAmount`) is sent
  * no more changes: it is owed a snapshot, which replaces them once its buffer has emptied. So what
  * presence queues for one connection is at most this plus one frame, whatever it does not read.
+ * workerd counts those bytes on server sockets from 1.20261117 on (across events, until the socket
+ * takes them); an earlier runtime has no `bufferedAmount`, and there presence sends as if every
+ * buffer were empty (no bound).
  */
 export const PRESENCE_LAG_BYTES = 65_536;
 /** How long an owed snapshot is retried on the tick while nothing else happens (ms); later, the next change or presence frame retries it. */
@@ -241,7 +244,7 @@ export class Presence<P = unknown> implements Capability, ConnectionPlugin {
       else this.#owed.delete(connection.publicId);
     }
     // Owed a snapshot and has read the last answer: served now.
-    if (this.#owed.size && this.#owed.has(connection.publicId) && connection.bufferedAmount === 0 && this.#watching?.get(connection)) {
+    if (this.#owed.size && this.#owed.has(connection.publicId) && queued(connection) === 0 && this.#watching?.get(connection)) {
       this.#owed.delete(connection.publicId);
       this.#snapshot(connection, true);
     }
@@ -364,7 +367,7 @@ export class Presence<P = unknown> implements Capability, ConnectionPlugin {
       if (!this.#watches(connection) || !this.#sees(connection)) continue;
       // Owed a snapshot: it will replace this change. Behind on reading: owed one from now on.
       if (owed.size && owed.has(connection.publicId)) continue;
-      if (connection.bufferedAmount > PRESENCE_LAG_BYTES) this.#owe(connection);
+      if (queued(connection) > PRESENCE_LAG_BYTES) this.#owe(connection);
       else trySend(connection, frame);
     }
   }
@@ -376,7 +379,7 @@ export class Presence<P = unknown> implements Capability, ConnectionPlugin {
    * shards' entries, once per answer).
    */
   #offer(connection: Connection, fetch: boolean): void {
-    if (connection.bufferedAmount > 0 || this.#owed.has(connection.publicId)) return this.#owe(connection);
+    if (queued(connection) > 0 || this.#owed.has(connection.publicId)) return this.#owe(connection);
     this.#snapshot(connection, fetch);
   }
 
@@ -397,7 +400,7 @@ export class Presence<P = unknown> implements Capability, ConnectionPlugin {
       if (since === undefined) continue;
       present.add(id);
       if (!this.#watches(connection)) owed.delete(id);
-      else if (connection.bufferedAmount === 0) {
+      else if (queued(connection) === 0) {
         owed.delete(id);
         this.#snapshot(connection, true);
       } else if (now - since < OWED_RETRY_MS) waiting = true;
@@ -455,6 +458,11 @@ export class Presence<P = unknown> implements Capability, ConnectionPlugin {
     }
     return this.#sockets;
   }
+}
+
+/** @returns the bytes the runtime has not yet written to the connection's socket (0 where it does not say) */
+function queued(connection: Connection): number {
+  return connection.bufferedAmount ?? 0;
 }
 
 /** @returns `value` when it is a number from `min` to `max` @throws DokitError INVALID_ARGUMENT otherwise */

@@ -47,7 +47,9 @@ export class ShardDelivery {
    * Paced by what the client has read: after {@link CATCH_UP_WINDOW} characters of frames it sends a
    * `dokit_room_more` token and goes on only once the client sends it back (a client reads its frames
    * in order, so the token shows it read all before it). A client that never reads holds at most one
-   * window and one message; the object cannot see a socket's buffered bytes, so the client says so.
+   * window and one message. The client says what it read, which works on every runtime (a socket's
+   * `bufferedAmount` exists only from workerd 1.20261117 on, and counts what the network took, not
+   * what the client read).
    */
   async catchUp(connection: Connection, since: number): Promise<void> {
     const cursors = this.#deps.cursors;

@@ -6,8 +6,10 @@ const ANSWER_INTERVAL_MS = 1000;
  * document): its first request is answered; a repeat only once what it asks for changed since its last
  * answer, and at least a second after it. A connection that was answered holds that answer plus every
  * change relayed to it since, so a repeat adds nothing; a client that repeats the request without
- * reading queues one answer, not one per request. workerd's `bufferedAmount` on a server socket reads
- * 0 whatever is queued, so what a client has read cannot be known on the server.
+ * reading queues one answer, not one per request. The rule does not read `bufferedAmount` (what the
+ * runtime has not yet written to the socket): workerd reports it on server sockets from 1.20261117
+ * on, and earlier runtimes (1.20261102, the one @cloudflare/vitest-plugin 1.5.0 runs) have none, so
+ * it holds on every runtime.
  */
 export class Answers {
   /** Per connection id: the version and time of its last answer. */
