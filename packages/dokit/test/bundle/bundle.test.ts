@@ -65,8 +65,9 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // Public ids and closed connections as above, and one pending answer per watcher (a snapshot only once the last has left the socket's buffer, owed otherwise; no changes past 64 KiB waiting) add 686 B (11,950 B measured).
     // WebSockets' plug-in door (the presence, yjs and plugins options registered the same way, plug-in hooks as handler sets, binary claims ahead of onMessage) and connection slots (named, bounded, checked values in the attachment; slot.ts) add; Presence's values and watching marks in slots, 421 B (12,371 B measured).
     // The shared helpers out of lifecycle/wire.ts (frames/, utf8/, thenable/) and protocol/ split by family: the same
-    // code in another module order, 19 B more gzip, minified +8 B (12,390 B measured).
-    ceiling: 12390,
+    // code in another module order, 19 B more gzip, minified +8 B (12,390 B measured). Reading `bufferedAmount` through
+    // one helper that takes a runtime without it as an empty buffer: 12,403 B measured.
+    ceiling: 12410,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "presence pays for itself only, not for State, Callables or a schema library",
   },
