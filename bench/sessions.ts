@@ -8,30 +8,19 @@
 // `node bench/sessions.ts [--quick] [--rows-only]` alone, or `pnpm bench --only=sessions`; either writes the
 // result file bench/results/sessions.json (lib/results.ts; a --quick run bench/results/quick/sessions.json).
 //   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
-import { commandLine, fromPairs, recordRun, ROWS_ONLY_NOTE, type RunResult } from "./lib/results.ts";
+import type { RunResult } from "./lib/results.ts";
+import { figureText, refRun, runStandalone, type VersusRef, withWorker } from "./lib/standalone.ts";
+import { rank } from "./lib/stats.ts";
 
 /** One measure, for both implementations. */
-export interface SessionsFigure {
-  measure: string;
-  unit: string;
-  ref: number;
-  dokit: number;
-  /** dokit over ref. */
-  ratio: number;
-  /** The bound on dokit over ref (rows: at most the reference's). */
-  target?: number;
-}
+export type SessionsFigure = VersusRef;
 
 /** @returns the sessions measure's result (lib/results.ts): dokit, the reference and dokit over it; `rowsOnly` keeps the row counts */
 export function sessionsRun(figures: readonly SessionsFigure[], rowsOnly = false): Omit<RunResult, "command" | "quick"> {
-  const kept = rowsOnly ? figures.filter((f) => f.unit === "rows") : figures;
-  return { measure: "sessions", title: "Sessions", columns: ["dokit", "ref", "dokit/ref"], figures: fromPairs(kept, ["dokit", "ref"], ["dokit", "ref"]), ...(rowsOnly ? { keep: 1, notes: [ROWS_ONLY_NOTE] } : {}) };
+  return refRun("sessions", "Sessions", figures, rowsOnly);
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
+const percentile = (values: number[], p: number): number => rank(values, p / 100);
 
 const IMPLS = ["ref", "dokit"] as const;
 
@@ -43,18 +32,7 @@ export async function sessionsBench(options: { quick?: boolean } = {}): Promise<
   const messages = options.quick ? 2_000 : 10_000;
   const rounds = options.quick ? 3 : 7;
   const queries = options.quick ? 30 : 100;
-  const { unstable_startWorker } = await import("wrangler");
-  const worker = await unstable_startWorker({
-    config: new URL("./worker-sessions/wrangler.jsonc", import.meta.url).pathname,
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
-  });
-  try {
-    const base = await worker.url;
-    const call = async (path: string): Promise<number> => {
-      const response = await fetch(new URL(path, base), { signal: AbortSignal.timeout(120_000) });
-      if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-      return (await response.json()) as number;
-    };
+  return withWorker(new URL("./worker-sessions/wrangler.jsonc", import.meta.url), async ({ call }) => {
     const timed = async (impl: string, name: string, action: string): Promise<{ ms: number; value: number }> => {
       let t = performance.now();
       const value = await call(`/${impl}/${name}/${action}`);
@@ -108,22 +86,13 @@ export async function sessionsBench(options: { quick?: boolean } = {}): Promise<
     figure(`search over ${messages.toLocaleString("en")}, p50 of ${queries}`, "ms", percentile(search.ref!, 50), percentile(search.dokit!, 50));
     figure(`search over ${messages.toLocaleString("en")}, p99 of ${queries}`, "ms", percentile(search.ref!, 99), percentile(search.dokit!, 99));
 
-    const text = figures
-      .map((f) => `${f.measure.padEnd(52)} ref ${f.ref.toFixed(1).padStart(8)} ${f.unit.padEnd(4)} dokit ${f.dokit.toFixed(1).padStart(8)} ${f.unit.padEnd(4)} ${f.ratio.toFixed(2)}×`)
-      .join("\n");
-    return { figures, text };
-  } finally {
-    await worker.dispose();
-  }
+    return { figures, text: figureText(figures, [["ref", "ref"], ["dokit", "dokit"]]) };
+  });
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  process.env.X_LOCAL_OBSERVABILITY ??= "false";
-  process.env.WRANGLER_LOG ??= "none";
-  process.env.WRANGLER_SEND_METRICS ??= "false";
-  const quick = process.argv.includes("--quick");
-  const { text, figures } = await sessionsBench({ quick });
-  console.log(`\nSessions (one object each; lower is better; ratio is dokit over agents/sessions 0.32.0)\n\n${text}`);
-  const run = sessionsRun(figures, process.argv.includes("--rows-only"));
-  console.log(`result file: ${recordRun({ ...run, command: commandLine("node bench/sessions.ts"), quick }).pathname}`);
-}
+await runStandalone(import.meta.url, {
+  script: "bench/sessions.ts",
+  heading: "Sessions (one object each; lower is better; ratio is dokit over agents/sessions 0.32.0)",
+  bench: sessionsBench,
+  result: sessionsRun,
+});

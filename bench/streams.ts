@@ -11,18 +11,12 @@
 // `node bench/streams.ts [--quick] [--rows-only]` alone, or `streamsBench()` from bench/run.ts; either writes
 // the result file bench/results/streams.json (lib/results.ts; a --quick run bench/results/quick/streams.json).
 //   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
-import { commandLine, recordRun, ROWS_ONLY_NOTE, type RunResult, type Target } from "./lib/results.ts";
+import { ROWS_ONLY_NOTE, type RunResult, type Target } from "./lib/results.ts";
+import { figureText, runStandalone, type VersusRef, withWorker } from "./lib/standalone.ts";
+import { middle as median, rank as percentile } from "./lib/stats.ts";
 
-/** One measure, for both implementations. */
-export interface StreamsFigure {
-  measure: string;
-  unit: string;
-  ref: number;
-  dokit: number;
-  /** dokit over ref. */
-  ratio: number;
-  /** Whether a higher figure is better (chunks/s). */
-  higherIsBetter?: boolean;
+/** One measure, for both implementations (`ratio`: dokit over ref; `higherIsBetter` for chunks/s). */
+export interface StreamsFigure extends VersusRef {
   /** Set when the other side is the raw object, not the reference (the live tail): `ref` then holds raw's figure. */
   vsRaw?: true;
 }
@@ -51,17 +45,6 @@ export function streamsRun(figures: readonly StreamsFigure[], rowsOnly = false):
     }),
     ...(rowsOnly ? { keep: 1, notes: [ROWS_ONLY_NOTE] } : {}),
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number;
 }
 
 /**
@@ -129,18 +112,7 @@ export async function streamsBench(options: { quick?: boolean } = {}): Promise<{
   const rounds = options.quick ? 3 : 9;
   const chunks = 1_000;
   const replayChunks = options.quick ? 2_000 : 10_000;
-  const { unstable_startWorker } = await import("wrangler");
-  const worker = await unstable_startWorker({
-    config: new URL("./worker-streams/wrangler.jsonc", import.meta.url).pathname,
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
-  });
-  try {
-    const base = await worker.url;
-    const call = async (path: string) => {
-      const response = await fetch(new URL(path, base));
-      if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-      return response.json() as Promise<number | null>;
-    };
+  return withWorker(new URL("./worker-streams/wrangler.jsonc", import.meta.url), async ({ base, call }) => {
     const run = Date.now().toString(36);
     const impls = ["dokit", "ref"] as const;
     const rate = { small: { dokit: [] as number[], ref: [] as number[] }, large: { dokit: [] as number[], ref: [] as number[] } };
@@ -157,7 +129,7 @@ export async function streamsBench(options: { quick?: boolean } = {}): Promise<{
           const name = `append-${size}-${run}-${round}`;
           await call(`/${impl}/${name}/ping`);
           let t = performance.now();
-          const written = (await call(`/${impl}/${name}/append?n=${chunks}&bytes=${bytes}`)) ?? 0;
+          const written = await call(`/${impl}/${name}/append?n=${chunks}&bytes=${bytes}`);
           const ms = performance.now() - t;
           t = performance.now();
           await call(`/${impl}/${name}/ping`);
@@ -201,23 +173,14 @@ export async function streamsBench(options: { quick?: boolean } = {}): Promise<{
       { measure: `live tail to ${readers} WebSocket readers, p50`, unit: "ms", ref: percentile(tail.raw, 0.5), dokit: percentile(tail.dokit, 0.5), ratio: percentile(tail.dokit, 0.5) / percentile(tail.raw, 0.5), vsRaw: true },
       { measure: `live tail to ${readers} WebSocket readers, p99`, unit: "ms", ref: percentile(tail.raw, 0.99), dokit: percentile(tail.dokit, 0.99), ratio: percentile(tail.dokit, 0.99) / percentile(tail.raw, 0.99), vsRaw: true },
     ];
-    const text = [...figures, ...tailFigures.map((f) => ({ ...f, measure: `${f.measure} (vs raw)` }))]
-      .map((f) => `${f.measure.padEnd(48)} ref ${f.ref.toFixed(1).padStart(10)} ${f.unit.padEnd(4)} dokit ${f.dokit.toFixed(1).padStart(10)} ${f.unit.padEnd(4)} ${f.ratio.toFixed(2)}×${f.higherIsBetter ? " (higher is better)" : ""}`)
-      .join("\n");
+    const text = figureText([...figures, ...tailFigures.map((f) => ({ ...f, measure: `${f.measure} (vs raw)` }))], [["ref", "ref"], ["dokit", "dokit"]]);
     return { figures: [...figures, ...tailFigures], text };
-  } finally {
-    await worker.dispose();
-  }
+  });
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  // As in bench/run.ts: wrangler's local observability records every invocation in the same process.
-  process.env.X_LOCAL_OBSERVABILITY ??= "false";
-  process.env.WRANGLER_LOG ??= "none";
-  process.env.WRANGLER_SEND_METRICS ??= "false";
-  const quick = process.argv.includes("--quick");
-  const { text, figures } = await streamsBench({ quick });
-  console.log(`\nStreams (one object each; ratio is dokit over the reference)\n\n${text}`);
-  const run = streamsRun(figures, process.argv.includes("--rows-only"));
-  console.log(`result file: ${recordRun({ ...run, command: commandLine("node bench/streams.ts"), quick }).pathname}`);
-}
+await runStandalone(import.meta.url, {
+  script: "bench/streams.ts",
+  heading: "Streams (one object each; ratio is dokit over the reference)",
+  bench: streamsBench,
+  result: streamsRun,
+});

@@ -8,6 +8,7 @@ import { Lifecycle as RefLifecycle } from "agents/lifecycle";
 import { Sessions as RefSessionsCapability } from "agents/sessions";
 import { Lifecycle } from "../../packages/dokit/src/lifecycle";
 import { Sessions } from "../../packages/dokit/src/sessions";
+import { countRows } from "../lib/rows";
 
 interface Env {
   DOKIT_SESSIONS: DurableObjectNamespace<DokitSessions>;
@@ -45,19 +46,13 @@ function randomBase64(bytes: number): string {
 
 /** Runs `fn`, counting the rows written by every statement on this object's SQLite. */
 async function rowsWritten(sql: SqlStorage, fn: () => Promise<unknown>): Promise<number> {
-  const exec = sql.exec;
-  const cursors: { rowsWritten: number }[] = [];
-  sql.exec = ((query: string, ...bindings: unknown[]) => {
-    const cursor = exec.call(sql, query, ...(bindings as SqlStorageValue[]));
-    cursors.push(cursor);
-    return cursor;
-  }) as typeof sql.exec;
+  const rows = countRows(sql);
   try {
     await fn();
   } finally {
-    sql.exec = exec;
+    rows.uninstall();
   }
-  return cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
+  return rows.written();
 }
 
 async function act(handle: Handle, sql: SqlStorage, action: string, params: URLSearchParams): Promise<number> {
