@@ -4,7 +4,7 @@
 // prints the figures and writes the measure's result file.
 import { quietWrangler } from "./cli.ts";
 import { commandLine, fromPairs, recordRun, ROWS_ONLY_NOTE, type RunResult } from "./results.ts";
-import { startBenchWorker, type StartedWorker } from "./worker.ts";
+import { type BenchWorkerOptions, startBenchWorker, type StartedWorker } from "./worker.ts";
 
 /** A started two-column measure's worker. */
 export interface MeasureWorker {
@@ -20,11 +20,11 @@ export interface MeasureWorker {
 }
 
 /**
- * Starts the worker of `config` (lib/worker.ts: loopback, no persistence, dokit from source),
- * runs `measure` with it and disposes it, however `measure` ends.
+ * Starts the worker of `config` (lib/worker.ts: loopback, no persistence, dokit from source; an
+ * inspector and V8 flags with `options`), runs `measure` with it and disposes it, however `measure` ends.
  */
-export async function withWorker<T>(config: URL, measure: (worker: MeasureWorker) => Promise<T>): Promise<T> {
-  const worker = await startBenchWorker(config.pathname);
+export async function withWorker<T>(config: URL, measure: (worker: MeasureWorker) => Promise<T>, options: BenchWorkerOptions = {}): Promise<T> {
+  const worker = await startBenchWorker(config.pathname, options);
   try {
     const base = worker.proxied;
     const call = async <R>(path: string): Promise<R> => {
@@ -48,6 +48,8 @@ export interface SideBySide {
   target?: number;
   /** Whether a higher figure is better (a rate). */
   higherIsBetter?: boolean;
+  /** What a reader needs beside the values, printed after them. */
+  note?: string;
 }
 
 /**
@@ -64,7 +66,7 @@ export function figureText<F extends SideBySide>(figures: readonly F[], sides: r
       const values = sides.map(([label, key]) => `${label} ${(f[key] as number).toFixed(digits).padStart(10)} ${f.unit.padEnd(units)}`);
       const ratio = Number.isFinite(f.ratio) ? `${f.ratio.toFixed(2)}×` : "–";
       const target = f.target !== undefined ? ` (target ${f.higherIsBetter ? "≥" : "≤"} ${f.target}×)` : f.higherIsBetter ? " (higher is better)" : "";
-      return `${f.measure.padEnd(width)}  ${values.join("  ")}  ${ratio}${target}`;
+      return `${f.measure.padEnd(width)}  ${values.join("  ")}  ${ratio}${target}${f.note ? `; ${f.note}` : ""}`;
     })
     .join("\n");
 }
