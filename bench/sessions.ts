@@ -4,13 +4,16 @@
 //     the rowsWritten of every SQL statement the append ran; target: dokit at most the reference);
 //   reading 10,000 messages with history(), and getRecentHistory(8 MiB): time seen from outside less an
 //     empty call's round trip to the same object, median of the rounds;
+//   and history()'s peak isolate heap: the live heap sampled over workerd's inspector while it reads
+//     (historyPeak), in a worker of its own;
 //   search over the 10,000 (the index built by an untimed first search): p50 and p99 of 100 queries.
 // `node bench/sessions.ts [--quick] [--rows-only]` alone, or `pnpm bench --only=sessions`; either writes the
 // result file bench/results/sessions.json (lib/results.ts; a --quick run bench/results/quick/sessions.json).
 //   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
 import type { RunResult } from "./lib/results.ts";
 import { figureText, refRun, runStandalone, type VersusRef, withWorker } from "./lib/standalone.ts";
-import { rank } from "./lib/stats.ts";
+import { openHeapReader } from "./lib/heap.ts";
+import { middle, rank } from "./lib/stats.ts";
 
 /** One measure, for both implementations. */
 export type SessionsFigure = VersusRef;
@@ -32,7 +35,8 @@ export async function sessionsBench(options: { quick?: boolean } = {}): Promise<
   const messages = options.quick ? 2_000 : 10_000;
   const rounds = options.quick ? 3 : 7;
   const queries = options.quick ? 30 : 100;
-  return withWorker(new URL("./worker-sessions/wrangler.jsonc", import.meta.url), async ({ call }) => {
+  const config = new URL("./worker-sessions/wrangler.jsonc", import.meta.url);
+  const figures = await withWorker(config, async ({ call }) => {
     const timed = async (impl: string, name: string, action: string): Promise<{ ms: number; value: number }> => {
       let t = performance.now();
       const value = await call(`/${impl}/${name}/${action}`);
@@ -86,8 +90,75 @@ export async function sessionsBench(options: { quick?: boolean } = {}): Promise<
     figure(`search over ${messages.toLocaleString("en")}, p50 of ${queries}`, "ms", percentile(search.ref!, 50), percentile(search.dokit!, 50));
     figure(`search over ${messages.toLocaleString("en")}, p99 of ${queries}`, "ms", percentile(search.ref!, 99), percentile(search.dokit!, 99));
 
-    return { figures, text: figureText(figures, [["ref", "ref"], ["dokit", "dokit"]]) };
+    return figures;
   });
+  const peakRounds = options.quick ? 1 : 3;
+  const peak = await historyPeak(config, messages, peakRounds);
+  const ref = middle(peak.ref) / 1024;
+  const dokit = middle(peak.dokit) / 1024;
+  // Beside history()'s time.
+  const at = figures.findIndex((f) => f.measure.startsWith("history()")) + 1;
+  figures.splice(at, 0, {
+    measure: `history() over ${messages.toLocaleString("en")} messages, peak isolate heap (median of ${peakRounds})`,
+    unit: "KB",
+    ref,
+    dokit,
+    ratio: dokit / ref,
+    note: `live heap after a full collection every ${PEAK_EVERY} messages, the largest less the heap before the read; ${peak.samples} samples`,
+  });
+  return { figures, text: figureText(figures, [["ref", "ref"], ["dokit", "dokit"]]) };
+}
+
+/** The peak read collects and samples the heap every this many messages. */
+const PEAK_EVERY = 100;
+
+/**
+ * Peak isolate memory while history() reads `messages` messages, in a worker of its own with
+ * workerd's inspector and `--expose-gc` (so the timed figures run without them): the messages
+ * appended to an object of each implementation; then per round, the order alternating, the
+ * isolate's live heap (V8's and the embedder's, lib/heap.ts) after a full collection, and
+ * history() read through with a full collection and a pause every {@link PEAK_EVERY} messages
+ * (the worker's `peak` route), during which the heap is read over the inspector again and again;
+ * the largest read less the first.
+ * @returns per implementation, each round's peak in bytes; and how many reads the last round took
+ */
+async function historyPeak(config: URL, messages: number, rounds: number): Promise<{ ref: number[]; dokit: number[]; samples: number }> {
+  return withWorker(
+    config,
+    async ({ call, worker }) => {
+      const name = `peak-${Date.now().toString(36)}`;
+      for (const impl of IMPLS) for (let done = 0; done < messages; done += 1000) await call(`/${impl}/${name}/fill?n=${Math.min(1000, messages - done)}`);
+      const heap = await openHeapReader(worker.inspector as URL, worker.direct);
+      const peaks = { ref: [] as number[], dokit: [] as number[] };
+      let samples = 0;
+      try {
+        for (let round = -1; round < rounds; round++) {
+          for (const impl of round % 2 ? IMPLS : ([...IMPLS].reverse() as unknown as typeof IMPLS)) {
+            const before = await heap.afterGc();
+            let reading = true;
+            let peak = 0;
+            samples = 0;
+            const sampler = (async () => {
+              while (reading) {
+                const usage = await heap.usage();
+                if (!reading) break;
+                peak = Math.max(peak, usage.js + usage.embedder);
+                samples++;
+              }
+            })();
+            const count = await call(`/${impl}/${name}/peak?every=${PEAK_EVERY}`).finally(() => (reading = false));
+            await sampler;
+            if (count !== messages) throw new Error(`${impl} history() read ${count} of ${messages}`);
+            if (round >= 0) peaks[impl].push(peak - (before.js + before.embedder));
+          }
+        }
+      } finally {
+        heap.close();
+      }
+      return { ...peaks, samples };
+    },
+    { inspector: true, v8Flags: "--expose-gc" },
+  );
 }
 
 await runStandalone(import.meta.url, {
