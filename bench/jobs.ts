@@ -5,26 +5,21 @@
 //     (the round trip through the dev server is about 3 ms, a third of the drain's time).
 //   scheduling: 10 000 jobs set one by one; time, and rows in storage
 // `node bench/jobs.ts [--quick]` alone, or `jobsBench()` from bench/run.ts.
-import { commandLine, fromPairs, recordRun } from "./lib/results.ts";
-
+import { fromPairs, type RunResult } from "./lib/results.ts";
+import { figureText, runStandalone, type SideBySide, withWorker } from "./lib/standalone.ts";
+import { middle as median } from "./lib/stats.ts";
 
 const KILO = 1000;
 
-/** One measure, for both implementations. */
-export interface JobsFigure {
-  measure: string;
-  unit: string;
+/** One measure, for both implementations (`ratio`: dokit over raw). */
+export interface JobsFigure extends SideBySide {
   raw: number;
   dokit: number;
-  /** dokit over raw. */
-  ratio: number;
-  target?: number;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+/** @returns the jobs measure's result (lib/results.ts): raw, dokit and dokit over raw */
+export function jobsRun(figures: readonly JobsFigure[]): Omit<RunResult, "command" | "quick"> {
+  return { measure: "jobs", title: "Jobs", columns: ["raw", "dokit", "dokit/raw"], figures: fromPairs(figures, ["raw", "dokit"], ["raw", "dokit"]) };
 }
 
 /**
@@ -35,18 +30,7 @@ export async function jobsBench(options: { quick?: boolean } = {}): Promise<{ fi
   const rounds = options.quick ? 3 : 10;
   const firing = 1_000;
   const scheduling = options.quick ? 2_000 : 10_000;
-  const { unstable_startWorker } = await import("wrangler");
-  const worker = await unstable_startWorker({
-    config: new URL("./worker-jobs/wrangler.jsonc", import.meta.url).pathname,
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
-  });
-  try {
-    const base = await worker.url;
-    const call = async (path: string) => {
-      const response = await fetch(new URL(path, base));
-      if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-      return response.json() as Promise<number | null>;
-    };
+  return withWorker(new URL("./worker-jobs/wrangler.jsonc", import.meta.url), async ({ call }) => {
     const run = `${Date.now().toString(36)}`;
     const fire = { raw: [] as number[], dokit: [] as number[] };
     // Warm-up round (not recorded), then interleaved rounds; the order alternates.
@@ -73,7 +57,7 @@ export async function jobsBench(options: { quick?: boolean } = {}): Promise<{ fi
         const t = performance.now();
         await call(`/${impl}/${name}/schedule?n=${scheduling}&due=3600000`);
         schedule[impl].push(performance.now() - t);
-        rows[impl] = (await call(`/${impl}/${name}/rows`)) ?? 0;
+        rows[impl] = (await call<number | null>(`/${impl}/${name}/rows`)) ?? 0;
       }
     }
     const figure = (measure: string, unit: string, raw: number, dokit: number, target?: number): JobsFigure => ({
@@ -89,23 +73,13 @@ export async function jobsBench(options: { quick?: boolean } = {}): Promise<{ fi
       figure(`schedule ${scheduling} jobs, total`, "ms", median(schedule.raw), median(schedule.dokit)),
       figure(`rows stored for ${scheduling} jobs`, "rows", rows.raw, rows.dokit),
     ];
-    const text = figures
-      .map((f) => `${f.measure.padEnd(48)} raw ${f.raw.toFixed(1).padStart(9)} ${f.unit.padEnd(4)} dokit ${f.dokit.toFixed(1).padStart(9)} ${f.unit.padEnd(4)} ${f.ratio.toFixed(2)}×${f.target ? ` (target ≤ ${f.target}×)` : ""}`)
-      .join("\n");
-    return { figures, text };
-  } finally {
-    await worker.dispose();
-  }
+    return { figures, text: figureText(figures, [["raw", "raw"], ["dokit", "dokit"]]) };
+  });
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  // As in bench/run.ts: wrangler's local observability records every invocation in the same process.
-  process.env.X_LOCAL_OBSERVABILITY ??= "false";
-  process.env.WRANGLER_LOG ??= "none";
-  process.env.WRANGLER_SEND_METRICS ??= "false";
-  const quick = process.argv.includes("--quick");
-  const { text, figures } = await jobsBench({ quick });
-  console.log(`\nJobs (one object each; lower is better; ratio is dokit over raw)\n\n${text}`);
-  const run = { measure: "jobs", title: "Jobs", command: commandLine("node bench/jobs.ts"), quick, columns: ["raw", "dokit", "dokit/raw"] };
-  console.log(`result file: ${recordRun({ ...run, figures: fromPairs(figures, ["raw", "dokit"], ["raw", "dokit"]) }).pathname}`);
-}
+await runStandalone(import.meta.url, {
+  script: "bench/jobs.ts",
+  heading: "Jobs (one object each; lower is better; ratio is dokit over raw)",
+  bench: jobsBench,
+  result: (figures) => jobsRun(figures),
+});

@@ -32,8 +32,9 @@ import { roundOrder } from "./lib/order.ts";
 import { startBenchWorker } from "./lib/worker.ts";
 import { mcpExported, mcpMeasures } from "./lib/mcp.ts";
 import { type Figure, median, pairedRatio, quantile, ratio, table } from "./lib/stats.ts";
-import { commandLine, fromFigure, fromPairs, IMPL_COLUMNS, recordRun, type RunResult } from "./lib/results.ts";
+import { commandLine, fromFigure, IMPL_COLUMNS, recordRun, type RunResult } from "./lib/results.ts";
 import { bundleRun } from "./bundle.ts";
+import { jobsRun } from "./jobs.ts";
 import { sessionsRun } from "./sessions.ts";
 import { streamsRun } from "./streams.ts";
 import { tasksRun } from "./tasks.ts";
@@ -692,7 +693,7 @@ async function main(): Promise<void> {
     });
   }
   if (bundle) record(bundleRun(bundle.rows));
-  if (jobs) record({ measure: "jobs", title: TITLES.jobs ?? "jobs", columns: ["raw", "dokit", "dokit/raw"], figures: fromPairs(jobs.figures, ["raw", "dokit"], ["raw", "dokit"]) });
+  if (jobs) record(jobsRun(jobs.figures));
   if (streams) record(streamsRun(streams.figures));
   if (tasks) record(tasksRun(tasks.figures));
   if (yjs) record(yjsRun(yjs.figures));

@@ -4,34 +4,26 @@
 //     the rowsWritten of every SQL statement the append ran; target: dokit at most the reference);
 //   reading 10,000 messages with history(), and getRecentHistory(8 MiB): time seen from outside less an
 //     empty call's round trip to the same object, median of the rounds;
+//   and history()'s peak isolate heap: the live heap sampled over workerd's inspector while it reads
+//     (historyPeak), in a worker of its own;
 //   search over the 10,000 (the index built by an untimed first search): p50 and p99 of 100 queries.
 // `node bench/sessions.ts [--quick] [--rows-only]` alone, or `pnpm bench --only=sessions`; either writes the
 // result file bench/results/sessions.json (lib/results.ts; a --quick run bench/results/quick/sessions.json).
 //   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
-import { commandLine, fromPairs, recordRun, ROWS_ONLY_NOTE, type RunResult } from "./lib/results.ts";
+import type { RunResult } from "./lib/results.ts";
+import { figureText, refRun, runStandalone, type VersusRef, withWorker } from "./lib/standalone.ts";
+import { openHeapReader } from "./lib/heap.ts";
+import { middle, rank } from "./lib/stats.ts";
 
 /** One measure, for both implementations. */
-export interface SessionsFigure {
-  measure: string;
-  unit: string;
-  ref: number;
-  dokit: number;
-  /** dokit over ref. */
-  ratio: number;
-  /** The bound on dokit over ref (rows: at most the reference's). */
-  target?: number;
-}
+export type SessionsFigure = VersusRef;
 
 /** @returns the sessions measure's result (lib/results.ts): dokit, the reference and dokit over it; `rowsOnly` keeps the row counts */
 export function sessionsRun(figures: readonly SessionsFigure[], rowsOnly = false): Omit<RunResult, "command" | "quick"> {
-  const kept = rowsOnly ? figures.filter((f) => f.unit === "rows") : figures;
-  return { measure: "sessions", title: "Sessions", columns: ["dokit", "ref", "dokit/ref"], figures: fromPairs(kept, ["dokit", "ref"], ["dokit", "ref"]), ...(rowsOnly ? { keep: 1, notes: [ROWS_ONLY_NOTE] } : {}) };
+  return refRun("sessions", "Sessions", figures, rowsOnly);
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
+const percentile = (values: number[], p: number): number => rank(values, p / 100);
 
 const IMPLS = ["ref", "dokit"] as const;
 
@@ -43,18 +35,8 @@ export async function sessionsBench(options: { quick?: boolean } = {}): Promise<
   const messages = options.quick ? 2_000 : 10_000;
   const rounds = options.quick ? 3 : 7;
   const queries = options.quick ? 30 : 100;
-  const { unstable_startWorker } = await import("wrangler");
-  const worker = await unstable_startWorker({
-    config: new URL("./worker-sessions/wrangler.jsonc", import.meta.url).pathname,
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
-  });
-  try {
-    const base = await worker.url;
-    const call = async (path: string): Promise<number> => {
-      const response = await fetch(new URL(path, base), { signal: AbortSignal.timeout(120_000) });
-      if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-      return (await response.json()) as number;
-    };
+  const config = new URL("./worker-sessions/wrangler.jsonc", import.meta.url);
+  const figures = await withWorker(config, async ({ call }) => {
     const timed = async (impl: string, name: string, action: string): Promise<{ ms: number; value: number }> => {
       let t = performance.now();
       const value = await call(`/${impl}/${name}/${action}`);
@@ -108,22 +90,80 @@ export async function sessionsBench(options: { quick?: boolean } = {}): Promise<
     figure(`search over ${messages.toLocaleString("en")}, p50 of ${queries}`, "ms", percentile(search.ref!, 50), percentile(search.dokit!, 50));
     figure(`search over ${messages.toLocaleString("en")}, p99 of ${queries}`, "ms", percentile(search.ref!, 99), percentile(search.dokit!, 99));
 
-    const text = figures
-      .map((f) => `${f.measure.padEnd(52)} ref ${f.ref.toFixed(1).padStart(8)} ${f.unit.padEnd(4)} dokit ${f.dokit.toFixed(1).padStart(8)} ${f.unit.padEnd(4)} ${f.ratio.toFixed(2)}×`)
-      .join("\n");
-    return { figures, text };
-  } finally {
-    await worker.dispose();
-  }
+    return figures;
+  });
+  const peakRounds = options.quick ? 1 : 3;
+  const peak = await historyPeak(config, messages, peakRounds);
+  const ref = middle(peak.ref) / 1024;
+  const dokit = middle(peak.dokit) / 1024;
+  // Beside history()'s time.
+  const at = figures.findIndex((f) => f.measure.startsWith("history()")) + 1;
+  figures.splice(at, 0, {
+    measure: `history() over ${messages.toLocaleString("en")} messages, peak isolate heap (median of ${peakRounds})`,
+    unit: "KB",
+    ref,
+    dokit,
+    ratio: dokit / ref,
+    note: `live heap after a full collection every ${PEAK_EVERY} messages, the largest less the heap before the read; ${peak.samples} samples`,
+  });
+  return { figures, text: figureText(figures, [["ref", "ref"], ["dokit", "dokit"]]) };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  process.env.X_LOCAL_OBSERVABILITY ??= "false";
-  process.env.WRANGLER_LOG ??= "none";
-  process.env.WRANGLER_SEND_METRICS ??= "false";
-  const quick = process.argv.includes("--quick");
-  const { text, figures } = await sessionsBench({ quick });
-  console.log(`\nSessions (one object each; lower is better; ratio is dokit over agents/sessions 0.32.0)\n\n${text}`);
-  const run = sessionsRun(figures, process.argv.includes("--rows-only"));
-  console.log(`result file: ${recordRun({ ...run, command: commandLine("node bench/sessions.ts"), quick }).pathname}`);
+/** The peak read collects and samples the heap every this many messages. */
+const PEAK_EVERY = 100;
+
+/**
+ * Peak isolate memory while history() reads `messages` messages, in a worker of its own with
+ * workerd's inspector and `--expose-gc` (so the timed figures run without them): the messages
+ * appended to an object of each implementation; then per round, the order alternating, the
+ * isolate's live heap (V8's and the embedder's, lib/heap.ts) after a full collection, and
+ * history() read through with a full collection and a pause every {@link PEAK_EVERY} messages
+ * (the worker's `peak` route), during which the heap is read over the inspector again and again;
+ * the largest read less the first.
+ * @returns per implementation, each round's peak in bytes; and how many reads the last round took
+ */
+async function historyPeak(config: URL, messages: number, rounds: number): Promise<{ ref: number[]; dokit: number[]; samples: number }> {
+  return withWorker(
+    config,
+    async ({ call, worker }) => {
+      const name = `peak-${Date.now().toString(36)}`;
+      for (const impl of IMPLS) for (let done = 0; done < messages; done += 1000) await call(`/${impl}/${name}/fill?n=${Math.min(1000, messages - done)}`);
+      const heap = await openHeapReader(worker.inspector as URL, worker.direct);
+      const peaks = { ref: [] as number[], dokit: [] as number[] };
+      let samples = 0;
+      try {
+        for (let round = -1; round < rounds; round++) {
+          for (const impl of round % 2 ? IMPLS : ([...IMPLS].reverse() as unknown as typeof IMPLS)) {
+            const before = await heap.afterGc();
+            let reading = true;
+            let peak = 0;
+            samples = 0;
+            const sampler = (async () => {
+              while (reading) {
+                const usage = await heap.usage();
+                if (!reading) break;
+                peak = Math.max(peak, usage.js + usage.embedder);
+                samples++;
+              }
+            })();
+            const count = await call(`/${impl}/${name}/peak?every=${PEAK_EVERY}`).finally(() => (reading = false));
+            await sampler;
+            if (count !== messages) throw new Error(`${impl} history() read ${count} of ${messages}`);
+            if (round >= 0) peaks[impl].push(peak - (before.js + before.embedder));
+          }
+        }
+      } finally {
+        heap.close();
+      }
+      return { ...peaks, samples };
+    },
+    { inspector: true, v8Flags: "--expose-gc" },
+  );
 }
+
+await runStandalone(import.meta.url, {
+  script: "bench/sessions.ts",
+  heading: "Sessions (one object each; lower is better; ratio is dokit over agents/sessions 0.32.0)",
+  bench: sessionsBench,
+  result: sessionsRun,
+});

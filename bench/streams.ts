@@ -5,24 +5,20 @@
 //     the rounds; and the rows the object's SQL wrote per 1,000 chunks.
 //   replay: 10,000 chunks of 100 B, then the stream closed; a new reader's SSE response, from the
 //     request until its last byte (the `done` event), median of the rounds.
-//   live tail: 1,000 WebSocket readers of one stream (dokit's `dokit_stream_read`) against a raw
-//     object that stores each chunk with one INSERT and sends the same frame to every socket by hand;
-//     from the append request until the last reader has the chunk, p50 and p99 of the appends.
+//   live tail: 1,000 WebSocket readers of one stream (dokit's `dokit_stream_read`) beside 1,000 of a
+//     raw object that stores each chunk with one INSERT and sends the same frame to every socket by
+//     hand, appended to in interleaved rounds; from the append request until the last reader has the
+//     chunk, p50 and p99 of the appends; and workerd's CPU per append, read from /proc (liveTail).
 // `node bench/streams.ts [--quick] [--rows-only]` alone, or `streamsBench()` from bench/run.ts; either writes
 // the result file bench/results/streams.json (lib/results.ts; a --quick run bench/results/quick/streams.json).
 //   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
-import { commandLine, recordRun, ROWS_ONLY_NOTE, type RunResult, type Target } from "./lib/results.ts";
+import { cpuMs, listenerPid, sleep } from "./lib/load.ts";
+import { ROWS_ONLY_NOTE, type RunResult, type Target } from "./lib/results.ts";
+import { figureText, runStandalone, type VersusRef, withWorker } from "./lib/standalone.ts";
+import { middle as median, rank as percentile } from "./lib/stats.ts";
 
-/** One measure, for both implementations. */
-export interface StreamsFigure {
-  measure: string;
-  unit: string;
-  ref: number;
-  dokit: number;
-  /** dokit over ref. */
-  ratio: number;
-  /** Whether a higher figure is better (chunks/s). */
-  higherIsBetter?: boolean;
+/** One measure, for both implementations (`ratio`: dokit over ref; `higherIsBetter` for chunks/s). */
+export interface StreamsFigure extends VersusRef {
   /** Set when the other side is the raw object, not the reference (the live tail): `ref` then holds raw's figure. */
   vsRaw?: true;
 }
@@ -47,37 +43,32 @@ export function streamsRun(figures: readonly StreamsFigure[], rowsOnly = false):
           : f.higherIsBetter
             ? { column: ratioColumn, at: "≥", value: 1 }
             : undefined;
-      return { name: f.measure, unit: f.unit, ...(target && { target }), values: { dokit: f.dokit, [other]: f.ref, [ratioColumn]: f.ratio } };
+      return { name: f.measure, unit: f.unit, ...(target && { target }), values: { dokit: f.dokit, [other]: f.ref, [ratioColumn]: f.ratio }, ...(f.note && { note: f.note }) };
     }),
     ...(rowsOnly ? { keep: 1, notes: [ROWS_ONLY_NOTE] } : {}),
   };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number;
+/** The readers of one object's live tail, and how to append to it. */
+interface Tail {
+  /** Appends one chunk of 100 B. @returns ms from the request until the last reader received it */
+  append(): Promise<number>;
+  close(): void;
 }
 
 /**
- * Opens `readers` WebSockets on one object of `impl` (dokit's read stream "t"; raw's get every chunk),
- * then appends `appends` chunks of 100 B one after another.
- * @returns per append, ms from the request until the last reader received the chunk
+ * Opens `readers` WebSockets on one object of `impl` (dokit's read stream "t" from its first chunk,
+ * waiting until each is up to date; raw's receive every chunk).
  */
-export async function liveTail(base: URL, impl: "raw" | "dokit", name: string, readers: number, appends: number): Promise<number[]> {
+async function openTail(base: URL, impl: "raw" | "dokit", name: string, readers: number): Promise<Tail> {
   const { WebSocket } = await import("ws");
   const url = new URL(`/${impl}/${name}/ws`, base);
   url.protocol = "ws:";
-  const append = async () => {
+  const request = async () => {
     const response = await fetch(new URL(`/${impl}/${name}/tail?bytes=100`, base));
     return (await response.json()) as number;
   };
-  await append(); // the stream exists before readers ask for it
+  await request(); // the stream exists before readers ask for it
   const got = new Map<number, number>();
   let waiting: { seq: number; resolve: () => void } | undefined;
   let upToDate = 0;
@@ -101,23 +92,76 @@ export async function liveTail(base: URL, impl: "raw" | "dokit", name: string, r
       });
     })),
   );
-  try {
-    while (impl === "dokit" && upToDate < readers) await new Promise((resolve) => setTimeout(resolve, 10));
-    const times: number[] = [];
-    for (let i = 0; i < appends; i++) {
+  while (impl === "dokit" && upToDate < readers) await new Promise((resolve) => setTimeout(resolve, 10));
+  return {
+    async append() {
       const t = performance.now();
       const seq = await new Promise<number>((resolve) => {
-        void append().then((seq) => {
+        void request().then((seq) => {
           if ((got.get(seq) ?? 0) === readers) return resolve(seq);
           waiting = { seq, resolve: () => resolve(seq) };
         });
       });
-      times.push(performance.now() - t);
       got.delete(seq);
+      return performance.now() - t;
+    },
+    close() {
+      for (const ws of sockets) ws.close();
+    },
+  };
+}
+
+/** What the live tail measured, per implementation. */
+export interface TailResult {
+  /** Per append, ms from the request until the last reader received the chunk, every round's. */
+  latency: { raw: number[]; dokit: number[] };
+  /** Per round, workerd's CPU µs per append, less its idle CPU over the same wall time. */
+  cpu: { raw: number[]; dokit: number[] };
+  /** Per round, dokit's CPU per append over raw's in the same round. */
+  cpuRatio: number[];
+}
+
+/**
+ * The live tail: `readers` WebSockets on a dokit object and as many on a raw one, then `rounds`
+ * rounds (after one not recorded) of `appends` appends to each, one after another, the order
+ * alternating. Each round's appends to one object are one CPU window: the CPU time of the user
+ * worker's workerd process (`pid`: every thread's on-CPU time, lib/load.ts) over the window, less
+ * what it used idle over the same wall time (a window with no request, right after), per append.
+ * The readers are Node's sockets in this process, so none of their CPU is counted.
+ */
+export async function liveTail(base: URL, name: string, readers: number, rounds: number, appends: number, pid: number | undefined): Promise<TailResult> {
+  const tails = { dokit: await openTail(base, "dokit", name, readers), raw: await openTail(base, "raw", name, readers) };
+  const result: TailResult = { latency: { raw: [], dokit: [] }, cpu: { raw: [], dokit: [] }, cpuRatio: [] };
+  const cpu = () => (pid === undefined ? Number.NaN : cpuMs([pid]));
+  try {
+    for (let round = -1; round < rounds; round++) {
+      const order = round % 2 ? (["dokit", "raw"] as const) : (["raw", "dokit"] as const);
+      const window = { raw: { ms: 0, cpu: 0 }, dokit: { ms: 0, cpu: 0 } };
+      for (const impl of order) {
+        const cpu0 = cpu();
+        const t0 = performance.now();
+        for (let i = 0; i < appends; i++) {
+          const ms = await tails[impl].append();
+          if (round >= 0) result.latency[impl].push(ms);
+        }
+        window[impl] = { ms: performance.now() - t0, cpu: cpu() - cpu0 };
+      }
+      // The idle baseline: the same process over the round's mean window, nothing asked of it.
+      const idleMs = (window.raw.ms + window.dokit.ms) / 2;
+      const idle0 = cpu();
+      const t0 = performance.now();
+      await sleep(idleMs);
+      const idleRate = (cpu() - idle0) / (performance.now() - t0);
+      if (round < 0) continue;
+      const perAppend = (impl: "raw" | "dokit") => ((window[impl].cpu - idleRate * window[impl].ms) * 1000) / appends;
+      result.cpu.raw.push(perAppend("raw"));
+      result.cpu.dokit.push(perAppend("dokit"));
+      result.cpuRatio.push(perAppend("dokit") / perAppend("raw"));
     }
-    return times;
+    return result;
   } finally {
-    for (const ws of sockets) ws.close();
+    tails.dokit.close();
+    tails.raw.close();
   }
 }
 
@@ -129,18 +173,7 @@ export async function streamsBench(options: { quick?: boolean } = {}): Promise<{
   const rounds = options.quick ? 3 : 9;
   const chunks = 1_000;
   const replayChunks = options.quick ? 2_000 : 10_000;
-  const { unstable_startWorker } = await import("wrangler");
-  const worker = await unstable_startWorker({
-    config: new URL("./worker-streams/wrangler.jsonc", import.meta.url).pathname,
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
-  });
-  try {
-    const base = await worker.url;
-    const call = async (path: string) => {
-      const response = await fetch(new URL(path, base));
-      if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-      return response.json() as Promise<number | null>;
-    };
+  return withWorker(new URL("./worker-streams/wrangler.jsonc", import.meta.url), async ({ base, call, worker }) => {
     const run = Date.now().toString(36);
     const impls = ["dokit", "ref"] as const;
     const rate = { small: { dokit: [] as number[], ref: [] as number[] }, large: { dokit: [] as number[], ref: [] as number[] } };
@@ -157,7 +190,7 @@ export async function streamsBench(options: { quick?: boolean } = {}): Promise<{
           const name = `append-${size}-${run}-${round}`;
           await call(`/${impl}/${name}/ping`);
           let t = performance.now();
-          const written = (await call(`/${impl}/${name}/append?n=${chunks}&bytes=${bytes}`)) ?? 0;
+          const written = await call(`/${impl}/${name}/append?n=${chunks}&bytes=${bytes}`);
           const ms = performance.now() - t;
           t = performance.now();
           await call(`/${impl}/${name}/ping`);
@@ -177,10 +210,14 @@ export async function streamsBench(options: { quick?: boolean } = {}): Promise<{
         if (round >= 0) replay[impl].push(ms);
       }
     }
-    const tail = { raw: [] as number[], dokit: [] as number[] };
-    for (const impl of ["raw", "dokit"] as const) {
-      tail[impl] = await liveTail(base, impl, `tail-${run}`, options.quick ? 200 : 1_000, options.quick ? 20 : 60);
-    }
+    // The live tail goes straight to the user worker, as pnpm bench's clients do: through wrangler's
+    // proxy worker every frame to every reader would cross a second workerd process on the same cores.
+    const readers = options.quick ? 200 : 1_000;
+    const tailRounds = options.quick ? 3 : 9;
+    const perRound = options.quick ? 10 : 20;
+    const pid = listenerPid(Number(worker.direct.port));
+    if (pid === undefined) console.warn("streams: no workerd process found listening on the worker's port; CPU per append not measured");
+    const tail = await liveTail(worker.direct, `tail-${run}`, readers, tailRounds, perRound, pid);
     const figure = (measure: string, unit: string, ref: number, dokit: number, higherIsBetter = false): StreamsFigure => ({
       measure,
       unit,
@@ -196,28 +233,30 @@ export async function streamsBench(options: { quick?: boolean } = {}): Promise<{
       figure(`rows written per ${chunks} chunks of 10 KB`, "rows", rows.large.ref, rows.large.dokit),
       figure(`replay ${replayChunks} chunks over SSE to a new reader`, "ms", median(replay.ref), median(replay.dokit)),
     ];
-    const readers = options.quick ? 200 : 1_000;
+    const { latency, cpu, cpuRatio } = tail;
     const tailFigures: StreamsFigure[] = [
-      { measure: `live tail to ${readers} WebSocket readers, p50`, unit: "ms", ref: percentile(tail.raw, 0.5), dokit: percentile(tail.dokit, 0.5), ratio: percentile(tail.dokit, 0.5) / percentile(tail.raw, 0.5), vsRaw: true },
-      { measure: `live tail to ${readers} WebSocket readers, p99`, unit: "ms", ref: percentile(tail.raw, 0.99), dokit: percentile(tail.dokit, 0.99), ratio: percentile(tail.dokit, 0.99) / percentile(tail.raw, 0.99), vsRaw: true },
+      { measure: `live tail to ${readers} WebSocket readers, p50`, unit: "ms", ref: percentile(latency.raw, 0.5), dokit: percentile(latency.dokit, 0.5), ratio: percentile(latency.dokit, 0.5) / percentile(latency.raw, 0.5), vsRaw: true },
+      { measure: `live tail to ${readers} WebSocket readers, p99`, unit: "ms", ref: percentile(latency.raw, 0.99), dokit: percentile(latency.dokit, 0.99), ratio: percentile(latency.dokit, 0.99) / percentile(latency.raw, 0.99), vsRaw: true },
     ];
-    const text = [...figures, ...tailFigures.map((f) => ({ ...f, measure: `${f.measure} (vs raw)` }))]
-      .map((f) => `${f.measure.padEnd(48)} ref ${f.ref.toFixed(1).padStart(10)} ${f.unit.padEnd(4)} dokit ${f.dokit.toFixed(1).padStart(10)} ${f.unit.padEnd(4)} ${f.ratio.toFixed(2)}×${f.higherIsBetter ? " (higher is better)" : ""}`)
-      .join("\n");
+    if (pid !== undefined) {
+      tailFigures.push({
+        measure: `live tail to ${readers} WebSocket readers, workerd CPU per append (median of ${tailRounds} rounds)`,
+        unit: "µs",
+        ref: median(cpu.raw),
+        dokit: median(cpu.dokit),
+        ratio: median(cpuRatio),
+        vsRaw: true,
+        note: `each round's dokit/raw from ${Math.min(...cpuRatio).toFixed(2)} to ${Math.max(...cpuRatio).toFixed(2)}×; ${perRound} appends per round and object`,
+      });
+    }
+    const text = figureText([...figures, ...tailFigures.map((f) => ({ ...f, measure: `${f.measure} (vs raw)` }))], [["ref", "ref"], ["dokit", "dokit"]]);
     return { figures: [...figures, ...tailFigures], text };
-  } finally {
-    await worker.dispose();
-  }
+  });
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  // As in bench/run.ts: wrangler's local observability records every invocation in the same process.
-  process.env.X_LOCAL_OBSERVABILITY ??= "false";
-  process.env.WRANGLER_LOG ??= "none";
-  process.env.WRANGLER_SEND_METRICS ??= "false";
-  const quick = process.argv.includes("--quick");
-  const { text, figures } = await streamsBench({ quick });
-  console.log(`\nStreams (one object each; ratio is dokit over the reference)\n\n${text}`);
-  const run = streamsRun(figures, process.argv.includes("--rows-only"));
-  console.log(`result file: ${recordRun({ ...run, command: commandLine("node bench/streams.ts"), quick }).pathname}`);
-}
+await runStandalone(import.meta.url, {
+  script: "bench/streams.ts",
+  heading: "Streams (one object each; ratio is dokit over the reference)",
+  bench: streamsBench,
+  result: streamsRun,
+});

@@ -9,29 +9,16 @@
 // `node bench/tasks.ts [--quick] [--rows-only]` alone, or `tasksBench()` from bench/run.ts; either writes
 // the result file bench/results/tasks.json (lib/results.ts; a --quick run bench/results/quick/tasks.json).
 //   --rows-only: the result file keeps only the rows-written figures (exact counts, so valid from a loaded machine).
-import { commandLine, fromPairs, recordRun, ROWS_ONLY_NOTE, type RunResult } from "./lib/results.ts";
+import type { RunResult } from "./lib/results.ts";
+import { figureText, refRun, runStandalone, type VersusRef, withWorker } from "./lib/standalone.ts";
+import { middle as median } from "./lib/stats.ts";
 
 /** One measure, for both implementations. */
-export interface TasksFigure {
-  measure: string;
-  unit: string;
-  ref: number;
-  dokit: number;
-  /** dokit over the reference. */
-  ratio: number;
-  target?: number;
-}
+export type TasksFigure = VersusRef;
 
 /** @returns the tasks measure's result (lib/results.ts): dokit, the reference and dokit over it; `rowsOnly` keeps the row counts */
 export function tasksRun(figures: readonly TasksFigure[], rowsOnly = false): Omit<RunResult, "command" | "quick"> {
-  const kept = rowsOnly ? figures.filter((f) => f.unit === "rows") : figures;
-  return { measure: "tasks", title: "Tasks", columns: ["dokit", "ref", "dokit/ref"], figures: fromPairs(kept, ["dokit", "ref"], ["dokit", "ref"]), ...(rowsOnly ? { keep: 1, notes: [ROWS_ONLY_NOTE] } : {}) };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return refRun("tasks", "Tasks", figures, rowsOnly);
 }
 
 /**
@@ -41,18 +28,7 @@ function median(values: number[]): number {
 export async function tasksBench(options: { quick?: boolean } = {}): Promise<{ figures: TasksFigure[]; text: string }> {
   const rounds = options.quick ? 3 : 9;
   const manyRounds = options.quick ? 1 : 3;
-  const { unstable_startWorker } = await import("wrangler");
-  const worker = await unstable_startWorker({
-    config: new URL("./worker-tasks/wrangler.jsonc", import.meta.url).pathname,
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false },
-  });
-  try {
-    const base = await worker.url;
-    const call = async <T>(path: string): Promise<T> => {
-      const response = await fetch(new URL(path, base));
-      if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-      return response.json() as Promise<T>;
-    };
+  return withWorker(new URL("./worker-tasks/wrangler.jsonc", import.meta.url), async ({ base, call }) => {
     const run = Date.now().toString(36);
     const impls = ["ref", "dokit"] as const;
     const steps = { ref: [] as number[], dokit: [] as number[] };
@@ -98,26 +74,13 @@ export async function tasksBench(options: { quick?: boolean } = {}): Promise<{ f
       figure("1,000 one-step runs, alarm invocations", "wakes", manyWakes),
       figure(`recovery: wake after an abort → the step runs again (median of ${rounds})`, "ms", recovery),
     ];
-    const text = figures
-      .map((f) => {
-        const digits = f.unit === "rows" ? 2 : 1;
-        const ratio = Number.isFinite(f.ratio) ? `${f.ratio.toFixed(2)}×` : "–";
-        return `${f.measure.padEnd(80)} ref ${f.ref.toFixed(digits).padStart(8)} ${f.unit.padEnd(5)} dokit ${f.dokit.toFixed(digits).padStart(8)} ${f.unit.padEnd(5)} ${ratio}${f.target ? ` (target ≤ ${f.target}×)` : ""}`;
-      })
-      .join("\n");
-    return { figures, text };
-  } finally {
-    await worker.dispose();
-  }
+    return { figures, text: figureText(figures, [["ref", "ref"], ["dokit", "dokit"]]) };
+  });
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  process.env.X_LOCAL_OBSERVABILITY ??= "false";
-  process.env.WRANGLER_LOG ??= "none";
-  process.env.WRANGLER_SEND_METRICS ??= "false";
-  const quick = process.argv.includes("--quick");
-  const { text, figures } = await tasksBench({ quick });
-  console.log(`\nTasks (one object each; lower is better; ratio is dokit over agents/tasks 0.32.0)\n\n${text}`);
-  const run = tasksRun(figures, process.argv.includes("--rows-only"));
-  console.log(`result file: ${recordRun({ ...run, command: commandLine("node bench/tasks.ts"), quick }).pathname}`);
-}
+await runStandalone(import.meta.url, {
+  script: "bench/tasks.ts",
+  heading: "Tasks (one object each; lower is better; ratio is dokit over agents/tasks 0.32.0)",
+  bench: tasksBench,
+  result: tasksRun,
+});

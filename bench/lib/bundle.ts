@@ -1,13 +1,13 @@
-// How the bundle table builds a minimal worker: esbuild in-process, the same flags for every case
-// (bundle, minify, format esm, platform neutral, conditions workerd/worker/browser plus dokit's
-// `@dokit/source`, so `dokit/<sub>` is read from the working tree's source and a stale dist/ cannot
-// mislead), cloudflare:* and node:* external. Imports resolve from bench/ as any package's would:
-// `dokit/<sub>` through the package's exports, the reference packages from bench's own dependencies.
-// Sizes are minified bytes and gzip level 9.
+// The bundle table's cases. Each is built as the bundle guard builds its own
+// (packages/dokit/scripts/bundle-size.ts: esbuild in-process, the same flags for every case,
+// `dokit/<sub>` read from the working tree's source, minified and gzip-9 sizes). Imports resolve
+// from bench/ as any package's would: `dokit/<sub>` through the package's exports, the reference
+// packages from bench's own dependencies.
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
-import * as esbuild from "esbuild";
+import { type BundleResult, bundleSize } from "../../packages/dokit/scripts/bundle-size.ts";
+
+export { type BundleResult, topContributors } from "../../packages/dokit/scripts/bundle-size.ts";
 
 /** A minimal worker to bundle. */
 export interface BundleCase {
@@ -18,16 +18,6 @@ export interface BundleCase {
   resolveDir?: string;
   /** Packages left out besides cloudflare:* and node:* (react is the app's own). */
   external?: string[];
-}
-
-/** What a built case weighs. */
-export interface BundleResult {
-  name: string;
-  minified: number;
-  gzip: number;
-  code: string;
-  /** Input file (relative to the repository or its package) → bytes it contributes to the minified output. */
-  inputs: Record<string, number>;
 }
 
 const BENCH = fileURLToPath(new URL("../", import.meta.url));
@@ -112,35 +102,6 @@ export default { fetch: (request) => handler.fetch(request) };
 ];
 
 /** Builds one case in memory. @returns its code, sizes and what each input contributes */
-export async function buildCase(c: BundleCase): Promise<BundleResult> {
-  const result = await esbuild.build({
-    bundle: true,
-    minify: true,
-    format: "esm",
-    platform: "neutral",
-    target: "es2022",
-    conditions: ["workerd", "worker", "browser", "@dokit/source"],
-    mainFields: ["module", "main"],
-    external: ["cloudflare:*", "node:*", ...(c.external ?? [])],
-    stdin: { contents: c.source, resolveDir: c.resolveDir ?? BENCH, sourcefile: `${c.name}.ts`, loader: "ts" },
-    write: false,
-    metafile: true,
-    logLevel: "silent",
-  });
-  const code = result.outputFiles[0]?.text ?? "";
-  const inputs: Record<string, number> = {};
-  for (const output of Object.values(result.metafile.outputs)) {
-    for (const [file, { bytesInOutput }] of Object.entries(output.inputs)) inputs[file.replace(/^.*node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?/, "")] = bytesInOutput;
-  }
-  return { name: c.name, minified: Buffer.byteLength(code), gzip: gzipSync(code, { level: 9 }).byteLength, code, inputs };
-}
-
-/** @returns the top `n` inputs of a build by minified bytes, grouped by package or dokit folder */
-export function topContributors(result: BundleResult, n = 6): [string, number][] {
-  const groups = new Map<string, number>();
-  for (const [file, bytes] of Object.entries(result.inputs)) {
-    const key = file.includes("packages/dokit/src/") ? `dokit/${file.split("packages/dokit/src/")[1]}` : file.startsWith("@") ? file.split("/").slice(0, 2).join("/") : (file.split("/")[0] ?? file);
-    groups.set(key, (groups.get(key) ?? 0) + bytes);
-  }
-  return [...groups].sort((a, b) => b[1] - a[1]).slice(0, n);
+export function buildCase(c: BundleCase): Promise<BundleResult> {
+  return bundleSize({ name: c.name, source: c.source, resolveDir: c.resolveDir ?? BENCH, ...(c.external && { external: c.external }) });
 }

@@ -13,6 +13,8 @@ export interface HeapUsage {
 export interface HeapReader {
   /** Runs a full garbage collection in the worker (its `/gc` route), then reads the live heap. */
   afterGc(): Promise<HeapUsage>;
+  /** Reads the heap as it is, garbage not yet collected included (answered when the isolate is between events). */
+  usage(): Promise<HeapUsage>;
   close(): void;
 }
 
@@ -50,14 +52,18 @@ export async function openHeapReader(inspector: URL, worker: URL): Promise<HeapR
       });
       ws.send(JSON.stringify({ id, method, params: {} }));
     });
+  const usage = async (): Promise<HeapUsage> => {
+    const heap = (await send("Runtime.getHeapUsage")) as { usedSize: number; embedderHeapUsedSize?: number };
+    return { js: heap.usedSize, embedder: heap.embedderHeapUsedSize ?? 0 };
+  };
   return {
     async afterGc() {
       const response = await fetch(new URL("/gc", worker));
       if (!response.ok) throw new Error(`/gc answered ${response.status}: ${await response.text()}`);
       await response.arrayBuffer();
-      const usage = (await send("Runtime.getHeapUsage")) as { usedSize: number; embedderHeapUsedSize?: number };
-      return { js: usage.usedSize, embedder: usage.embedderHeapUsedSize ?? 0 };
+      return usage();
     },
+    usage,
     close: () => ws.close(),
   };
 }

@@ -1,7 +1,7 @@
 // Load helpers: closed-loop saturation over many clients, and the workerd
 // processes' CPU time, read from /proc (Linux; elsewhere NaN).
 import { execFileSync, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import os from "node:os";
 import type { Client } from "./client.ts";
 
@@ -36,6 +36,47 @@ export function workerdPids(): number[] {
     return false;
   };
   return [...workerd].filter(below);
+}
+
+/**
+ * @returns the id of the workerd process (of {@link workerdPids}) listening on TCP `port` on
+ * loopback: the user worker's own process when given its direct address's port (lib/worker.ts),
+ * not wrangler's proxy worker's; undefined without /proc or when none is found
+ */
+export function listenerPid(port: number): number | undefined {
+  const inodes = new Set<string>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text: string;
+    try {
+      text = readFileSync(table, "utf8");
+    } catch {
+      continue;
+    }
+    // sl local_address rem_address st … inode: a listening socket (st 0A) on the port
+    for (const line of text.split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      const local = fields[1]?.split(":")[1];
+      if (local !== undefined && Number.parseInt(local, 16) === port && fields[3] === "0A" && fields[9]) inodes.add(fields[9]);
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const pid of workerdPids()) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (socket && inodes.has(socket[1] as string)) return pid;
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
-import { type Figure, median, ratio } from "./stats.ts";
+import { type Figure, median, middle, ratio } from "./stats.ts";
 
 /** How many runs a result file keeps per figure: the median of three is what a change is judged by. */
 export const KEPT = 3;
@@ -226,11 +226,4 @@ export function commandLine(prefix: string): string {
 export function recordFigures(measure: string, title: string, script: string, figures: readonly Figure[]): URL {
   const quick = process.argv.includes("--quick");
   return recordRun({ measure, title, command: commandLine(`node ${script}`), quick, columns: IMPL_COLUMNS, figures: figures.map(fromFigure) });
-}
-
-/** @returns the median of `values`, the mean of the middle two for an even count */
-function middle(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const half = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[half] as number) : ((sorted[half - 1] as number) + (sorted[half] as number)) / 2;
 }

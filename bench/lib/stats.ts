@@ -10,6 +10,19 @@ export function quantile(samples: readonly number[], q: number): number {
 
 export const median = (samples: readonly number[]): number => quantile(samples, 0.5);
 
+/** @returns the median of `values`, the mean of the middle two for an even count */
+export function middle(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[half] as number) : ((sorted[half - 1] as number) + (sorted[half] as number)) / 2;
+}
+
+/** @returns the value at rank ⌊q·n⌋ of the sorted `values` (q from 0 to 1; the last for q = 1) */
+export function rank(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+}
+
 /** One figure of the report: the same statistic for each implementation. */
 export interface Figure {
   /** What was measured, e.g. "echo round trip". */

@@ -2,12 +2,15 @@
 // agents@0.32.0's agents/sessions, each installed on a plain Durable Object. Routes:
 // /{dokit|ref}/{name}/{action}: rows (one append of ?kind=text|2mb|image; the rows it wrote),
 // fill (?n appends of a ~200-byte text message), history (iterate history(); the count), recent
-// (getRecentHistory(8 MiB); the count), search (?q; the hit count), ping.
+// (getRecentHistory(8 MiB); the count), search (?q; the hit count), peak (history() with a full
+// collection and a pause every ?every messages, for the heap reads; needs --expose-gc), ping; /gc
+// runs a full collection.
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle as RefLifecycle } from "agents/lifecycle";
 import { Sessions as RefSessionsCapability } from "agents/sessions";
 import { Lifecycle } from "../../packages/dokit/src/lifecycle";
 import { Sessions } from "../../packages/dokit/src/sessions";
+import { countRows } from "../lib/rows";
 
 interface Env {
   DOKIT_SESSIONS: DurableObjectNamespace<DokitSessions>;
@@ -24,6 +27,8 @@ type Handle = {
 
 const WORDS = ["deploy", "failed", "retry", "cache", "region", "latency", "token", "budget", "queue", "alarm", "socket", "branch"];
 let serial = 0;
+/** How long the "peak" read leaves the isolate idle after each collection, for the bench's heap read. */
+const PAUSE_MS = 10;
 
 function message(kind: string): Message {
   const id = `${kind}-${Date.now()}-${serial++}`;
@@ -45,19 +50,13 @@ function randomBase64(bytes: number): string {
 
 /** Runs `fn`, counting the rows written by every statement on this object's SQLite. */
 async function rowsWritten(sql: SqlStorage, fn: () => Promise<unknown>): Promise<number> {
-  const exec = sql.exec;
-  const cursors: { rowsWritten: number }[] = [];
-  sql.exec = ((query: string, ...bindings: unknown[]) => {
-    const cursor = exec.call(sql, query, ...(bindings as SqlStorageValue[]));
-    cursors.push(cursor);
-    return cursor;
-  }) as typeof sql.exec;
+  const rows = countRows(sql);
   try {
     await fn();
   } finally {
-    sql.exec = exec;
+    rows.uninstall();
   }
-  return cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
+  return rows.written();
 }
 
 async function act(handle: Handle, sql: SqlStorage, action: string, params: URLSearchParams): Promise<number> {
@@ -72,6 +71,20 @@ async function act(handle: Handle, sql: SqlStorage, action: string, params: URLS
     case "history": {
       let count = 0;
       for await (const _ of handle.history()) count++;
+      return count;
+    }
+    case "peak": {
+      // history() read as "history" reads it, and every `every` messages a full collection, then a
+      // pause with the isolate idle: the bench reads its live heap over the inspector meanwhile.
+      const every = Number(params.get("every") ?? 100);
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (!gc) throw new Error("start workerd with --expose-gc");
+      let count = 0;
+      for await (const _ of handle.history()) {
+        if (++count % every !== 0) continue;
+        gc();
+        await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+      }
       return count;
     }
     case "recent":
@@ -107,6 +120,13 @@ export class RefSessions extends DurableObject<Env> {
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
+    if (url.pathname === "/gc") {
+      // A full collection, for the heap reads of the "peak" measure (lib/heap.ts); needs --expose-gc.
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (!gc) return new Response("start workerd with --expose-gc", { status: 501 });
+      gc();
+      return Response.json(null);
+    }
     const [, impl, name, action] = url.pathname.split("/");
     if (!name || !action) return new Response("no route", { status: 404 });
     const namespace = impl === "ref" ? env.REF_SESSIONS : env.DOKIT_SESSIONS;

@@ -18,30 +18,12 @@ import { sseResponse as refSseResponse, Streams as RefStreamsCapability } from "
 import { Lifecycle } from "dokit/lifecycle";
 import { sseResponse, Streams } from "dokit/streams";
 import { WebSockets } from "dokit/websockets";
+import { countRows } from "../lib/rows";
 
 interface Env {
   DOKIT_STREAMS: DurableObjectNamespace<DokitStreams>;
   REF_STREAMS: DurableObjectNamespace<RefStreams>;
   RAW_TAIL: DurableObjectNamespace<RawTail>;
-}
-
-/** Wraps the object's `sql.exec` to sum the rows each statement writes. */
-function countRows(ctx: DurableObjectState): { written(): number } {
-  const sql = ctx.storage.sql;
-  const exec = sql.exec.bind(sql);
-  const cursors: { rowsWritten: number }[] = [];
-  sql.exec = ((query: string, ...bindings: unknown[]) => {
-    const cursor = exec(query, ...bindings);
-    cursors.push(cursor);
-    return cursor;
-  }) as typeof sql.exec;
-  return {
-    written() {
-      let rows = 0;
-      for (const cursor of cursors.splice(0)) rows += cursor.rowsWritten;
-      return rows;
-    },
-  };
 }
 
 type Writer = { append(chunk: string): number; close(): void };
@@ -75,7 +57,7 @@ async function handle(request: Request, rows: { written(): number }, streams: Ca
 }
 
 export class DokitStreams extends DurableObject<Env> {
-  readonly rows = countRows(this.ctx);
+  readonly rows = countRows(this.ctx.storage.sql);
   readonly webSockets: WebSockets = new WebSockets();
   readonly streams = new Streams({ webSockets: this.webSockets, maxReadsPerConnection: 1 });
   readonly lifecycle = Lifecycle.install(this).use(this.streams);
@@ -85,7 +67,7 @@ export class DokitStreams extends DurableObject<Env> {
 }
 
 export class RefStreams extends DurableObject<Env> {
-  readonly rows = countRows(this.ctx);
+  readonly rows = countRows(this.ctx.storage.sql);
   readonly streams = new RefStreamsCapability();
   readonly lifecycle = RefLifecycle.install(this).use(this.streams);
   async onRequest(request: Request): Promise<Response> {

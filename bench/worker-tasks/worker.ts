@@ -10,6 +10,7 @@ import { Lifecycle as RefLifecycle } from "agents/lifecycle";
 import { Tasks as RefTasksCapability, type TaskStep as RefStep } from "agents/tasks";
 import { Lifecycle } from "dokit/lifecycle";
 import { Tasks, type TaskStep } from "dokit/tasks";
+import { countRows } from "../lib/rows";
 
 interface Env {
   DOKIT_TASKS: DurableObjectNamespace<DokitTasks>;
@@ -57,15 +58,9 @@ abstract class BenchHost extends DurableObject<Env> {
   /** Counts rows written from now on. */
   protected count(): void {
     const storage = this.ctx.storage;
-    const sql = storage.sql;
-    const exec = sql.exec.bind(sql);
-    const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-    this.counted = () => cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
-    sql.exec = ((query: string, ...params: SqlStorageValue[]) => {
-      const cursor = exec(query, ...params);
-      cursors.push(cursor);
-      return cursor;
-    }) as typeof sql.exec;
+    const sql = countRows(storage.sql);
+    let rows = 0;
+    this.counted = () => (rows += sql.written());
     const put = storage.put.bind(storage) as (key: string | Record<string, unknown>, value?: unknown) => Promise<void>;
     const del = storage.delete.bind(storage) as (key: string | string[]) => Promise<unknown>;
     storage.put = (async (key: string | Record<string, unknown>, value?: unknown) => {

@@ -1,13 +1,13 @@
-// How a minimal worker is bundled: esbuild in-process, the same flags for every
-// case (bundle, minify, format esm, platform neutral, conditions
-// workerd/worker/browser plus dokit's source condition, so `dokit/<sub>` is read
-// from src/ and a stale dist/ cannot mislead), external cloudflare:* and node:*.
-// Sizes are minified bytes and gzip level 9. Used by the guard test here and by
-// `pnpm bench`'s bundle table (bench/bundle.ts).
+// The guard's cases and how they resolve: `dokit/<sub>` to src/<sub>/index.ts (also for subpaths
+// written but not exported yet), other packages from packages/dokit's and the root's node_modules.
+// The build itself (esbuild's flags, minified and gzip-9 sizes) is scripts/bundle-size.ts, which
+// the bench's bundle table builds with too.
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
-import * as esbuild from "esbuild";
+import type * as esbuild from "esbuild";
+import { type BundleResult, bundleSize } from "../../scripts/bundle-size.ts";
+
+export { type BundleResult, topContributors } from "../../scripts/bundle-size.ts";
 
 const DOKIT = fileURLToPath(new URL("../../", import.meta.url));
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
@@ -23,16 +23,6 @@ export interface BundleCase {
   needs: string[];
   /** Packages left out besides cloudflare:* and node:* (react is the app's own; capnweb loads on demand). */
   external?: string[];
-}
-
-/** What a built case weighs. */
-export interface BundleResult {
-  name: string;
-  minified: number;
-  gzip: number;
-  code: string;
-  /** Input file (relative to the repo) → bytes it contributes to the minified output. */
-  inputs: Record<string, number>;
 }
 
 /** @returns the subpaths listed in packages/dokit/entries.json (what package.json exports) */
@@ -63,46 +53,14 @@ const resolvePlugin: esbuild.Plugin = {
   },
 };
 
-/** The flags every case is built with. */
-export const ESBUILD_FLAGS = {
-  bundle: true,
-  minify: true,
-  format: "esm",
-  platform: "neutral",
-  target: "es2022",
-  conditions: ["workerd", "worker", "browser", "@dokit/source"],
-  mainFields: ["module", "main"],
-  external: ["cloudflare:*", "node:*"],
-} as const;
-
 /** Builds one case in memory. @returns its code, sizes and what each input contributes */
-export async function buildCase(c: BundleCase): Promise<BundleResult> {
-  const result = await esbuild.build({
-    ...ESBUILD_FLAGS,
-    conditions: [...ESBUILD_FLAGS.conditions],
-    mainFields: [...ESBUILD_FLAGS.mainFields],
-    external: [...ESBUILD_FLAGS.external, ...(c.external ?? [])],
-    stdin: { contents: c.source, resolveDir: c.resolveDir ?? fileURLToPath(new URL(".", import.meta.url)), sourcefile: `${c.name}.ts`, loader: "ts" },
+export function buildCase(c: BundleCase): Promise<BundleResult> {
+  return bundleSize({
+    name: c.name,
+    source: c.source,
+    resolveDir: c.resolveDir ?? fileURLToPath(new URL(".", import.meta.url)),
+    ...(c.external && { external: c.external }),
     nodePaths: [`${DOKIT}node_modules`, `${ROOT}node_modules`],
     plugins: [resolvePlugin],
-    write: false,
-    metafile: true,
-    logLevel: "silent",
   });
-  const code = result.outputFiles[0]?.text ?? "";
-  const inputs: Record<string, number> = {};
-  for (const output of Object.values(result.metafile.outputs)) {
-    for (const [file, { bytesInOutput }] of Object.entries(output.inputs)) inputs[file.replace(/^.*node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?/, "")] = bytesInOutput;
-  }
-  return { name: c.name, minified: Buffer.byteLength(code), gzip: gzipSync(code, { level: 9 }).byteLength, code, inputs };
-}
-
-/** @returns the top `n` inputs of a build by minified bytes, grouped by package or dokit folder */
-export function topContributors(result: BundleResult, n = 6): [string, number][] {
-  const groups = new Map<string, number>();
-  for (const [file, bytes] of Object.entries(result.inputs)) {
-    const key = file.includes("packages/dokit/src/") ? `dokit/${file.split("packages/dokit/src/")[1]}` : file.startsWith("@") ? file.split("/").slice(0, 2).join("/") : (file.split("/")[0] ?? file);
-    groups.set(key, (groups.get(key) ?? 0) + bytes);
-  }
-  return [...groups].sort((a, b) => b[1] - a[1]).slice(0, n);
 }
