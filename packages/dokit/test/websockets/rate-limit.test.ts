@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { RateLimit, type RateLimitOptions, WebSockets } from "../../src/websockets";
 import { hibernate, openSocket } from "../../src/testing";
@@ -83,6 +84,40 @@ describe("rate limit", () => {
     expect(await socket.next()).toBe("echo:m5");
     rateLimited(await socket.next());
     await socket.close();
+  });
+
+  it("reads and writes the bucket where the attachment always kept it (the flag `rate`), in both stored forms", async () => {
+    const name = fresh("rl-layout");
+    const stub = env.WS_RATE_LIMITED.getByName(name);
+    const compact = await open(name);
+    const whole = await open(name);
+    // An admitted first message stores the bucket: under `rate` among the flags, as before the door.
+    compact.send("m1");
+    expect(await compact.next()).toBe("echo:m1");
+    const written = await runInDurableObject(stub, (_instance, ctx) => ctx.getWebSockets().map((ws) => ws.deserializeAttachment() as unknown));
+    const stored = written.find((value) => typeof value === "string" && value.includes('"rate":['));
+    expect(stored).toMatch(/^\u0000dokit\u0000\{/);
+    expect(JSON.parse(String(stored).slice(7)).rate).toEqual([2, expect.any(Number), expect.any(Number), 0]);
+
+    // Attachments as a deploy before the door wrote them: the bucket empty, two drops in a row (closeAfter is 3).
+    const bucket = [0, 64, Date.now(), 2];
+    await runInDurableObject(stub, (_instance, ctx) => {
+      for (const ws of ctx.getWebSockets()) {
+        const value = ws.deserializeAttachment() as unknown;
+        const flags = typeof value === "string" ? (JSON.parse(value.slice(7)) as Record<string, unknown>) : (value as { __dokit: Record<string, unknown> }).__dokit;
+        flags.rate = bucket;
+        // One in the string form (no user state), one in the object form (user state beside the flags).
+        ws.serializeAttachment(flags.id === stored?.toString().match(/"id":"([^"]+)"/)?.[1] ? `\u0000dokit\u0000${JSON.stringify(flags)}` : { __dokit: flags, user: { n: 1 } });
+      }
+    });
+    await hibernate(stub);
+    // A fresh bucket would admit these; the stored ones are empty with two drops: the third closes.
+    compact.send("m2");
+    whole.send("m2");
+    expect((await compact.closed).code).toBe(4429);
+    expect((await whole.closed).code).toBe(4429);
+    expect(await compact.drain()).toEqual([]);
+    expect(await whole.drain()).toEqual([]);
   });
 
   it("refuses invalid options with INVALID_ARGUMENT", () => {
