@@ -4,44 +4,37 @@
 import { type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../protocol/frames";
 import type { HeartbeatOptions } from "./options";
-import type { ConnectionPlugin, PluginDoor } from "./plugin";
+import type { ConnectionPlugin } from "./plugin";
 
-/** The runtime's ping answer and the sweep of the `heartbeat` option (`true`, or its ping, pong and sweep). */
-export class Heartbeat implements ConnectionPlugin {
-  readonly pluginName = "heartbeat";
-  readonly #options: HeartbeatOptions;
-  #ctx: DurableObjectState | undefined;
+/** @returns the plug-in of the `heartbeat` option (`true`, or its ping, pong and sweep): the runtime's ping answer and the sweep */
+export function heartbeat(options: true | HeartbeatOptions): ConnectionPlugin {
+  const { ping = HEARTBEAT_PING, pong = HEARTBEAT_PONG, sweep } = options === true ? {} : options;
+  let ctx: DurableObjectState | undefined;
   /** Set once this instance has configured the runtime's ping answer. */
-  #answering = false;
-
-  /** @param options - the `heartbeat` option: `true` for the default ping and pong */
-  constructor(options: true | HeartbeatOptions) {
-    this.#options = options === true ? {} : options;
+  let answering = false;
+  return {
+    pluginName: "heartbeat",
+    plug(door) {
+      ctx = door.claims.lifecycle.ctx;
+      if (!sweep) return;
+      door.claims.use(sweep);
+      // A swept socket whose client never answers sends no close event: it is ended here at once.
+      sweep.onSwept?.((ws) => door.closed(ws));
+    },
+    /**
+     * Has the runtime answer the ping with the pong itself, without waking the object, and arms the
+     * sweep. The answer belongs to the object's socket manager, which outlives a hibernation while
+     * sockets are open (tested with evictDurableObject), so it is set when a socket is accepted, once
+     * per instance, never on the wake path.
+     */
+    accepted() {
+      if (!answering && ctx) {
+        ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(ping, pong));
+        answering = true;
+      }
+      return sweep?.accepted();
+    },
     // Its hooks run only on an upgrade, which wires the object: it leaves wakes to socket events unwired.
-    (this as Wakeable)[WORKS_UNATTACHED] = true;
-  }
-
-  plug(door: PluginDoor): void {
-    this.#ctx = door.claims.lifecycle.ctx;
-    const sweep = this.#options.sweep;
-    if (!sweep) return;
-    door.claims.use(sweep);
-    // A swept socket whose client never answers sends no close event: it is ended here at once.
-    sweep.onSwept?.((ws) => door.closed(ws));
-  }
-
-  /**
-   * Has the runtime answer the ping with the pong itself, without waking the object, and arms the
-   * sweep. The answer belongs to the object's socket manager, which outlives a hibernation while
-   * sockets are open (tested with evictDurableObject), so it is set when a socket is accepted, once
-   * per instance, never on the wake path.
-   */
-  accepted(): Promise<void> | undefined {
-    if (!this.#answering && this.#ctx) {
-      const { ping = HEARTBEAT_PING, pong = HEARTBEAT_PONG } = this.#options;
-      this.#ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(ping, pong));
-      this.#answering = true;
-    }
-    return this.#options.sweep?.accepted();
-  }
+    [WORKS_UNATTACHED]: true,
+  } as ConnectionPlugin & Wakeable;
 }

@@ -21,7 +21,7 @@ import { asConnection, flagsOf, idOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
 import { BINARY, CLOSED, CONNECTING, COUNTED, DISPATCH, GATES, HANDLERS, HOST, installedOn, LIFECYCLE, LIVE, OPTIONS, PLUGINS, REFUSED, SLOT_NAMES, tableOf } from "./internal";
 import { closeConnection, type Counted, isOpen, liveWith, openCount, serverClosed } from "./open-connections";
-import { Heartbeat } from "./heartbeat";
+import { heartbeat } from "./heartbeat";
 import type { BroadcastOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
 import type { ConnectionPlugin, PluginDoor } from "./plugin";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
@@ -67,7 +67,7 @@ export class WebSockets implements Capability {
     // The options that name a plug-in build it (`heartbeat`) or pass it (the others) to the same door as `plugins`.
     const plugins = [
       options.rateLimit,
-      options.heartbeat ? new Heartbeat(options.heartbeat) : undefined,
+      options.heartbeat ? heartbeat(options.heartbeat) : undefined,
       options.capnweb,
       options.presence,
       options.yjs,
