@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { RateLimit, type RateLimitOptions, WebSockets } from "../../src/websockets";
+import { capnweb } from "../../src/capnweb";
 import { hibernate, openSocket } from "../../src/testing";
 import { fresh } from "../helpers";
 
@@ -126,5 +127,14 @@ describe("rate limit", () => {
       expect(() => new RateLimit(options), JSON.stringify(options)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     }
     expect(() => new WebSockets({ rateLimit: new RateLimit({ messagesPerSecond: 5 }) })).not.toThrow();
+  });
+
+  it("is a plug-in of the door, as are the heartbeat and Cap'n Web: the options only register them", () => {
+    const rateLimit = new RateLimit({ messagesPerSecond: 5 });
+    const sockets = new WebSockets({ rateLimit, heartbeat: true, capnweb });
+    expect(sockets.plugin("rateLimit")).toBe(rateLimit);
+    expect(sockets.plugin("capnweb")).toBe(capnweb);
+    expect(sockets.plugin("heartbeat")?.accepted).toBeTypeOf("function");
+    expect(new WebSockets({ rateLimit }).plugin("heartbeat")).toBeUndefined();
   });
 });
