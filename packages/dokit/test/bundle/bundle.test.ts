@@ -114,7 +114,7 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // WebSockets' plug-in door (the presence, yjs and plugins options registered the same way, plug-in hooks as handler sets, binary claims ahead of onMessage) and connection slots (named, bounded, checked values in the attachment; slot.ts) add 425 B (13,584 B measured).
     // The rate limit, the heartbeat (its ping answer and sweep, a plug-in built by the option) and Cap'n Web registered through the plug-in door (its drops, accepted, closed and transport members) add 130 B (13,714 B measured).
     ceiling: 13720,
-    target: 13590,
+    target: 13720,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "the full real-time stack without Cap'n Web",
   },
