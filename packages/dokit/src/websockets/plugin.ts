@@ -1,6 +1,8 @@
 // The door of a connection plug-in: how a capability that serves WebSockets' connections (its own
-// frames, its own binary wire, its own per-connection data) registers with them. WebSockets names
-// no plug-in: it hands each one this door when it is attached, and calls its hooks.
+// frames, its own binary wire, its own per-connection data, a count of what each connection sends,
+// its own transport) registers with them. WebSockets names no plug-in: it hands each one this door
+// when it is attached, and calls its hooks. dokit's own (Presence, Yjs, the rate limit, the
+// heartbeat, Cap'n Web) use it as a plug-in of yours would.
 import type { Claims, ConnectionSlot, SlotOptions } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import type { TransportHost, WebSocketHandlers } from "./options";
