@@ -1,7 +1,7 @@
 // Accepting a hibernating WebSocket: the connection id, the per-connection decisions (tags,
 // readonly, protocol), one open connection per id, the plug-ins' `accepted` hooks, the connect
 // sequence (connect frames, then `onConnect`) and the refusal of a connection that fails while
-// opening. A transport plug-in (plugin.ts `upgrade`) reuses the id, the decisions and the connect
+// opening. A transport plug-in (plugin.ts `door.transport()`) reuses the id, the decisions and the connect
 // sequence through its handle (transport-host.ts).
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { refuseUpgrade } from "../lifecycle/refuse";

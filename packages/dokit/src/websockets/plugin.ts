@@ -38,7 +38,8 @@ export interface ConnectionPlugin extends Pick<WebSocketHandlers, "onConnect" | 
   closing?(connection: Connection): void;
   /**
    * Counts one inbound message before anything else sees it (frame claims, `binary`, handlers):
-   * `true` drops it (the plug-in told the client, or closed the connection). Runs on every message: keep it cheap.
+   * `true` drops it (the plug-in told the client, or closed the connection). Runs on every message, outside
+   * the connection's context (`getCurrentAgent()`): keep it cheap and synchronous.
    */
   drops?(connection: Connection, message: string | ArrayBuffer): boolean;
   /**
