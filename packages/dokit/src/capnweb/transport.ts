@@ -1,6 +1,9 @@
 import { refuseUpgrade } from "../lifecycle/refuse";
+import { type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake";
+import { CAPNWEB, TRANSPORT_PARAM } from "../protocol/capnweb";
 import { CLOSE_INVALID_ID, INVALID_ID_REASON } from "../protocol/close-codes";
 import type { CapnwebTransport, TransportHost } from "../websockets/options";
+import type { PluginDoor } from "../websockets/plugin";
 import { CLOSE_REPLACED, REPLACED_REASON, Session, sessionOf } from "./session";
 
 /**
@@ -34,5 +37,15 @@ async function accept(request: Request, host: TransportHost): Promise<Response> 
  * `transport: "capnweb"`; their calls then return live stubs for RpcTarget
  * results, pipeline, and stream natively. These sessions keep the object in
  * memory while they are open (no hibernation).
+ *
+ * A plug-in of WebSockets' door holding no state of its own (one object serves every WebSockets):
+ * it claims the upgrades that ask for it and serves them through the door's transport handle.
  */
-export const capnweb: CapnwebTransport = { accept };
+export const capnweb: CapnwebTransport = {
+  pluginName: "capnweb",
+  plug(door: PluginDoor): void {
+    door.claims.upgrade((request) => (new URL(request.url).searchParams.get(TRANSPORT_PARAM) === CAPNWEB ? accept(request, door.transport()) : undefined));
+  },
+  // Its hook runs only on an upgrade, which wires the object: it leaves wakes to socket events unwired.
+  [WORKS_UNATTACHED]: true,
+} as CapnwebTransport & Wakeable;

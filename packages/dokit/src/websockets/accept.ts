@@ -1,19 +1,18 @@
 // Accepting a hibernating WebSocket: the connection id, the per-connection decisions (tags,
-// readonly, protocol), one open connection per id, the runtime's heartbeat answer, the connect
+// readonly, protocol), one open connection per id, the plug-ins' `accepted` hooks, the connect
 // sequence (connect frames, then `onConnect`) and the refusal of a connection that fails while
-// opening. The Cap'n Web transport reuses the id, the decisions and the connect sequence through
-// its handle (transport-host.ts).
+// opening. A transport plug-in (plugin.ts `door.transport()`) reuses the id, the decisions and the connect
+// sequence through its handle (transport-host.ts).
 import type { Connection, ConnectionContext } from "../lifecycle/connection";
 import { refuseUpgrade } from "../lifecycle/refuse";
 import { CLOSE_INVALID_ID, CLOSE_OPEN_FAILED, CLOSE_REPLACED, INVALID_ID_REASON, OPEN_FAILED_REASON, REPLACED_REASON } from "../protocol/close-codes";
 import { CONNECTION_ID_PARAM } from "../protocol/agents";
-import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../protocol/heartbeat";
 import { type ConnectionFlags, storeFlags } from "./attachment";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
 import { handlerSetsWith, runHandlers } from "./handlers";
-import { ANSWERING, CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, PLUGINS, REFUSED, tableOf } from "./internal";
+import { CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, PLUGINS, REFUSED, tableOf } from "./internal";
 import { closeConnection, countAccepted, isOpen } from "./open-connections";
-import type { HeartbeatOptions, WebSocketHandlers } from "./options";
+import type { WebSocketHandlers } from "./options";
 import { connectFrames } from "./protocol-frames";
 import { derivePublicId } from "./public-id";
 import { connectionTags, idTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
@@ -44,9 +43,9 @@ export async function accept(sockets: WebSockets, request: Request, url: URL): P
     installedOn(sockets).ctx.acceptWebSocket(server, runtimeTags(tags));
     countAccepted(sockets);
     accepted = true;
-    // Set in the same turn as the accept: no ping can arrive before it.
-    const heartbeat = sockets[OPTIONS].heartbeat;
-    if (heartbeat) await answerHeartbeat(sockets, heartbeat);
+    // In the same turn as the accept (the heartbeat's ping answer: no ping can arrive before it).
+    const told = acceptedBy(sockets);
+    if (told) await told;
     await greet(sockets, connection, ctx, plain, onConnect);
   } catch (error) {
     console.error(`dokit: connection ${id} failed while opening; refusing it with ${CLOSE_OPEN_FAILED}`, error);
@@ -112,18 +111,16 @@ function isPlain(sockets: WebSockets, onConnect: readonly WebSocketHandlers[]): 
 }
 
 /**
- * Has the runtime answer the heartbeat ping with the pong itself, without waking the object,
- * and arms the sweep, if any. The answer belongs to the object's socket manager, which
- * outlives a hibernation while sockets are open (tested with evictDurableObject), so it is set
- * when a socket is accepted, once per instance, never on the wake path.
+ * Tells the plug-ins a socket was accepted (plugin.ts `accepted`): each is called in the turn of the
+ * accept, then their promises are awaited together.
  */
-function answerHeartbeat(sockets: WebSockets, heartbeat: true | HeartbeatOptions): Promise<void> | undefined {
-  const options = heartbeat === true ? {} : heartbeat;
-  if (!sockets[ANSWERING]) {
-    installedOn(sockets).ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(options.ping ?? HEARTBEAT_PING, options.pong ?? HEARTBEAT_PONG));
-    sockets[ANSWERING] = true;
+function acceptedBy(sockets: WebSockets): Promise<unknown> | undefined {
+  let pending: Promise<unknown>[] | undefined;
+  for (const plugin of sockets[PLUGINS]) {
+    const result = plugin.accepted?.();
+    if (result) (pending ??= []).push(result);
   }
-  return options.sweep?.accepted();
+  return pending && Promise.all(pending);
 }
 
 /**

@@ -27,12 +27,10 @@ export interface ConnectionFlags {
   origin?: string;
   /** When the connection opened (ms since epoch); absent on connections opened before dokit recorded it and on Cap'n Web sessions. */
   at?: number;
-  /** The inbound rate limit's bucket `[messages, bytes, at, drops]` (rate-limit.ts); absent until it is first stored. */
-  rate?: [number, number, number, number];
 }
 
 /** dokit's own flags (the names of ConnectionFlags), which no connection slot may take. */
-const FLAG_NAMES = /^(id|pub|tags|uri|readonly|protocol|origin|at|rate)$/;
+const FLAG_NAMES = /^(id|pub|tags|uri|readonly|protocol|origin|at)$/;
 
 /** @returns whether `name` is one of dokit's own flags (or an inherited member), so no slot may use it */
 export function isFlagName(name: string): boolean {

@@ -13,10 +13,12 @@ import type { WebSockets } from "./websockets";
 export const OPTIONS = Symbol();
 /** The handler sets added with `use()`, in order. */
 export const HANDLERS = Symbol();
-/** Its plug-ins (plugin.ts): the `presence` and `yjs` options, then `plugins`. */
+/** Its plug-ins (plugin.ts): those the options name (`rateLimit`, `heartbeat`, `capnweb`, `presence`, `yjs`), then `plugins`. */
 export const PLUGINS = Symbol();
 /** Whether a plug-in claims binary messages. */
 export const BINARY = Symbol();
+/** The plug-ins that count inbound messages (`drops`), or `undefined` for none. */
+export const GATES = Symbol();
 /** The names of the connection slots claimed on it (slot.ts). */
 export const SLOT_NAMES = Symbol();
 /** The lifecycle it is attached to, once attached. */
@@ -33,8 +35,8 @@ export const CLOSED = Symbol();
 export const LIVE = Symbol();
 /** The open hibernating connections as last counted, while the count holds (open-connections.ts). */
 export const COUNTED = Symbol();
-/** Set once the instance has configured the runtime's ping answer (accept.ts). */
-export const ANSWERING = Symbol();
+/** The handle its transport plug-ins serve their connections through (transport-host.ts), once made. */
+export const HOST = Symbol();
 
 /** @returns the lifecycle the WebSockets was installed on (or waits to be attached to) */
 export function installedOn(sockets: WebSockets): Lifecycle {

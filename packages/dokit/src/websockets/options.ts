@@ -43,8 +43,8 @@ export interface BroadcastOptions {
 export type ConnectionDecision = (connection: Connection, ctx: ConnectionContext) => boolean | Promise<boolean>;
 
 /**
- * The private handle WebSockets gives a transport plug-in (Cap'n Web) for one
- * upgrade: what a connection that is not a hibernating socket needs to be
+ * The handle WebSockets gives a transport plug-in (Cap'n Web) through the door
+ * (`door.transport()`): what a connection that is not a hibernating socket needs to be
  * accepted, listed and served like one.
  */
 export interface TransportHost {
@@ -74,11 +74,11 @@ export interface TransportHost {
   close(connection: Connection, code: number, reason: string, wasClean: boolean): Promise<void> | undefined;
 }
 
-/** The Cap'n Web transport, from `dokit/capnweb` (opt-in, so other bundles do not carry it). */
-export interface CapnwebTransport {
-  /** Accepts a Cap'n Web upgrade through the handle WebSockets gives it. */
-  accept(request: Request, host: TransportHost): Response | Promise<Response>;
-}
+/**
+ * What the `capnweb` option takes: the Cap'n Web transport from `dokit/capnweb` (opt-in, so other
+ * bundles do not carry it), a connection plug-in that claims its upgrades and serves them through `door.transport()`.
+ */
+export type CapnwebTransport = ConnectionPlugin;
 
 /** Options of `WebSockets`. */
 export interface WebSocketsOptions {
@@ -137,8 +137,8 @@ export type WireServer = ConnectionPlugin;
 /** What the `presence` option takes: a connection plug-in (a `Presence` from `dokit/presence` fits). */
 export type PresenceTracker = ConnectionPlugin;
 
-/** What WebSockets needs of an inbound limit (a `RateLimit` fits). */
-export interface InboundLimit {
+/** What the `rateLimit` option takes: a connection plug-in that counts inbound messages (a `RateLimit` fits). */
+export interface InboundLimit extends ConnectionPlugin {
   /** Counts one inbound message. @returns `true` when it is dropped (the limit told the client, or closed the connection) */
   drops(connection: Connection, message: string | ArrayBuffer): boolean;
 }

@@ -1,9 +1,11 @@
 // The door of a connection plug-in: how a capability that serves WebSockets' connections (its own
-// frames, its own binary wire, its own per-connection data) registers with them. WebSockets names
-// no plug-in: it hands each one this door when it is attached, and calls its hooks.
+// frames, its own binary wire, its own per-connection data, a count of what each connection sends,
+// its own transport) registers with them. WebSockets names no plug-in: it hands each one this door
+// when it is attached, and calls its hooks. dokit's own (Presence, Yjs, the rate limit, the
+// heartbeat, Cap'n Web) use it as a plug-in of yours would.
 import type { Claims, ConnectionSlot, SlotOptions } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
-import type { WebSocketHandlers } from "./options";
+import type { TransportHost, WebSocketHandlers } from "./options";
 import type { WebSockets } from "./websockets";
 
 /**
@@ -34,6 +36,17 @@ export interface ConnectionPlugin extends Pick<WebSocketHandlers, "onConnect" | 
   binary?(connection: Connection, message: ArrayBuffer): boolean;
   /** The server closed a connection (a client that never answers sends no close event): called at once, synchronously. */
   closing?(connection: Connection): void;
+  /**
+   * Counts one inbound message before anything else sees it (frame claims, `binary`, handlers):
+   * `true` drops it (the plug-in told the client, or closed the connection). Runs on every message, outside
+   * the connection's context (`getCurrentAgent()`): keep it cheap and synchronous.
+   */
+  drops?(connection: Connection, message: string | ArrayBuffer): boolean;
+  /**
+   * A socket was just accepted (it may not be a Connection yet): called in the turn of the runtime's
+   * accept, before the connect frames, which wait for a returned promise (it must not reject).
+   */
+  accepted?(): void | Promise<void>;
 }
 
 /** What WebSockets hands a plug-in when it is attached. */
@@ -48,4 +61,14 @@ export interface PluginDoor {
   slot<T>(name: string, options?: SlotOptions<T>): ConnectionSlot<T>;
   /** The WebSockets the plug-in serves: its connections, broadcasts, readonly marks. */
   readonly sockets: WebSockets;
+  /**
+   * Tells WebSockets the plug-in closed `socket` itself (the object's sockets are the plug-in's to
+   * walk): a connection of these WebSockets leaves the open connections at once, and the plug-ins hear `closing`.
+   */
+  closed(socket: WebSocket): void;
+  /**
+   * The handle a transport plug-in (one that takes upgrades onto a wire of its own with `claims.upgrade`,
+   * as Cap'n Web does) accepts, lists and serves its non-hibernating connections through, as hibernating sockets are.
+   */
+  transport(): TransportHost;
 }

@@ -1,12 +1,16 @@
+// The `rateLimit` option: a plug-in of the door (plugin.ts) that counts every inbound message
+// (`drops`) and keeps each connection's bucket in its slot `rate`. It uses only the door's public
+// interface (no internal of this folder), as a plug-in of your own would.
+import type { ConnectionSlot } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
 import { closeWith } from "../frames/close";
 import { trySend } from "../frames/send";
 import { CLOSE_RATE_LIMITED, RATE_LIMITED_REASON } from "../protocol/rate-limit";
 import { DOKIT_ERROR } from "../protocol/dokit-error";
-import { flagsOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
 import type { InboundLimit } from "./options";
+import type { PluginDoor } from "./plugin";
 
 /** Options of `RateLimit`: a token bucket per connection for inbound messages. */
 export interface RateLimitOptions {
@@ -38,6 +42,14 @@ interface Bucket {
 const BUCKET = Symbol();
 type WithBucket = { [BUCKET]?: Bucket };
 
+/** A bucket as stored in the slot: `[messages, bytes, at, drops]`. */
+type Stored = [number, number, number, number];
+
+/** @returns whether a stored value is a bucket (four numbers) */
+function isStored(value: unknown): value is Stored {
+  return Array.isArray(value) && value.length === 4 && value.every((n) => typeof n === "number");
+}
+
 /**
  * How often an admitted message stores the bucket in the attachment at most (a dropped one always
  * does). A wake restores the bucket as last stored, so a client that causes an eviction regains at
@@ -59,6 +71,9 @@ export class RateLimit implements InboundLimit {
   readonly #burst: number;
   readonly #burstBytes: number;
   readonly #closeAfter: number;
+  readonly pluginName = "rateLimit";
+  /** Each connection's bucket, kept across hibernation (the slot `rate`, the name it always had in the attachment). */
+  #slot: ConnectionSlot<Stored> | undefined;
 
   /** @param options - rates, bursts and the close threshold (validated) */
   constructor(options: RateLimitOptions) {
@@ -73,6 +88,12 @@ export class RateLimit implements InboundLimit {
     const closeAfter = options.closeAfter ?? 10;
     if (!Number.isInteger(closeAfter) || closeAfter < 1) invalid("closeAfter must be a whole number of dropped messages, at least 1", closeAfter);
     this.#closeAfter = closeAfter;
+  }
+
+  /** Installed through WebSockets' plug-in door (its `rateLimit` option): claims the slot of the buckets. */
+  plug(door: PluginDoor): void {
+    // Four numbers as JSON: at most 4 × 24 characters and the brackets and commas.
+    this.#slot = door.slot<Stored>("rate", { maxBytes: 128, check: isStored });
   }
 
   /** Counts one inbound message. @returns `true` when it is dropped (the client is told, or the connection closed) */
@@ -90,11 +111,11 @@ export class RateLimit implements InboundLimit {
       bucket.messages -= 1;
       bucket.bytes -= size;
       bucket.drops = 0;
-      if (now - bucket.saved >= SAVE_EVERY_MS) save(connection, bucket);
+      if (now - bucket.saved >= SAVE_EVERY_MS) this.#save(connection, bucket);
       return false;
     }
     bucket.drops++;
-    save(connection, bucket);
+    this.#save(connection, bucket);
     if (bucket.drops >= this.#closeAfter) {
       closeWith(connection, CLOSE_RATE_LIMITED, RATE_LIMITED_REASON);
       return true;
@@ -111,25 +132,25 @@ export class RateLimit implements InboundLimit {
     return Math.ceil(Math.max(messages, bytes));
   }
 
-  /** The bucket stored in the connection's flags (after a wake), else a full one. */
+  /** The bucket stored in the connection's slot (after a wake), else a full one. */
   #restore(connection: Connection): Bucket {
-    const stored = flagsOf(connection).rate;
+    const stored = this.#slot?.get(connection);
     const bucket: Bucket = stored
       ? { messages: stored[0], bytes: stored[1], at: stored[2], drops: stored[3], saved: stored[2] }
       : { messages: this.#burst, bytes: this.#burstBytes, at: Date.now(), drops: 0, saved: 0 };
     (connection as WithBucket)[BUCKET] = bucket;
     return bucket;
   }
-}
 
-/** Stores the bucket in the connection's flags, so it survives hibernation. */
-function save(connection: Connection, bucket: Bucket): void {
-  bucket.saved = bucket.at;
-  // Infinity (a rate not limited) is stored as null by JSON; a full bucket is stored as a large number instead.
-  try {
-    updateFlags(connection, { rate: [finite(bucket.messages), finite(bucket.bytes), bucket.at, bucket.drops] });
-  } catch {
-    // The user's state fills the attachment: the bucket is kept in memory only until the next wake.
+  /** Stores the bucket in the connection's slot, so it survives hibernation. */
+  #save(connection: Connection, bucket: Bucket): void {
+    bucket.saved = bucket.at;
+    // Infinity (a rate not limited) is stored as null by JSON; a full bucket is stored as a large number instead.
+    try {
+      this.#slot?.set(connection, [finite(bucket.messages), finite(bucket.bytes), bucket.at, bucket.drops]);
+    } catch {
+      // The user's state fills the attachment: the bucket is kept in memory only until the next wake.
+    }
   }
 }
 

@@ -13,9 +13,10 @@ import { asConnection, flagsOf } from "./connection";
 import { connectionSlot } from "./slot";
 import { dispatchFrame, observedMessage } from "./dispatch";
 import { callHandlers, handlerSetsWith, nothing, runHandlers, runOnClose } from "./handlers";
-import { BINARY, CLOSED, DISPATCH, HANDLERS, installedOn, OPTIONS, REFUSED } from "./internal";
+import { BINARY, CLOSED, DISPATCH, GATES, HANDLERS, installedOn, OPTIONS, REFUSED } from "./internal";
 import { markClosed, OPEN, serverClosed } from "./open-connections";
 import { broadcastProtocol } from "./protocol-frames";
+import type { ConnectionPlugin } from "./plugin";
 import type { WebSockets } from "./websockets";
 
 /** The socket owner of one WebSockets. */
@@ -35,9 +36,10 @@ const OWNER: SocketOwner = {
     // answers the close): whatever it still sends is dropped before any claim or handler.
     if (ws.readyState !== OPEN || sockets[CLOSED]?.has(ws)) return true;
     const options = sockets[OPTIONS];
-    // Over its rate limit: dropped before any claim or handler sees it (rate-limit.ts); a drop that
-    // closed the connection ends it here, as every close the server makes does.
-    if (options.rateLimit?.drops(connection, message)) {
+    // Dropped by a plug-in that counts inbound messages (plugin.ts `drops`: a rate limit) before any
+    // claim or handler sees it; a drop that closed the connection ends it here, as every close the server makes does.
+    const gates = sockets[GATES];
+    if (gates && dropped(gates, connection, message)) {
       if (ws.readyState !== OPEN) serverClosed(sockets, connection);
       return true;
     }
@@ -102,6 +104,12 @@ const OWNER: SocketOwner = {
     return connectionSlot(this.of, name, options);
   },
 };
+
+/** @returns whether one of the plug-ins that count inbound messages dropped this one */
+function dropped(gates: readonly ConnectionPlugin[], connection: Connection, message: string | ArrayBuffer): boolean {
+  for (const gate of gates) if (gate.drops?.(connection, message)) return true;
+  return false;
+}
 
 /** @returns the socket owner of `sockets` (one small object, no closures) */
 export function socketOwner(sockets: WebSockets): SocketOwner {

@@ -1,5 +1,5 @@
 // The handle a transport plug-in (the Cap'n Web transport, dokit/capnweb) gets from a WebSockets
-// for one upgrade: what it needs to accept, list and serve its own non-hibernating connections
+// through the door (plugin.ts `transport()`): what it needs to accept, list and serve its own non-hibernating connections
 // the way a hibernating socket is, never public members of WebSockets.
 import { connectionFlags, connectionId, decide, greet, replaceSocket } from "./accept";
 import { initConnection, updateFlags } from "./connection";
@@ -10,7 +10,7 @@ import type { TransportHost } from "./options";
 import { derivePublicId } from "./public-id";
 import type { WebSockets } from "./websockets";
 
-/** @returns the handle of `sockets` for one transport upgrade (its live connections are tracked from then on) */
+/** @returns the handle of `sockets` for its transport plug-ins (made on the first upgrade one takes; its live connections are tracked from then on) */
 export function transportHost(sockets: WebSockets): TransportHost {
   const live = (sockets[LIVE] ??= new Map());
   return {

@@ -2,7 +2,9 @@
 // the symbols of internal.ts, so the work lives in the folder's other files: accepting an upgrade
 // (accept.ts), the socket owner's events (socket-events.ts), message dispatch (dispatch.ts), the
 // handler sets (handlers.ts), the protocol frames (protocol-frames.ts), the open connections
-// (open-connections.ts) and the Cap'n Web transport's handle (transport-host.ts).
+// (open-connections.ts), the plug-ins' door (plugin.ts, slot.ts) and the handle of transport plug-ins
+// (transport-host.ts). The options that name a plug-in (`presence`, `yjs`, `rateLimit`, `heartbeat`,
+// `capnweb`) only build it and hand it to the door, as `plugins` does.
 import type { Capability, Claims, Dispatch, SocketOwner } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
@@ -19,10 +21,11 @@ import { accept } from "./accept";
 import type { Hold } from "./coalesce";
 import { asConnection, flagsOf, idOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
-import { ANSWERING, BINARY, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, PLUGINS, REFUSED, SLOT_NAMES, tableOf } from "./internal";
+import { BINARY, CLOSED, CONNECTING, COUNTED, DISPATCH, GATES, HANDLERS, HOST, installedOn, LIFECYCLE, LIVE, OPTIONS, PLUGINS, REFUSED, SLOT_NAMES, tableOf } from "./internal";
 import { closeConnection, type Counted, isOpen, liveWith, openCount, serverClosed } from "./open-connections";
-import type { BroadcastOptions, HeartbeatOptions, Identity, WebSocketHandlers, WebSocketsOptions } from "./options";
-import type { ConnectionPlugin } from "./plugin";
+import { heartbeat } from "./heartbeat";
+import type { BroadcastOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
+import type { ConnectionPlugin, PluginDoor } from "./plugin";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
 import { socketOwner } from "./socket-events";
 import { idTag, isIdTag } from "./tags";
@@ -42,6 +45,7 @@ export class WebSockets implements Capability {
   readonly [HANDLERS]: WebSocketHandlers[] = [];
   readonly [PLUGINS]: readonly ConnectionPlugin[];
   readonly [BINARY]: boolean;
+  readonly [GATES]: readonly ConnectionPlugin[] | undefined;
   declare [SLOT_NAMES]: Set<string> | undefined;
   [LIFECYCLE]: Lifecycle | undefined;
   [DISPATCH]: Dispatch | undefined;
@@ -52,7 +56,7 @@ export class WebSockets implements Capability {
   declare [CLOSED]: WeakSet<WebSocket> | undefined;
   declare [LIVE]: Map<string, Connection> | undefined;
   declare [COUNTED]: Counted | undefined;
-  declare [ANSWERING]: boolean | undefined;
+  declare [HOST]: TransportHost | undefined;
   readonly #owner: SocketOwner;
   /** The state frame the state has just sent by itself, until a `broadcastState` of it is skipped. */
   #synced: string | undefined;
@@ -62,17 +66,27 @@ export class WebSockets implements Capability {
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
     this[OPTIONS] = options;
-    // The `presence` and `yjs` options are plug-ins registered through the same door as `plugins`.
-    const plugins = [options.presence, options.yjs, ...(options.plugins ?? [])].filter((plugin): plugin is ConnectionPlugin => plugin !== undefined);
+    // The options that name a plug-in build it (`heartbeat`) or pass it (the others) to the same door as `plugins`.
+    const plugins = [
+      options.rateLimit,
+      options.heartbeat ? heartbeat(options.heartbeat) : undefined,
+      options.capnweb,
+      options.presence,
+      options.yjs,
+      ...(options.plugins ?? []),
+    ].filter((plugin): plugin is ConnectionPlugin => plugin !== undefined);
     this[PLUGINS] = plugins;
     this[BINARY] = plugins.some((plugin) => plugin.binary);
+    const gates = plugins.filter((plugin) => plugin.drops);
+    this[GATES] = gates.length ? gates : undefined;
     const callables = options.callables;
     // A bare target is checked now (its method table is built once per class) and served from attach().
     if (callables && !isCapability(callables)) collectCallableMethods(callables);
     // The socket owner this capability claims, which the lifecycle also uses before it is attached
-    // (lifecycle/wake.ts): not with plug-ins, whose door opens when the WebSockets is attached.
+    // (lifecycle/wake.ts): not with plug-ins whose door must be open first (it opens when the WebSockets
+    // is attached); those that say they work unattached (their hooks run only on wired paths) leave it so.
     this.#owner = socketOwner(this);
-    if (!plugins.length) (this as Wakeable)[WORKS_UNATTACHED] = this.#owner;
+    if (plugins.every((plugin) => (plugin as Wakeable)[WORKS_UNATTACHED])) (this as Wakeable)[WORKS_UNATTACHED] = this.#owner;
     // The state sends its own changes through this WebSockets (a wake that changes nothing sends nothing).
     if (options.syncState !== false) {
       options.state?.syncThrough?.((frame, except) => {
@@ -94,18 +108,18 @@ export class WebSockets implements Capability {
       if (isCapability(callables)) claims.use(callables);
       else serveRpc(claims, new TargetCallables(callables));
     }
-    // SAFETY: `true` has no `sweep`.
-    const sweep = (options.heartbeat as HeartbeatOptions | undefined)?.sweep;
-    if (sweep) {
-      claims.use(sweep);
-      // A swept socket whose client never answers sends no close event: it is ended here at once.
-      sweep.onSwept?.((ws) => {
+    // Each plug-in claims its frames, upgrades and slots through the door (plugin.ts).
+    const door: PluginDoor = {
+      claims,
+      sockets: this,
+      slot: (name, options) => connectionSlot(this, name, options),
+      closed: (ws) => {
         const connection = asConnection(ws);
         if (connection) serverClosed(this, connection);
-      });
-    }
-    // Each plug-in claims its frames and slots through the door (plugin.ts).
-    for (const plugin of this[PLUGINS]) plugin.plug({ claims, sockets: this, slot: (name, options) => connectionSlot(this, name, options) });
+      },
+      transport: () => (this[HOST] ??= transportHost(this)),
+    };
+    for (const plugin of this[PLUGINS]) plugin.plug(door);
     claims.catchAllUpgrade((request) => this.#upgrade(request));
     claims.takeSockets(this.#owner);
     claims.onDestroy(() => {
@@ -113,12 +127,15 @@ export class WebSockets implements Capability {
     });
   }
 
-  /** An upgrade: a Cap'n Web one goes to the transport plug-in (or is refused without one), any other becomes a hibernating socket (accept.ts). */
+  /**
+   * An upgrade no plug-in took (a transport plug-in claims its own with `claims.upgrade`): a hibernating
+   * socket (accept.ts). One that asks for the Agents protocol's Cap'n Web transport reaches here only
+   * without that plug-in, and is refused, so the client hears why.
+   */
   async #upgrade(request: Request): Promise<Response> {
     const url = new URL(request.url);
     if (url.searchParams.get(TRANSPORT_PARAM) !== CAPNWEB) return accept(this, request, url);
-    const capnweb = this[OPTIONS].capnweb;
-    return capnweb ? capnweb.accept(request, transportHost(this)) : refuseUpgrade(CLOSE_NO_TRANSPORT, NO_TRANSPORT_REASON);
+    return refuseUpgrade(CLOSE_NO_TRANSPORT, NO_TRANSPORT_REASON);
   }
 
   // ------------------------------------------------------------- connections
@@ -154,7 +171,7 @@ export class WebSockets implements Capability {
     return this[LIVE]?.get(id);
   }
 
-  /** @returns the plug-in with this `pluginName` (from the `plugins`, `presence` or `yjs` options), if any */
+  /** @returns the plug-in with this `pluginName` (from `plugins` or an option that names one: `presence`, `yjs`, `rateLimit`, `heartbeat`, `capnweb`), if any */
   plugin(name: string): ConnectionPlugin | undefined {
     return this[PLUGINS].find((plugin) => plugin.pluginName === name);
   }

@@ -18,8 +18,9 @@ export class Votes implements ConnectionPlugin {
   /** The door it was handed (tests claim more slots through it). */
   door!: PluginDoor;
 
-  plug({ claims, sockets, slot }: PluginDoor): void {
-    this.door = { claims, sockets, slot };
+  plug(door: PluginDoor): void {
+    const { claims, sockets, slot } = door;
+    this.door = door;
     this.#sockets = sockets;
     this.vote = slot<string>("vote", { maxBytes: 34, check: (value): value is string => typeof value === "string" });
     claims.frame("vote", (connection, frame) => {
@@ -52,11 +53,46 @@ export class Votes implements ConnectionPlugin {
   }
 }
 
+/**
+ * A user-written plug-in on the door's other hooks: `drops` counts each "shout" as a strike in its
+ * slot `strikes` and drops it (the second closes the connection with 4000, told through
+ * `door.closed`), answers "accepts" with the sockets `accepted` counted by this instance, and lets
+ * everything else through.
+ */
+export class Bouncer implements ConnectionPlugin {
+  readonly pluginName = "bouncer";
+  #door!: PluginDoor;
+  #strikes!: ConnectionSlot<number>;
+  #accepts = 0;
+
+  plug(door: PluginDoor): void {
+    this.#door = door;
+    this.#strikes = door.slot<number>("strikes", { maxBytes: 4, check: (value): value is number => typeof value === "number" });
+  }
+
+  accepted(): void {
+    this.#accepts++;
+  }
+
+  drops(connection: Connection, message: string | ArrayBuffer): boolean {
+    if (message === "accepts") return connection.send(`accepts:${this.#accepts}`), true;
+    if (message !== "shout") return false;
+    const strikes = (this.#strikes.get(connection) ?? 0) + 1;
+    this.#strikes.set(connection, strikes);
+    connection.send(`strike:${strikes}`);
+    if (strikes >= 2) {
+      connection.close(4000, "bounced");
+      this.#door.closed(connection);
+    }
+    return true;
+  }
+}
+
 /** A WebSockets with the Votes plug-in; what no plug-in claims is echoed as `unclaimed:<text or byte count>`. */
 export class WsVotes extends DurableObject<Env> {
   readonly votes = new Votes();
   readonly webSockets: WebSockets = new WebSockets({
-    plugins: [this.votes],
+    plugins: [this.votes, new Bouncer()],
     handlers: {
       onMessage: (connection, message) => {
         if (message === "constructed") return connection.send(String(constructed));

@@ -69,4 +69,21 @@ describe("a user-written connection plug-in (docs/websockets.md)", () => {
     });
     await socket.close();
   });
+
+  it("counts every inbound message first (drops) and hears each accept (accepted), its slot kept across hibernation", async () => {
+    const name = fresh("bouncer");
+    const stub = env.WS_VOTES.getByName(name);
+    const { socket } = await open(name, "loud");
+    socket.send("accepts");
+    expect(await socket.next()).toBe("accepts:1");
+    socket.send("shout");
+    expect(await socket.next()).toBe("strike:1");
+    await hibernate(stub);
+    // The strike was kept in the slot; the dropped shouts reached no frame claim and no onMessage.
+    socket.send("shout");
+    expect(await socket.next()).toBe("strike:2");
+    expect((await socket.closed).code).toBe(4000);
+    expect(await socket.drain()).toEqual([]);
+    expect(await runInDurableObject(stub, (instance) => [instance.webSockets.plugin("bouncer")?.pluginName, instance.webSockets.count()])).toEqual(["bouncer", 0]);
+  });
 });

@@ -1,6 +1,8 @@
 import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { RateLimit, type RateLimitOptions, WebSockets } from "../../src/websockets";
+import { capnweb } from "../../src/capnweb";
 import { hibernate, openSocket } from "../../src/testing";
 import { fresh } from "../helpers";
 
@@ -85,11 +87,54 @@ describe("rate limit", () => {
     await socket.close();
   });
 
+  it("reads and writes the bucket where the attachment always kept it (the flag `rate`), in both stored forms", async () => {
+    const name = fresh("rl-layout");
+    const stub = env.WS_RATE_LIMITED.getByName(name);
+    const compact = await open(name);
+    const whole = await open(name);
+    // An admitted first message stores the bucket: under `rate` among the flags, as before the door.
+    compact.send("m1");
+    expect(await compact.next()).toBe("echo:m1");
+    const written = await runInDurableObject(stub, (_instance, ctx) => ctx.getWebSockets().map((ws) => ws.deserializeAttachment() as unknown));
+    const stored = written.find((value) => typeof value === "string" && value.includes('"rate":['));
+    expect(stored).toMatch(/^\u0000dokit\u0000\{/);
+    expect(JSON.parse(String(stored).slice(7)).rate).toEqual([2, expect.any(Number), expect.any(Number), 0]);
+
+    // Attachments as a deploy before the door wrote them: the bucket empty, two drops in a row (closeAfter is 3).
+    const bucket = [0, 64, Date.now(), 2];
+    await runInDurableObject(stub, (_instance, ctx) => {
+      for (const ws of ctx.getWebSockets()) {
+        const value = ws.deserializeAttachment() as unknown;
+        const flags = typeof value === "string" ? (JSON.parse(value.slice(7)) as Record<string, unknown>) : (value as { __dokit: Record<string, unknown> }).__dokit;
+        flags.rate = bucket;
+        // One in the string form (no user state), one in the object form (user state beside the flags).
+        ws.serializeAttachment(flags.id === stored?.toString().match(/"id":"([^"]+)"/)?.[1] ? `\u0000dokit\u0000${JSON.stringify(flags)}` : { __dokit: flags, user: { n: 1 } });
+      }
+    });
+    await hibernate(stub);
+    // A fresh bucket would admit these; the stored ones are empty with two drops: the third closes.
+    compact.send("m2");
+    whole.send("m2");
+    expect((await compact.closed).code).toBe(4429);
+    expect((await whole.closed).code).toBe(4429);
+    expect(await compact.drain()).toEqual([]);
+    expect(await whole.drain()).toEqual([]);
+  });
+
   it("refuses invalid options with INVALID_ARGUMENT", () => {
     const invalid: RateLimitOptions[] = [{}, { messagesPerSecond: 0 }, { messagesPerSecond: Number.NaN }, { bytesPerSecond: -1 }, { messagesPerSecond: 5, burst: 0.5 }, { messagesPerSecond: 5, closeAfter: 0 }, { bytesPerSecond: 100, burst: 5 }, { messagesPerSecond: 5, burstBytes: 100 }];
     for (const options of invalid) {
       expect(() => new RateLimit(options), JSON.stringify(options)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     }
     expect(() => new WebSockets({ rateLimit: new RateLimit({ messagesPerSecond: 5 }) })).not.toThrow();
+  });
+
+  it("is a plug-in of the door, as are the heartbeat and Cap'n Web: the options only register them", () => {
+    const rateLimit = new RateLimit({ messagesPerSecond: 5 });
+    const sockets = new WebSockets({ rateLimit, heartbeat: true, capnweb });
+    expect(sockets.plugin("rateLimit")).toBe(rateLimit);
+    expect(sockets.plugin("capnweb")).toBe(capnweb);
+    expect(sockets.plugin("heartbeat")?.accepted).toBeTypeOf("function");
+    expect(new WebSockets({ rateLimit }).plugin("heartbeat")).toBeUndefined();
   });
 });
