@@ -1,4 +1,4 @@
-import type { SocketOwner } from "./capability";
+import type { FrameClaim, SocketOwner } from "./capability";
 import type { Lifecycle } from "./lifecycle";
 
 // Wiring on demand (docs/architecture.md, "The wake path"). An object built on a wake attaches its
@@ -9,8 +9,9 @@ import type { Lifecycle } from "./lifecycle";
 /**
  * Marks a capability that works before it is attached: `true`, or for the capability that takes
  * the sockets, the socket owner it will claim (the lifecycle hands it socket events meanwhile).
- * Such a capability claims no start hook and no observer, and among frame types only the state
- * frame and rpc (WebSockets looks up no other type in a table that is not wired: websockets/dispatch.ts).
+ * Such a capability claims no start hook, no observer and no connect frames, and each frame type
+ * it claims says that its frame needs the object wired (`needsWiring`): the class's plan keeps
+ * those types, and a frame of one wires a waiting object ({@link Waiting.claim}).
  */
 export const WORKS_UNATTACHED = Symbol("dokit.worksUnattached");
 /** Set by the lifecycle on a capability that waits to be attached: its {@link Waiting} handle. */
@@ -22,6 +23,11 @@ export interface Waiting {
   readonly lifecycle: Lifecycle;
   /** Attaches every capability that waits, in the order used (a no-op once they are). */
   wire(): void;
+  /**
+   * @returns the claim for a frame type: when the class's first object had it claimed with
+   *   `needsWiring`, the object is wired first; any other type leaves it waiting and finds none
+   */
+  claim(type: string): FrameClaim | undefined;
 }
 
 /** A capability as wiring on demand sees it. */
@@ -44,4 +50,6 @@ export interface WakePlan {
   readonly types: readonly unknown[];
   /** Where in that order the capability that takes the sockets is; -1 for none. */
   readonly socketsAt: number;
+  /** The frame types the first object's claims said need the object wired (a null-prototype set). */
+  readonly frames: Readonly<Record<string, true>>;
 }

@@ -19,7 +19,7 @@ import {
 import { type ConnectionFlags, storeFlags } from "./attachment";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
 import { handlerSetsWith, runHandlers } from "./handlers";
-import { ANSWERING, CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, PLUGINS, REFUSED, tableOf } from "./internal";
+import { ANSWERING, CONNECTING, DISPATCH, dispatchOf, installedOn, LIVE, OPTIONS, PLUGINS, REFUSED } from "./internal";
 import { closeConnection, countAccepted, isOpen } from "./open-connections";
 import type { HeartbeatOptions, WebSocketHandlers } from "./options";
 import { connectFrames } from "./protocol-frames";
@@ -107,7 +107,7 @@ export async function decide(sockets: WebSockets, connection: Connection, ctx: C
  */
 function isPlain(sockets: WebSockets, onConnect: readonly WebSocketHandlers[]): boolean {
   const options = sockets[OPTIONS];
-  const dispatch = tableOf(sockets);
+  const dispatch = dispatchOf(sockets);
   return !(
     onConnect.length ||
     options.getConnectionTags ||

@@ -17,11 +17,12 @@ import { accept } from "./accept";
 import type { Hold } from "./coalesce";
 import { asConnection, flagsOf, idOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
-import { ANSWERING, BINARY, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, PLUGINS, REFUSED, SLOT_NAMES, tableOf } from "./internal";
+import { ANSWERING, BINARY, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, PLUGINS, REFUSED, SLOT_NAMES } from "./internal";
 import { closeConnection, type Counted, isOpen, liveWith, openCount, serverClosed } from "./open-connections";
 import type { BroadcastOptions, HeartbeatOptions, Identity, WebSocketHandlers, WebSocketsOptions } from "./options";
 import type { ConnectionPlugin } from "./plugin";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
+import { claimOf } from "./dispatch";
 import { socketOwner } from "./socket-events";
 import { idTag, isIdTag } from "./tags";
 import { connectionSlot } from "./slot";
@@ -248,7 +249,7 @@ export class WebSockets implements Capability {
    */
   applyStateFrame(connection: Connection, frame: unknown): boolean {
     if (!isStateFrame(frame)) return false;
-    const claim = tableOf(this).frame(STATE);
+    const claim = claimOf(this, STATE);
     if (!claim) return false;
     const context = { readonly: flagsOf(connection).readonly };
     void Promise.resolve(claim.handler(connection, frame as Record<string, unknown>, context)).catch((error: unknown) =>
