@@ -48,4 +48,10 @@ export interface PluginDoor {
   slot<T>(name: string, options?: SlotOptions<T>): ConnectionSlot<T>;
   /** The WebSockets the plug-in serves: its connections, broadcasts, readonly marks. */
   readonly sockets: WebSockets;
+  /**
+   * @returns the open connections whose upgrade the plug-in serves (`serves`), also after a wake:
+   *   each is tagged for the plug-in when accepted, and they are found through the platform's tag
+   *   index, without reading any other connection (hibernating sockets; a Cap'n Web session is never listed)
+   */
+  connections(): IterableIterator<Connection>;
 }

@@ -18,13 +18,13 @@ import type { Hold } from "./coalesce";
 import { asConnection, flagsOf, idOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
 import { ANSWERING, BINARY, CLOSED, CONNECTING, COUNTED, DISPATCH, HANDLERS, installedOn, LIFECYCLE, LIVE, OPTIONS, PLUGINS, REFUSED, SLOT_NAMES } from "./internal";
-import { closeConnection, type Counted, isOpen, liveWith, openCount, serverClosed } from "./open-connections";
+import { closeConnection, type Counted, isOpen, liveWith, openCount, serverClosed, taggedSockets } from "./open-connections";
 import type { BroadcastOptions, HeartbeatOptions, Identity, WebSocketHandlers, WebSocketsOptions } from "./options";
 import type { ConnectionPlugin } from "./plugin";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
 import { claimOf } from "./dispatch";
 import { socketOwner } from "./socket-events";
-import { idTag, isIdTag } from "./tags";
+import { idTag, isReservedTag, pluginTag } from "./tags";
 import { connectionSlot } from "./slot";
 import { transportHost } from "./transport-host";
 
@@ -104,7 +104,10 @@ export class WebSockets implements Capability {
       });
     }
     // Each plug-in claims its frames and slots through the door (plugin.ts).
-    for (const plugin of this[PLUGINS]) plugin.plug({ claims, sockets: this, slot: (name, options) => connectionSlot(this, name, options) });
+    for (const plugin of this[PLUGINS]) {
+      const tag = pluginTag(plugin.pluginName);
+      plugin.plug({ claims, sockets: this, slot: (name, options) => connectionSlot(this, name, options), connections: () => taggedSockets(this, tag) });
+    }
     claims.catchAllUpgrade((request) => this.#upgrade(request));
     claims.takeSockets(this.#owner);
     claims.onDestroy(() => {
@@ -127,8 +130,8 @@ export class WebSockets implements Capability {
    * @param tag - a tag from `getConnectionTags` (never a connection id: use `getConnection(id)`)
    */
   *getConnections(tag?: string): IterableIterator<Connection> {
-    // The id namespace is no user tag: nothing carries such a tag.
-    if (tag !== undefined && isIdTag(tag)) return;
+    // A reserved namespace (the ids', the plug-ins': tags.ts) is no user tag: nothing carries such a tag.
+    if (tag !== undefined && isReservedTag(tag)) return;
     for (const ws of installedOn(this).ctx.getWebSockets(tag)) {
       // SAFETY: isOpen accepted only dokit sockets, which asConnection makes Connections.
       if (isOpen(this, ws)) yield asConnection(ws) as Connection;
@@ -194,8 +197,8 @@ export class WebSockets implements Capability {
     // The hibernating sockets are not made Connections here: a broadcast after a wake then decodes
     // no flags and changes no socket's prototype (it reads each attachment once, as a string).
     const tag = options.tag;
-    // A tag in the id namespace is nobody's tag (see getConnections).
-    if (tag !== undefined && isIdTag(tag)) return;
+    // A tag in a reserved namespace is nobody's tag (see getConnections).
+    if (tag !== undefined && isReservedTag(tag)) return;
     for (const ws of installedOn(this).ctx.getWebSockets(tag)) {
       if (!isOpen(this, ws) || (except && (except.has(ws) || except.has(idOf(ws))))) continue;
       trySend(ws, payload);

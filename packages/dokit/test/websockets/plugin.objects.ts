@@ -18,8 +18,9 @@ export class Votes implements ConnectionPlugin {
   /** The door it was handed (tests claim more slots through it). */
   door!: PluginDoor;
 
-  plug({ claims, sockets, slot }: PluginDoor): void {
-    this.door = { claims, sockets, slot };
+  plug(door: PluginDoor): void {
+    const { claims, sockets, slot } = door;
+    this.door = door;
     this.#sockets = sockets;
     this.vote = slot<string>("vote", { maxBytes: 34, check: (value): value is string => typeof value === "string" });
     claims.frame("vote", (connection, frame) => {
