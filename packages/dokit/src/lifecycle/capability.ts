@@ -210,14 +210,9 @@ export interface FrameOptions {
   needsWiring?: boolean;
 }
 
-/** A frame claim: its handler, and whether it applies only to protocol-enabled connections. */
-export interface FrameClaim {
+/** A frame claim: its handler and its options (absent is `false`). */
+export interface FrameClaim extends Readonly<FrameOptions> {
   readonly handler: FrameHandler;
-  readonly protocolOnly: boolean;
-  /** The handler enters the connection's context itself (see `Claims.frame`). */
-  readonly ownContext: boolean;
-  /** A frame of this type wires an object that waits to be wired (see `Claims.frame`). */
-  readonly needsWiring: boolean;
   /** The capability that claimed the frame type (events name it as the frame's handler). */
   readonly owner: string;
 }

@@ -161,13 +161,8 @@ class CapabilityClaims implements Claims {
   }
   frame(type: string, handler: FrameHandler, options?: FrameOptions): void {
     const owner = this.owner;
-    claimKey("frame type", this.dispatch.frames, type, owner, {
-      handler,
-      protocolOnly: options?.protocolOnly === true,
-      ownContext: options?.ownContext === true,
-      needsWiring: options?.needsWiring === true,
-      owner,
-    });
+    // The options as given (`protocolOnly`, `ownContext`, `needsWiring`: absent is false).
+    claimKey("frame type", this.dispatch.frames, type, owner, { ...options, handler, owner });
   }
   method(name: string, source: CallableSource): void {
     claimKey("method", this.dispatch.methods, name, this.owner, source);

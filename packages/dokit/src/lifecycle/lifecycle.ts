@@ -2,9 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import { CLOSE_OPEN_FAILED, CLOSE_RESTARTING, OPEN_FAILED_REASON, RESTARTING_REASON } from "../protocol/frames";
 import { kebab } from "../protocol/kebab";
 import { isUpgrade } from "./wire";
-import type { Capability, FrameClaim, SocketOwner } from "./capability";
+import type { Capability, SocketOwner } from "./capability";
 import { runInContext } from "./context";
-import { DispatchTable, type Owned } from "./dispatch";
+import { DispatchTable } from "./dispatch";
 import { DokitError, errorMessage } from "./errors";
 import type { LifecycleErrorCode } from "./errors";
 import { readProps, subPath } from "./headers";
@@ -159,7 +159,7 @@ export class Lifecycle<Host extends object = object> {
     // no claim (a message no capability claims) then attaches nothing.
     if (this.#plan?.types[used.length] === capability.constructor) {
       used.push(capability);
-      (capability as Wakeable)[WAITING] = this.#waiting ??= { lifecycle: this, wire: () => this.#wire(), claim: (type) => this.#claimOnWake(type) };
+      (capability as Wakeable)[WAITING] = this.#waiting ??= { lifecycle: this, wire: () => this.#wire(), frames: this.#plan.frames };
       return this;
     }
     this.#wire(); // not in the first object's order: wired at once from here, as that object was
@@ -198,22 +198,9 @@ export class Lifecycle<Host extends object = object> {
   }
 
   /**
-   * The claim for a frame that arrived while the object may wait to be wired: a type the class's
-   * first object had claimed with `needsWiring` wires it first; any other finds no claim.
-   */
-  #claimOnWake(type: string): FrameClaim | undefined {
-    const plan = this.#plan;
-    if (plan) {
-      if (plan.frames[type] !== true) return undefined;
-      this.#wire();
-    }
-    return this.#table.frame(type);
-  }
-
-  /**
    * Decides, when a class's first object starts, whether later objects of the class may wait to be
    * wired: when every capability it used is marked so (lifecycle/wake.ts), none claimed a start
-   * hook, an observer or connect frames, each frame type claimed said it needs the object wired
+   * hook or an observer, each frame type claimed said it needs the object wired
    * (those types are the plan's `frames`), and the one that took the sockets (if any) was used by the host itself.
    */
   #planWakes(): void {
@@ -224,21 +211,13 @@ export class Lifecycle<Host extends object = object> {
     const owner = table.slots.sockets?.value;
     const socketsAt = top.findIndex((capability) => (capability as Wakeable)[WORKS_UNATTACHED] === owner);
     if (installed && installed.plan === undefined) {
-      const frames: Record<string, true> = Object.create(null);
-      let declared = true;
-      for (const type in table.frames) {
-        // SAFETY: `type` is a key of the table.
-        if ((table.frames[type] as Owned<FrameClaim>).value.needsWiring) frames[type] = true;
-        else declared = false;
-      }
       installed.plan =
-        declared &&
+        Object.values(table.frames).every((claim) => claim.value.needsWiring) &&
         this.#used.every((capability) => (capability as Wakeable)[WORKS_UNATTACHED]) &&
         !table.starts[0] &&
         !table.observer &&
-        !table.connectFrameSources[0] &&
         (!owner || socketsAt >= 0)
-          ? { types: top.map((capability) => capability.constructor), socketsAt, frames }
+          ? { types: top.map((capability) => capability.constructor), socketsAt, frames: Object.keys(table.frames) }
           : null;
     }
   }

@@ -1,4 +1,4 @@
-import type { FrameClaim, SocketOwner } from "./capability";
+import type { SocketOwner } from "./capability";
 import type { Lifecycle } from "./lifecycle";
 
 // Wiring on demand (docs/architecture.md, "The wake path"). An object built on a wake attaches its
@@ -11,7 +11,7 @@ import type { Lifecycle } from "./lifecycle";
  * the sockets, the socket owner it will claim (the lifecycle hands it socket events meanwhile).
  * Such a capability claims no start hook, no observer and no connect frames, and each frame type
  * it claims says that its frame needs the object wired (`needsWiring`): the class's plan keeps
- * those types, and a frame of one wires a waiting object ({@link Waiting.claim}).
+ * those types, and a frame of one wires a waiting object ({@link Waiting.frames}).
  */
 export const WORKS_UNATTACHED = Symbol("dokit.worksUnattached");
 /** Set by the lifecycle on a capability that waits to be attached: its {@link Waiting} handle. */
@@ -23,11 +23,8 @@ export interface Waiting {
   readonly lifecycle: Lifecycle;
   /** Attaches every capability that waits, in the order used (a no-op once they are). */
   wire(): void;
-  /**
-   * @returns the claim for a frame type: when the class's first object had it claimed with
-   *   `needsWiring`, the object is wired first; any other type leaves it waiting and finds none
-   */
-  claim(type: string): FrameClaim | undefined;
+  /** The frame types whose claims need the object wired (the plan's `frames`): a frame of one calls `wire()` first. */
+  readonly frames: WakePlan["frames"];
 }
 
 /** A capability as wiring on demand sees it. */
@@ -50,6 +47,6 @@ export interface WakePlan {
   readonly types: readonly unknown[];
   /** Where in that order the capability that takes the sockets is; -1 for none. */
   readonly socketsAt: number;
-  /** The frame types the first object's claims said need the object wired (a null-prototype set). */
-  readonly frames: Readonly<Record<string, true>>;
+  /** The frame types the first object claimed (in a plan, every claim said it needs the object wired). */
+  readonly frames: readonly string[];
 }

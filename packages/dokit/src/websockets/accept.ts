@@ -20,7 +20,7 @@ import { type ConnectionFlags, storeFlags } from "./attachment";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
 import { handlerSetsWith, runHandlers } from "./handlers";
 import { ANSWERING, CONNECTING, DISPATCH, dispatchOf, installedOn, LIVE, OPTIONS, PLUGINS, REFUSED } from "./internal";
-import { closeConnection, countAccepted, isOpen } from "./open-connections";
+import { closeConnection, countAccepted, taggedSockets } from "./open-connections";
 import type { HeartbeatOptions, WebSocketHandlers } from "./options";
 import { connectFrames } from "./protocol-frames";
 import { derivePublicId } from "./public-id";
@@ -155,10 +155,7 @@ function replace(sockets: WebSockets, id: string): void {
 
 /** Closes the open hibernating connection with this id, if any (see replace). */
 export function replaceSocket(sockets: WebSockets, id: string): void {
-  for (const ws of installedOn(sockets).ctx.getWebSockets(idTag(id))) {
-    // SAFETY: isOpen accepted only dokit sockets, which asConnection makes Connections.
-    if (isOpen(sockets, ws)) closeConnection(sockets, asConnection(ws) as Connection, CLOSE_REPLACED, REPLACED_REASON);
-  }
+  for (const connection of taggedSockets(sockets, idTag(id))) closeConnection(sockets, connection, CLOSE_REPLACED, REPLACED_REASON);
 }
 
 /**

@@ -5,8 +5,8 @@
 //   receive          a socket the server closed, or one over its rate limit: dropped here;
 //                    someone listening on agents:message: observedMessage times it and notes who took it
 //   dispatchMessage  text that parses as a frame goes to dispatchFrame, everything else to toHandlers
-//   dispatchFrame    the claim for its `type` (claimOf: the table, or on a woken object that waits
-//                    to be wired, the lifecycle, which wires it when the claim said it needs that);
+//   dispatchFrame    the claim for its `type` (claimOf: the table; an object that waits to be wired
+//                    after a wake is wired first when the class's claim of the type said it needs that);
 //                    a claim that declines it, or none, passes it to toHandlers
 //   toHandlers       a plug-in's `binary` claim (Yjs), then the `onMessage` chain: the sets added
 //                    with use(), in order (one returning `true` takes it), then the configured one
@@ -115,13 +115,14 @@ function dispatchFrame(
 }
 
 /**
- * @returns the claim for a frame type: from the table once the WebSockets is attached; before (an
- *   object that waits to be wired after a wake, lifecycle/wake.ts) from the lifecycle, which wires
- *   the object first when the claim declared it needs that (`needsWiring`) and finds none otherwise
+ * @returns the claim for a frame type, from the table. An object that waits to be wired after a wake
+ *   (lifecycle/wake.ts) is wired first when the class's claim of the type declared it needs that
+ *   (`needsWiring`); for any other type it stays as it is, and no claim is found
  */
 export function claimOf(sockets: WebSockets, type: string): FrameClaim | undefined {
-  const dispatch = sockets[DISPATCH];
-  return dispatch ? dispatch.frame(type) : (sockets as Wakeable)[WAITING]?.claim(type);
+  const waiting = !sockets[DISPATCH] && (sockets as Wakeable)[WAITING];
+  if (waiting && waiting.frames.includes(type)) waiting.wire();
+  return sockets[DISPATCH]?.frame(type);
 }
 
 /** An asynchronous claim's answer: `false` (declined) passes the message on to the handlers. */

@@ -29,9 +29,9 @@ export function idTag(id: string): string {
   return ID_TAG_PREFIX + id;
 }
 
-/** @returns the runtime tag of the connections a plug-in serves (its `pluginName`, cut to the platform's tag length) */
+/** @returns the runtime tag of the connections a plug-in serves (a plug-in that serves upgrades needs a `pluginName` of at most 248 characters) */
 export function pluginTag(pluginName: string): string {
-  return (PLUGIN_TAG_PREFIX + pluginName).slice(0, MAX_TAG_LENGTH);
+  return PLUGIN_TAG_PREFIX + pluginName;
 }
 
 /** @returns whether `tag` is in a reserved namespace, the id's or the plug-ins' (so no user tag can be it) */

@@ -149,10 +149,7 @@ export class WebSockets implements Capability {
 
   /** @returns one open connection by id (its tag in the id namespace), or `undefined` */
   getConnection(id: string): Connection | undefined {
-    for (const ws of installedOn(this).ctx.getWebSockets(idTag(id))) {
-      // SAFETY: isOpen accepted only dokit sockets, which asConnection makes Connections.
-      if (isOpen(this, ws)) return asConnection(ws) as Connection;
-    }
+    for (const connection of taggedSockets(this, idTag(id))) return connection;
     return this[LIVE]?.get(id);
   }
 

@@ -22,7 +22,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // Per-class entry points, claims, wiring on demand and upgrades refused with a 4000-4999 close (3,803 B measured).
     // Refusing what arrives while destroy() resets the instance (an upgrade with 1012, a request with 503) adds 74 B (3,877 B measured).
     // Connection slots' door in the core (Dispatch.connectionSlot, forwarding to the socket owner) adds 33 B (3,910 B measured).
-    ceiling: 3920,
+    // Frame claims that declare needsWiring (the wake plan keeps their types instead of WebSockets naming them) add 16 B in the core (3,926 B measured).
+    ceiling: 3930,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the core every object pays for",
   },
@@ -41,8 +42,9 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // stale, a Connection's own close() 30 B of it) so a room shard's deliveries and joins walk no sockets, adds 181 B (9,656 B measured).
     // Public ids (each connection's SHA-256-derived id kept in its attachment, shown to others instead of its `_pk`), dropping what a connection the server closed still sends and ending its presence at once, the sweep's hook for that, and destroy()'s refusal add 361 B (10,017 B measured).
     // WebSockets' plug-in door (the presence, yjs and plugins options registered the same way, plug-in hooks as handler sets, binary claims ahead of onMessage) and connection slots (named, bounded, checked values in the attachment; slot.ts) add 434 B (10,451 B measured).
-    ceiling: 10460,
-    target: 10460,
+    // The inbound path read in one file (websockets/dispatch.ts), frame claims that declare needsWiring (the wake plan keeps their types), and plug-ins' connections tagged on accept for fan-out through the tag index add 81 B (10,532 B measured).
+    ceiling: 10540,
+    target: 10540,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "a socket-only object must not pay for State, Callables' schemas, Cap'n Web, MCP or zod",
   },
@@ -52,7 +54,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // count() kept between socket changes 181 B (9,685 B measured).
     // Public ids, closed connections dropped and destroy()'s refusal add 357 B (10,042 B measured).
     // WebSockets' plug-in door (the presence, yjs and plugins options registered the same way, plug-in hooks as handler sets, binary claims ahead of onMessage) and connection slots (named, bounded, checked values in the attachment; slot.ts) add 428 B (10,470 B measured).
-    ceiling: 10480,
+    // The inbound path read in one file (websockets/dispatch.ts), frame claims that declare needsWiring (the wake plan keeps their types), and plug-ins' connections tagged on accept for fan-out through the tag index add 88 B (10,558 B measured).
+    ceiling: 10560,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "the short form of installing Callables does not pull argument-schema code",
   },
@@ -64,7 +67,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // WebSockets' count() kept between socket changes adds 176 B (11,264 B measured).
     // Public ids and closed connections as above, and one pending answer per watcher (a snapshot only once the last has left the socket's buffer, owed otherwise; no changes past 64 KiB waiting) add 686 B (11,950 B measured).
     // WebSockets' plug-in door (the presence, yjs and plugins options registered the same way, plug-in hooks as handler sets, binary claims ahead of onMessage) and connection slots (named, bounded, checked values in the attachment; slot.ts) add; Presence's values and watching marks in slots, 421 B (12,371 B measured).
-    ceiling: 12380,
+    // The inbound path read in one file (websockets/dispatch.ts), frame claims that declare needsWiring (the wake plan keeps their types), and plug-ins' connections tagged on accept for fan-out through the tag index add 71 B (12,442 B measured).
+    ceiling: 12450,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables"],
     why: "presence pays for itself only, not for State, Callables or a schema library",
   },
@@ -81,7 +85,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // A repeated sync step 1 answered once per document change (answers.ts, shared with the awareness query) adds 71 B (14,632 B measured).
     // Public ids, closed connections dropped and destroy()'s refusal add 368 B (15,000 B measured).
     // WebSockets' plug-in door (the presence, yjs and plugins options registered the same way, plug-in hooks as handler sets, binary claims ahead of onMessage) and connection slots (named, bounded, checked values in the attachment; slot.ts) add; the Yjs mark and awareness in a slot and binary messages claimed through the door, 488 B (15,488 B measured).
-    ceiling: 15500,
+    // The inbound path read in one file (websockets/dispatch.ts), frame claims that declare needsWiring (the wake plan keeps their types), and plug-ins' connections tagged on accept for fan-out through the tag index add 73 B (15,561 B measured).
+    ceiling: 15570,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitCallables", "yjs"],
     why: "a Yjs document pays for its wire and store, not for State, Callables or Cap'n Web",
   },
@@ -89,7 +94,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // The lifecycle and the Callables capability with its argument schemas; Cap'n Web is opt-in (dokit/capnweb) (5,802 B measured).
     // destroy()'s refusal adds about 50 B (5,876 B measured).
     // Connection slots' door in the core adds 34 B (5,910 B measured).
-    ceiling: 5920,
+    // Frame claims that declare needsWiring (the wake plan keeps their types instead of WebSockets naming them) add 22 B in the core (5,932 B measured).
+    ceiling: 5940,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState"],
     why: "a bundle that imports dokit/callables but never upgrades to Cap'n Web does not pay for it",
   },
@@ -97,7 +103,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // The lifecycle and State with a function validator (no schema library); values over one SQLite row are cut into parts (6,915 B measured).
     // destroy()'s refusal adds about 50 B (6,981 B measured).
     // Connection slots' door in the core adds 33 B (7,014 B measured).
-    ceiling: 7020,
+    // Frame claims that declare needsWiring (the wake plan keeps their types instead of WebSockets naming them) add 24 B in the core (7,038 B measured).
+    ceiling: 7040,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "dokit/state without a zod schema does not pull zod",
   },
@@ -108,8 +115,9 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // WebSockets' count() kept between socket changes 151 B (12,796 B measured).
     // Public ids, closed connections dropped and destroy()'s refusal add about 360 B (13,158 B measured).
     // WebSockets' plug-in door (the presence, yjs and plugins options registered the same way, plug-in hooks as handler sets, binary claims ahead of onMessage) and connection slots (named, bounded, checked values in the attachment; slot.ts) add 425 B (13,584 B measured).
-    ceiling: 13590,
-    target: 13590,
+    // The inbound path read in one file (websockets/dispatch.ts), frame claims that declare needsWiring (the wake plan keeps their types), and plug-ins' connections tagged on accept for fan-out through the tag index add 80 B (13,664 B measured).
+    ceiling: 13670,
+    target: 13670,
     forbid: ["capnweb", "mcpSdk", "zod"],
     why: "the full real-time stack without Cap'n Web",
   },
@@ -122,7 +130,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // The shared alarm's schedule written once per alarm run (a running hook's requests held until it ends), its
     // changes serialized, and a job matched by id as well add 222 B (20,644 B measured).
     // Connection slots' door in the core adds 34 B (20,678 B measured).
-    ceiling: 20690,
+    // Frame claims that declare needsWiring (the wake plan keeps their types instead of WebSockets naming them) add 18 B in the core (20,696 B measured).
+    ceiling: 20700,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitQueue"],
     why: "timed work pays for its cron library, and for nothing else",
   },
@@ -132,7 +141,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // again when unchanged add 72 B (9,283 B measured). The shared alarm's schedule written once per alarm run, its
     // changes serialized, and a job matched by id as well add 231 B (9,514 B measured).
     // Connection slots' door in the core adds 34 B (9,548 B measured).
-    ceiling: 9560,
+    // Frame claims that declare needsWiring (the wake plan keeps their types instead of WebSockets naming them) add 15 B in the core (9,563 B measured).
+    ceiling: 9570,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitScheduler", "croner"],
     why: "background work does not pull the Scheduler or its cron library",
   },
