@@ -172,8 +172,11 @@ export interface Claims {
    * ordinary message for `onMessage`. The handler runs in the connection's invocation
    * context, unless `ownContext` says it enters that context itself around the user code
    * it calls (`inConnectionContext`; the rpc frame does, so it parses and answers outside).
+   * `needsWiring` says that a frame of this type arriving at an object that waits to be wired
+   * (lifecycle/wake.ts) wires it first, so the claim takes it: a capability that works unattached
+   * declares it on every frame it claims (an object of a class with a claim that does not is wired as it is built).
    */
-  frame(type: string, handler: FrameHandler, options?: { protocolOnly?: boolean; ownContext?: boolean }): void;
+  frame(type: string, handler: FrameHandler, options?: FrameOptions): void;
   /** Claims a client-callable method name, served by `source` on every transport. */
   method(name: string, source: CallableSource): void;
   /** Adds frames to every protocol-enabled connection's connect sequence. */
@@ -197,12 +200,19 @@ export interface Claims {
   readonly dispatch: Dispatch;
 }
 
-/** A frame claim: its handler, and whether it applies only to protocol-enabled connections. */
-export interface FrameClaim {
+/** How a frame type is claimed (see `Claims.frame`). */
+export interface FrameOptions {
+  /** Dispatched only on protocol-enabled connections. */
+  protocolOnly?: boolean;
+  /** The handler enters the connection's context itself. */
+  ownContext?: boolean;
+  /** A frame of this type arriving at an object that waits to be wired wires it first. */
+  needsWiring?: boolean;
+}
+
+/** A frame claim: its handler and its options (absent is `false`). */
+export interface FrameClaim extends Readonly<FrameOptions> {
   readonly handler: FrameHandler;
-  readonly protocolOnly: boolean;
-  /** The handler enters the connection's context itself (see `Claims.frame`). */
-  readonly ownContext: boolean;
   /** The capability that claimed the frame type (events name it as the frame's handler). */
   readonly owner: string;
 }

@@ -11,6 +11,7 @@ import type {
   FrameClaim,
   FrameContext,
   FrameHandler,
+  FrameOptions,
   Observer,
   ProtocolFrame,
   RouteHandler,
@@ -158,14 +159,10 @@ class CapabilityClaims implements Claims {
     claimKey("route", this.dispatch.routes, normalizeRoute(path), this.owner, handler);
     this.dispatch.routeCount++;
   }
-  frame(type: string, handler: FrameHandler, options?: { protocolOnly?: boolean; ownContext?: boolean }): void {
+  frame(type: string, handler: FrameHandler, options?: FrameOptions): void {
     const owner = this.owner;
-    claimKey("frame type", this.dispatch.frames, type, owner, {
-      handler,
-      protocolOnly: options?.protocolOnly === true,
-      ownContext: options?.ownContext === true,
-      owner,
-    });
+    // The options as given (`protocolOnly`, `ownContext`, `needsWiring`: absent is false).
+    claimKey("frame type", this.dispatch.frames, type, owner, { ...options, handler, owner });
   }
   method(name: string, source: CallableSource): void {
     claimKey("method", this.dispatch.methods, name, this.owner, source);

@@ -12,6 +12,7 @@ export type {
   FrameClaim,
   FrameContext,
   FrameHandler,
+  FrameOptions,
   ProtocolFrame,
   RouteHandler,
   SocketOwner,

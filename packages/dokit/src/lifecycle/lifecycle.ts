@@ -159,7 +159,7 @@ export class Lifecycle<Host extends object = object> {
     // no claim (a message no capability claims) then attaches nothing.
     if (this.#plan?.types[used.length] === capability.constructor) {
       used.push(capability);
-      (capability as Wakeable)[WAITING] = this.#waiting ??= { lifecycle: this, wire: () => this.#wire() };
+      (capability as Wakeable)[WAITING] = this.#waiting ??= { lifecycle: this, wire: () => this.#wire(), frames: this.#plan.frames };
       return this;
     }
     this.#wire(); // not in the first object's order: wired at once from here, as that object was
@@ -200,7 +200,8 @@ export class Lifecycle<Host extends object = object> {
   /**
    * Decides, when a class's first object starts, whether later objects of the class may wait to be
    * wired: when every capability it used is marked so (lifecycle/wake.ts), none claimed a start
-   * hook or an observer, and the one that took the sockets (if any) was used by the host itself.
+   * hook or an observer, each frame type claimed said it needs the object wired
+   * (those types are the plan's `frames`), and the one that took the sockets (if any) was used by the host itself.
    */
   #planWakes(): void {
     const top = this.#top ?? [];
@@ -211,8 +212,12 @@ export class Lifecycle<Host extends object = object> {
     const socketsAt = top.findIndex((capability) => (capability as Wakeable)[WORKS_UNATTACHED] === owner);
     if (installed && installed.plan === undefined) {
       installed.plan =
-        this.#used.every((capability) => (capability as Wakeable)[WORKS_UNATTACHED]) && !table.starts[0] && !table.observer && (!owner || socketsAt >= 0)
-          ? { types: top.map((capability) => capability.constructor), socketsAt }
+        Object.values(table.frames).every((claim) => claim.value.needsWiring) &&
+        this.#used.every((capability) => (capability as Wakeable)[WORKS_UNATTACHED]) &&
+        !table.starts[0] &&
+        !table.observer &&
+        (!owner || socketsAt >= 0)
+          ? { types: top.map((capability) => capability.constructor), socketsAt, frames: Object.keys(table.frames) }
           : null;
     }
   }

@@ -9,8 +9,9 @@ import type { Lifecycle } from "./lifecycle";
 /**
  * Marks a capability that works before it is attached: `true`, or for the capability that takes
  * the sockets, the socket owner it will claim (the lifecycle hands it socket events meanwhile).
- * Such a capability claims no start hook and no observer, and among frame types only the state
- * frame and rpc (WebSockets looks up no other type in a table that is not wired: websockets/dispatch.ts).
+ * Such a capability claims no start hook, no observer and no connect frames, and each frame type
+ * it claims says that its frame needs the object wired (`needsWiring`): the class's plan keeps
+ * those types, and a frame of one wires a waiting object ({@link Waiting.frames}).
  */
 export const WORKS_UNATTACHED = Symbol("dokit.worksUnattached");
 /** Set by the lifecycle on a capability that waits to be attached: its {@link Waiting} handle. */
@@ -22,6 +23,8 @@ export interface Waiting {
   readonly lifecycle: Lifecycle;
   /** Attaches every capability that waits, in the order used (a no-op once they are). */
   wire(): void;
+  /** The frame types whose claims need the object wired (the plan's `frames`): a frame of one calls `wire()` first. */
+  readonly frames: WakePlan["frames"];
 }
 
 /** A capability as wiring on demand sees it. */
@@ -44,4 +47,6 @@ export interface WakePlan {
   readonly types: readonly unknown[];
   /** Where in that order the capability that takes the sockets is; -1 for none. */
   readonly socketsAt: number;
+  /** The frame types the first object claimed (in a plan, every claim said it needs the object wired). */
+  readonly frames: readonly string[];
 }

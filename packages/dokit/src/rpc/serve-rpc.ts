@@ -91,7 +91,8 @@ export function serveRpc(claims: Claims, source: CallableSource): void {
       }
       return answerLater(claims.lifecycle, connection, id, method, result, observer, began);
     },
-    { ownContext: true },
+    // A call is the first message after many wakes: it wires a waiting object (lifecycle/wake.ts).
+    { ownContext: true, needsWiring: true },
   );
 }
 

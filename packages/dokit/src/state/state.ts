@@ -63,7 +63,7 @@ class StateCapability<T = unknown> implements Capability {
     this.#dispatch = claims.dispatch;
     // {"type":"cf_agent_state","state":<json>}: a client's change, on protocol-enabled connections.
     // {"type":"cf_agent_state","state":…}
-    claims.frame(STATE, (connection, frame, context) => this.#applyFrame(connection, frame, context.readonly), { protocolOnly: true });
+    claims.frame(STATE, (connection, frame, context) => this.#applyFrame(connection, frame, context.readonly), { protocolOnly: true, needsWiring: true });
   }
 
   /**

@@ -10,12 +10,12 @@ import { CONNECTION_ID_PARAM } from "../protocol/agents";
 import { type ConnectionFlags, storeFlags } from "./attachment";
 import { asConnection, flagsOf, initConnection, updateFlags } from "./connection";
 import { handlerSetsWith, runHandlers } from "./handlers";
-import { CONNECTING, DISPATCH, installedOn, LIVE, OPTIONS, PLUGINS, REFUSED, tableOf } from "./internal";
-import { closeConnection, countAccepted, isOpen } from "./open-connections";
+import { CONNECTING, DISPATCH, dispatchOf, installedOn, LIVE, OPTIONS, PLUGINS, REFUSED } from "./internal";
+import { closeConnection, countAccepted, taggedSockets } from "./open-connections";
 import type { WebSocketHandlers } from "./options";
 import { connectFrames } from "./protocol-frames";
 import { derivePublicId } from "./public-id";
-import { connectionTags, idTag, MAX_ID_LENGTH, runtimeTags } from "./tags";
+import { connectionTags, idTag, MAX_ID_LENGTH, pluginTag, runtimeTags } from "./tags";
 import type { WebSockets } from "./websockets";
 
 /** Accepts a WebSocket upgrade (not a Cap'n Web one): 101 with the socket, or an upgrade refused with a close code. */
@@ -40,7 +40,8 @@ export async function accept(sockets: WebSockets, request: Request, url: URL): P
     const tags = plain ? flags.tags : await decide(sockets, connection, ctx);
     // No await between the replacement and the accept: one id, one open connection.
     replace(sockets, id);
-    installedOn(sockets).ctx.acceptWebSocket(server, runtimeTags(tags));
+    // Tagged for each plug-in that serves it (a plain socket has none): its fan-out reads the tag index.
+    installedOn(sockets).ctx.acceptWebSocket(server, runtimeTags(tags, plain ? undefined : servedBy(sockets, request)));
     countAccepted(sockets);
     accepted = true;
     // In the same turn as the accept (the heartbeat's ping answer: no ping can arrive before it).
@@ -79,11 +80,19 @@ export function connectionFlags(id: string, pub: string | undefined, request: Re
  */
 export async function decide(sockets: WebSockets, connection: Connection, ctx: ConnectionContext): Promise<string[]> {
   const options = sockets[OPTIONS];
-  const tags = connectionTags(connection.id, options.getConnectionTags ? await options.getConnectionTags(connection, ctx) : []);
+  const served = servedBy(sockets, ctx.request).length;
+  const tags = connectionTags(connection.id, options.getConnectionTags ? await options.getConnectionTags(connection, ctx) : [], served);
   const readonly = (await options.readonly?.(connection, ctx)) === true;
   // A connection of a plug-in's own wire never speaks the protocol: it could not read a JSON frame.
-  const protocol = sockets[PLUGINS].some((plugin) => plugin.serves?.(ctx.request)) ? false : typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
+  const protocol = served ? false : typeof options.protocol === "function" ? (await options.protocol(connection, ctx)) !== false : true;
   if (tags.length > 1 || readonly || !protocol) updateFlags(connection, { tags, readonly, protocol });
+  return tags;
+}
+
+/** @returns the runtime tags of the plug-ins whose own wire an upgrade is for (their `serves`, plugin.ts): the connection is tagged with them */
+export function servedBy(sockets: WebSockets, request: Request): string[] {
+  const tags: string[] = [];
+  for (const plugin of sockets[PLUGINS]) if (plugin.serves?.(request)) tags.push(pluginTag(plugin.pluginName));
   return tags;
 }
 
@@ -98,7 +107,7 @@ export async function decide(sockets: WebSockets, connection: Connection, ctx: C
  */
 function isPlain(sockets: WebSockets, onConnect: readonly WebSocketHandlers[]): boolean {
   const options = sockets[OPTIONS];
-  const dispatch = tableOf(sockets);
+  const dispatch = dispatchOf(sockets);
   return !(
     onConnect.length ||
     options.getConnectionTags ||
@@ -135,10 +144,7 @@ function replace(sockets: WebSockets, id: string): void {
 
 /** Closes the open hibernating connection with this id, if any (see replace). */
 export function replaceSocket(sockets: WebSockets, id: string): void {
-  for (const ws of installedOn(sockets).ctx.getWebSockets(idTag(id))) {
-    // SAFETY: isOpen accepted only dokit sockets, which asConnection makes Connections.
-    if (isOpen(sockets, ws)) closeConnection(sockets, asConnection(ws) as Connection, CLOSE_REPLACED, REPLACED_REASON);
-  }
+  for (const connection of taggedSockets(sockets, idTag(id))) closeConnection(sockets, connection, CLOSE_REPLACED, REPLACED_REASON);
 }
 
 /**

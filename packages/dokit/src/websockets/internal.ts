@@ -5,7 +5,7 @@
 import type { Dispatch } from "../lifecycle/capability";
 import { DokitError } from "../lifecycle/errors";
 import type { Lifecycle } from "../lifecycle/lifecycle";
-import { lifecycleOf, type Wakeable, WAITING } from "../lifecycle/wake";
+import { lifecycleOf } from "../lifecycle/wake";
 import type { WebSocketsErrorCode } from "./errors";
 import type { WebSockets } from "./websockets";
 
@@ -45,9 +45,12 @@ export function installedOn(sockets: WebSockets): Lifecycle {
   return lifecycle;
 }
 
-/** @returns the dispatch table of that lifecycle (wired first, when it waits) */
-export function tableOf(sockets: WebSockets): Dispatch {
-  if (!sockets[DISPATCH]) (sockets as Wakeable)[WAITING]?.wire();
+/**
+ * @returns the dispatch table of the lifecycle it is attached to, for work that runs only once it
+ *   is (an upgrade: the lifecycle wires the object before it hands one over). It wires nothing: a
+ *   frame's claim on an object that waits to be wired is found through claimOf (dispatch.ts)
+ */
+export function dispatchOf(sockets: WebSockets): Dispatch {
   const dispatch = sockets[DISPATCH];
   if (!dispatch) throw notInstalled();
   return dispatch;

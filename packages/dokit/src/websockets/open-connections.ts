@@ -4,6 +4,7 @@
 import type { Connection } from "../lifecycle/connection";
 import { closeWith, closeCount } from "../frames/close";
 import { isDokitSocket } from "./attachment";
+import { asConnection } from "./connection";
 import { CLOSED, COUNTED, installedOn, LIVE, PLUGINS } from "./internal";
 import type { WebSockets } from "./websockets";
 
@@ -54,6 +55,14 @@ export function countAccepted(sockets: WebSockets): void {
 export function markClosed(sockets: WebSockets, ws: WebSocket): void {
   (sockets[CLOSED] ??= new WeakSet()).add(ws);
   sockets[COUNTED] = undefined;
+}
+
+/** The open hibernating connections the platform's tag index lists under a runtime tag (tags.ts), made Connections without reading their flags. */
+export function* taggedSockets(sockets: WebSockets, runtimeTag: string): IterableIterator<Connection> {
+  for (const ws of installedOn(sockets).ctx.getWebSockets(runtimeTag)) {
+    // SAFETY: isOpen accepted only dokit sockets, which asConnection makes Connections.
+    if (isOpen(sockets, ws)) yield asConnection(ws) as Connection;
+  }
 }
 
 /** The non-hibernating connections (Cap'n Web sessions), optionally those with one tag. */

@@ -71,4 +71,10 @@ export interface PluginDoor {
    * as Cap'n Web does) accepts, lists and serves its non-hibernating connections through, as hibernating sockets are.
    */
   transport(): TransportHost;
+  /**
+   * @returns the open connections whose upgrade the plug-in serves (`serves`), also after a wake:
+   *   each is tagged for the plug-in when accepted, and they are found through the platform's tag
+   *   index, without reading any other connection (hibernating sockets; a Cap'n Web session is never listed)
+   */
+  connections(): IterableIterator<Connection>;
 }

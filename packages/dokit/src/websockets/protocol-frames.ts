@@ -8,7 +8,7 @@ import type { Lifecycle } from "../lifecycle/lifecycle";
 import { trySend } from "../frames/send";
 import { IDENTITY } from "../protocol/agents";
 import { flagsOf } from "./connection";
-import { CONNECTING, installedOn, OPTIONS, tableOf } from "./internal";
+import { CONNECTING, DISPATCH, installedOn, OPTIONS } from "./internal";
 import type { Identity } from "./options";
 import type { WebSockets } from "./websockets";
 
@@ -28,7 +28,9 @@ export function connectFrames(sockets: WebSockets, connection: Connection, ident
   const state = sockets[OPTIONS].state;
   trySend(connection, identityFrame(installedOn(sockets), identity, state !== undefined));
   if (state) trySend(connection, state.stateFrame());
-  for (const source of tableOf(sockets).connectFrameSources) {
+  // Not attached (an object that waits to be wired, sending them from a handler): no capability
+  // of such an object claims connect frames (lifecycle/wake.ts), so there are none to add.
+  for (const source of sockets[DISPATCH]?.connectFrameSources ?? []) {
     const frame = source(connection);
     if (frame !== undefined) trySend(connection, frame);
   }

@@ -4,19 +4,15 @@
 // WebSockets is attached (lifecycle/wake.ts).
 import type { ConnectionSlot, FrameContext, ProtocolFrame, SlotOptions, SocketOwner } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
-import { contextStorage, inConnectionContext } from "../lifecycle/context";
 import { closeWith } from "../frames/close";
-import { parseFrame } from "./parse-frame";
-import { isThenable } from "../thenable/is-thenable";
 import { isDokitSocket } from "./attachment";
 import { asConnection, flagsOf } from "./connection";
 import { connectionSlot } from "./slot";
-import { dispatchFrame, observedMessage } from "./dispatch";
-import { callHandlers, handlerSetsWith, nothing, runHandlers, runOnClose } from "./handlers";
-import { BINARY, CLOSED, DISPATCH, GATES, HANDLERS, installedOn, OPTIONS, REFUSED } from "./internal";
-import { markClosed, OPEN, serverClosed } from "./open-connections";
+import { receive } from "./dispatch";
+import { handlerSetsWith, runHandlers, runOnClose } from "./handlers";
+import { DISPATCH, installedOn, OPTIONS, REFUSED } from "./internal";
+import { markClosed } from "./open-connections";
 import { broadcastProtocol } from "./protocol-frames";
-import type { ConnectionPlugin } from "./plugin";
 import type { WebSockets } from "./websockets";
 
 /** The socket owner of one WebSockets. */
@@ -28,34 +24,9 @@ type OwnerOf = SocketOwner & { of: WebSockets };
  * no closures and runs no constructor for it.
  */
 const OWNER: SocketOwner = {
+  // The inbound path, read whole in dispatch.ts.
   message(this: OwnerOf, ws: WebSocket, message: string | ArrayBuffer): Promise<unknown> | boolean {
-    const connection = asConnection(ws);
-    if (!connection) return false;
-    const sockets = this.of;
-    // A socket the server closed (its readyState stays CLOSING, also after a wake, until the client
-    // answers the close): whatever it still sends is dropped before any claim or handler.
-    if (ws.readyState !== OPEN || sockets[CLOSED]?.has(ws)) return true;
-    const options = sockets[OPTIONS];
-    // Dropped by a plug-in that counts inbound messages (plugin.ts `drops`: a rate limit) before any
-    // claim or handler sees it; a drop that closed the connection ends it here, as every close the server makes does.
-    const gates = sockets[GATES];
-    if (gates && dropped(gates, connection, message)) {
-      if (ws.readyState !== OPEN) serverClosed(sockets, connection);
-      return true;
-    }
-    // Someone listens on agents:message: the frame is timed and noted.
-    if (sockets[DISPATCH]?.observer) return observedMessage(sockets, connection, message);
-    // As dispatchMessage (dispatch.ts), one call less for most messages.
-    if (typeof message === "string" && message.trimStart().charCodeAt(0) === 123 /* { */) {
-      const frame = parseFrame(message);
-      if (frame) return dispatchFrame(sockets, connection, message, frame) ?? true;
-    }
-    // No context to enter, no added handler sets, no plug-in that claims binary messages: the configured onMessage directly (as callHandlers does).
-    if (sockets[HANDLERS].length === 0 && !contextStorage() && !sockets[BINARY]) {
-      const pending: unknown = options.handlers?.onMessage?.(connection, message);
-      return pending !== undefined && isThenable(pending) ? Promise.resolve(pending).then(nothing) : true;
-    }
-    return inConnectionContext(installedOn(sockets).host, connection, callHandlers, sockets, connection, message) ?? true;
+    return receive(this.of, ws, message);
   },
 
   async close(this: OwnerOf, ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<boolean> {
@@ -104,12 +75,6 @@ const OWNER: SocketOwner = {
     return connectionSlot(this.of, name, options);
   },
 };
-
-/** @returns whether one of the plug-ins that count inbound messages dropped this one */
-function dropped(gates: readonly ConnectionPlugin[], connection: Connection, message: string | ArrayBuffer): boolean {
-  for (const gate of gates) if (gate.drops?.(connection, message)) return true;
-  return false;
-}
 
 /** @returns the socket owner of `sockets` (one small object, no closures) */
 export function socketOwner(sockets: WebSockets): SocketOwner {

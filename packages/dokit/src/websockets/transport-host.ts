@@ -5,7 +5,7 @@ import { connectionFlags, connectionId, decide, greet, replaceSocket } from "./a
 import { initConnection, updateFlags } from "./connection";
 import { dispatchMessage } from "./dispatch";
 import { handlerSetsWith, runOnClose } from "./handlers";
-import { installedOn, LIVE, tableOf } from "./internal";
+import { dispatchOf, installedOn, LIVE } from "./internal";
 import type { TransportHost } from "./options";
 import { derivePublicId } from "./public-id";
 import type { WebSockets } from "./websockets";
@@ -15,7 +15,7 @@ export function transportHost(sockets: WebSockets): TransportHost {
   const live = (sockets[LIVE] ??= new Map());
   return {
     lifecycle: installedOn(sockets),
-    dispatch: tableOf(sockets),
+    dispatch: dispatchOf(sockets),
     track: (connection) => live.set(connection.id, connection),
     untrack: (connection) => live.get(connection.id) === connection && live.delete(connection.id),
     find: (id) => live.get(id),

@@ -21,14 +21,15 @@ import { accept } from "./accept";
 import type { Hold } from "./coalesce";
 import { asConnection, flagsOf, idOf, updateFlags } from "./connection";
 import type { WebSocketsErrorCode } from "./errors";
-import { BINARY, CLOSED, CONNECTING, COUNTED, DISPATCH, GATES, HANDLERS, HOST, installedOn, LIFECYCLE, LIVE, OPTIONS, PLUGINS, REFUSED, SLOT_NAMES, tableOf } from "./internal";
-import { closeConnection, type Counted, isOpen, liveWith, openCount, serverClosed } from "./open-connections";
+import { BINARY, CLOSED, CONNECTING, COUNTED, DISPATCH, GATES, HANDLERS, HOST, installedOn, LIFECYCLE, LIVE, OPTIONS, PLUGINS, REFUSED, SLOT_NAMES } from "./internal";
+import { closeConnection, type Counted, isOpen, liveWith, openCount, serverClosed, taggedSockets } from "./open-connections";
 import { heartbeat } from "./heartbeat";
 import type { BroadcastOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
 import type { ConnectionPlugin, PluginDoor } from "./plugin";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
+import { claimOf } from "./dispatch";
 import { socketOwner } from "./socket-events";
-import { idTag, isIdTag } from "./tags";
+import { idTag, isReservedTag, pluginTag } from "./tags";
 import { connectionSlot } from "./slot";
 import { transportHost } from "./transport-host";
 
@@ -109,7 +110,7 @@ export class WebSockets implements Capability {
       else serveRpc(claims, new TargetCallables(callables));
     }
     // Each plug-in claims its frames, upgrades and slots through the door (plugin.ts).
-    const door: PluginDoor = {
+    const door: Omit<PluginDoor, "connections"> = {
       claims,
       sockets: this,
       slot: (name, options) => connectionSlot(this, name, options),
@@ -119,7 +120,11 @@ export class WebSockets implements Capability {
       },
       transport: () => (this[HOST] ??= transportHost(this)),
     };
-    for (const plugin of this[PLUGINS]) plugin.plug(door);
+    // Each plug-in's door lists the connections tagged for it (tags.ts `pluginTag`) through the platform's tag index.
+    for (const plugin of this[PLUGINS]) {
+      const tag = pluginTag(plugin.pluginName);
+      plugin.plug({ ...door, connections: () => taggedSockets(this, tag) });
+    }
     claims.catchAllUpgrade((request) => this.#upgrade(request));
     claims.takeSockets(this.#owner);
     claims.onDestroy(() => {
@@ -145,8 +150,8 @@ export class WebSockets implements Capability {
    * @param tag - a tag from `getConnectionTags` (never a connection id: use `getConnection(id)`)
    */
   *getConnections(tag?: string): IterableIterator<Connection> {
-    // The id namespace is no user tag: nothing carries such a tag.
-    if (tag !== undefined && isIdTag(tag)) return;
+    // A reserved namespace (the ids', the plug-ins': tags.ts) is no user tag: nothing carries such a tag.
+    if (tag !== undefined && isReservedTag(tag)) return;
     for (const ws of installedOn(this).ctx.getWebSockets(tag)) {
       // SAFETY: isOpen accepted only dokit sockets, which asConnection makes Connections.
       if (isOpen(this, ws)) yield asConnection(ws) as Connection;
@@ -164,10 +169,7 @@ export class WebSockets implements Capability {
 
   /** @returns one open connection by id (its tag in the id namespace), or `undefined` */
   getConnection(id: string): Connection | undefined {
-    for (const ws of installedOn(this).ctx.getWebSockets(idTag(id))) {
-      // SAFETY: isOpen accepted only dokit sockets, which asConnection makes Connections.
-      if (isOpen(this, ws)) return asConnection(ws) as Connection;
-    }
+    for (const connection of taggedSockets(this, idTag(id))) return connection;
     return this[LIVE]?.get(id);
   }
 
@@ -212,8 +214,8 @@ export class WebSockets implements Capability {
     // The hibernating sockets are not made Connections here: a broadcast after a wake then decodes
     // no flags and changes no socket's prototype (it reads each attachment once, as a string).
     const tag = options.tag;
-    // A tag in the id namespace is nobody's tag (see getConnections).
-    if (tag !== undefined && isIdTag(tag)) return;
+    // A tag in a reserved namespace is nobody's tag (see getConnections).
+    if (tag !== undefined && isReservedTag(tag)) return;
     for (const ws of installedOn(this).ctx.getWebSockets(tag)) {
       if (!isOpen(this, ws) || (except && (except.has(ws) || except.has(idOf(ws))))) continue;
       trySend(ws, payload);
@@ -267,7 +269,7 @@ export class WebSockets implements Capability {
    */
   applyStateFrame(connection: Connection, frame: unknown): boolean {
     if (!isStateFrame(frame)) return false;
-    const claim = tableOf(this).frame(STATE);
+    const claim = claimOf(this, STATE);
     if (!claim) return false;
     const context = { readonly: flagsOf(connection).readonly };
     void Promise.resolve(claim.handler(connection, frame as Record<string, unknown>, context)).catch((error: unknown) =>

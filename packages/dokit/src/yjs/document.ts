@@ -78,6 +78,8 @@ export class YjsDocument implements Capability, ConnectionPlugin {
   readonly #maxDocumentStructs: number;
   #lifecycle: Lifecycle | undefined;
   #sockets: WebSockets | undefined;
+  /** WebSockets' plug-in door, which lists the Yjs connections through the platform's tag index. */
+  #door: PluginDoor | undefined;
   /** Marks the Yjs connections and keeps their awareness (slot `yjs`, its name since it lived among dokit's flags). */
   #slot: ConnectionSlot<YjsSlot> | undefined;
   #store: DocumentStore | undefined;
@@ -123,17 +125,14 @@ export class YjsDocument implements Capability, ConnectionPlugin {
     this.#maxDocumentStructs = inRange("maxDocumentStructs", options.maxDocumentStructs ?? 200_000, 1, 10_000_000);
   }
 
-  /** Forgets the document on destroy; used without a WebSockets serving it, fails at start. */
-  attach(claims: Claims): void {
-    this.#lifecycle = claims.lifecycle;
-    // Used on its own (not through WebSockets' `yjs` option, which plugs it in first): without a
-    // WebSockets serving it, Yjs connections would get the JSON protocol's frames.
-    if (!this.#sockets) {
-      claims.onStart(() => {
-        if (!this.#sockets) throw notServed();
-      });
-    }
-    claims.onDestroy(() => this.#forget());
+  /**
+   * The document is installed by the WebSockets that serves it (its `yjs` option, through the
+   * plug-in door: {@link plug}), which claims all it needs; `use(doc)` adds nothing to that.
+   * @throws DokitError NOT_INSTALLED when it is used before or without such a WebSockets (in the
+   *   object's constructor, where `use()` runs): its Yjs connections would get the JSON protocol's frames
+   */
+  attach(_claims: Claims): void {
+    if (!this.#sockets) throw notServed();
   }
 
   /** @returns whether an upgrade is for the Yjs wire: its path below the object's base is {@link path} */
@@ -141,11 +140,16 @@ export class YjsDocument implements Capability, ConnectionPlugin {
     return normalizeRoute(subPath(request)) === this.path;
   }
 
-  /** Installed through WebSockets' plug-in door (its `yjs` option): serves Yjs connections through it. */
+  /**
+   * Installed through WebSockets' plug-in door (its `yjs` option): serves the connections whose
+   * upgrade is for {@link path} (`serves`), which the door tags for it on accept, and forgets the document on destroy.
+   */
   plug(door: PluginDoor): void {
+    this.#door = door;
     this.#sockets = door.sockets;
+    this.#lifecycle = door.claims.lifecycle;
     this.#slot = door.slot<YjsSlot>("yjs", { maxBytes: 16_384, check: (value): value is YjsSlot => typeof value === "object" && value !== null });
-    door.claims.use(this);
+    door.claims.onDestroy(() => this.#forget());
   }
 
   /** A new connection (a WebSockets plug-in's handler): a Yjs one is marked, told the server's state vector, and sent everyone's awareness. */
@@ -210,11 +214,9 @@ export class YjsDocument implements Capability, ConnectionPlugin {
     return this.doc.getXmlFragment(name);
   }
 
-  /** @returns the open connections that speak the Yjs wire */
+  /** @returns the open connections that speak the Yjs wire (those whose upgrade was for {@link path}) */
   getConnections(): Connection[] {
-    const found: Connection[] = [];
-    for (const connection of this.#connectionsOf().getConnections()) if (this.#isYjs(connection)) found.push(connection);
-    return found;
+    return [...this.#yjsConnections()];
   }
 
   /**
@@ -395,10 +397,13 @@ export class YjsDocument implements Capability, ConnectionPlugin {
     if (total > this.#maxDocumentStructs) throw new OverBound(`the document would hold ${total} structs, over maxDocumentStructs (${this.#maxDocumentStructs})`);
   }
 
-  /** Sends messages, in order, to every Yjs connection but `except` (the same bytes to each). */
+  /**
+   * Sends messages, in order, to every Yjs connection but `except` (the same bytes to each): those
+   * the platform's tag index lists under the plug-in's tag, no other connection read.
+   */
   #toClients(messages: readonly Uint8Array[], except: Connection | undefined): void {
-    for (const connection of this.#connectionsOf().getConnections()) {
-      if (connection === except || !this.#isYjs(connection)) continue;
+    for (const connection of this.#yjsConnections()) {
+      if (connection === except) continue;
       for (const message of messages) trySend(connection, message);
     }
   }
@@ -443,6 +448,12 @@ export class YjsDocument implements Capability, ConnectionPlugin {
       this.#store = new DocumentStore(lifecycle.ctx.storage);
     }
     return this.#store;
+  }
+
+  /** @returns the open Yjs connections, through the door (tagged on accept) */
+  #yjsConnections(): IterableIterator<Connection> {
+    if (!this.#door) throw notServed();
+    return this.#door.connections();
   }
 
   #connectionsOf(): WebSockets {

@@ -1,4 +1,4 @@
-import type { AsyncSchemaStore, AutoBoard, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard, WakeConflict, WakeEager, WakeRoom, WakeVarying } from "./objects";
+import type { AsyncSchemaStore, AutoBoard, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard, WakeConflict, WakeEager, WakeNotes, WakeRoom, WakeUndeclared, WakeVarying } from "./objects";
 
 declare global {
   interface Env {
@@ -12,6 +12,8 @@ declare global {
     WAKE_VARYING: DurableObjectNamespace<WakeVarying>;
     WAKE_CONFLICT: DurableObjectNamespace<WakeConflict>;
     STATE_AUTO: DurableObjectNamespace<AutoBoard>;
+    WAKE_NOTES: DurableObjectNamespace<WakeNotes>;
+    WAKE_UNDECLARED: DurableObjectNamespace<WakeUndeclared>;
   }
   namespace Cloudflare {
     interface Env extends globalThis.Env {}

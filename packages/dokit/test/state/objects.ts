@@ -2,6 +2,7 @@ import { DurableObject, RpcTarget } from "cloudflare:workers";
 import { z } from "zod";
 import { Callables } from "../../src/callables";
 import { type Capability, type Claims, Lifecycle } from "../../src/lifecycle";
+import { type Wakeable, WORKS_UNATTACHED } from "../../src/lifecycle/wake";
 import { State, type StateSource } from "../../src/state";
 import { WebSockets } from "../../src/websockets";
 
@@ -255,4 +256,46 @@ export class WakeConflict extends DurableObject<Env> {
     handlers: { onMessage: (connection, message) => connection.send(`echo:${String(message)}`) },
   });
   readonly lifecycle = Lifecycle.install(this).use(this.calls).use(this.webSockets);
+}
+
+/**
+ * A capability marked, as dokit's own are, to work before it is attached; it claims the frame type
+ * `note`, declaring that a note needs the object wired, or (`declared: false`) not declaring it.
+ */
+class Notes implements Capability {
+  readonly capabilityName = "Notes";
+  readonly #declared: boolean;
+  constructor(declared: boolean) {
+    this.#declared = declared;
+  }
+  attach(claims: Claims): void {
+    claims.frame("note", (connection, frame) => connection.send(`noted:${String(frame.text)}`), { needsWiring: this.#declared });
+  }
+}
+(Notes.prototype as Wakeable)[WORKS_UNATTACHED] = true;
+
+/** Notes whose claim declares that a note needs the object wired: a later object waits, and a note wires it. */
+export class WakeNotes extends DurableObject<Env> {
+  attached = 0;
+  readonly webSockets: WebSockets = new CountedSockets({
+    handlers: { onMessage: (connection, message) => connection.send(message === "ping" ? "pong" : `unhandled:${String(message)}`) },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(new Notes(true)).use(this.webSockets);
+
+  report(): { attached: number } {
+    return { attached: this.attached };
+  }
+}
+
+/** Notes whose claim does not declare it: every object of the class is wired as it is built. */
+export class WakeUndeclared extends DurableObject<Env> {
+  attached = 0;
+  readonly webSockets: WebSockets = new CountedSockets({
+    handlers: { onMessage: (connection, message) => connection.send(message === "ping" ? "pong" : `unhandled:${String(message)}`) },
+  });
+  readonly lifecycle = Lifecycle.install(this).use(new Notes(false)).use(this.webSockets);
+
+  report(): { attached: number } {
+    return { attached: this.attached };
+  }
 }

@@ -572,6 +572,55 @@ describe("wiring on demand (docs/lifecycle.md)", () => {
     await socket.close();
   });
 
+  it("wires a waiting object for a frame whose claim declares it needs that, and builds wired a class whose claim does not", async () => {
+    /** Opens `/agents/<agent>/<name>` and reads the identity frame. */
+    const join = async (agent: string, name: string) => {
+      const socket = await openSocket(worker, `http://example.com/agents/${agent}/${name}`);
+      await socket.frames(1);
+      return socket;
+    };
+    // Each class's first object, wired as it is built, shows what later ones may do.
+    for (const agent of ["wake-notes", "wake-undeclared"]) {
+      const first = await join(agent, fresh("first"));
+      first.send(JSON.stringify({ type: "note", text: "first" }));
+      expect(await first.next()).toBe("noted:first");
+      await first.close();
+    }
+
+    // The claim declares that a note needs the object wired: a wake by other messages attaches
+    // nothing; a note as the first claimed frame after the wake wires the object, and its claim takes it.
+    const declared = fresh("declared");
+    const notes = env.WAKE_NOTES.get(env.WAKE_NOTES.idFromName(declared));
+    const socket = await join("wake-notes", declared);
+    await hibernate(notes);
+    socket.send("ping");
+    expect(await socket.next()).toBe("pong");
+    socket.send(JSON.stringify({ type: "other" }));
+    expect(await socket.next()).toBe('unhandled:{"type":"other"}');
+    expect((await notes.report()).attached).toBe(0);
+    socket.send(JSON.stringify({ type: "note", text: "after" }));
+    expect(await socket.next()).toBe("noted:after");
+    expect((await notes.report()).attached).toBe(1);
+    // The same when the note is the very first message after the wake.
+    await hibernate(notes);
+    socket.send(JSON.stringify({ type: "note", text: "first after" }));
+    expect(await socket.next()).toBe("noted:first after");
+    expect((await notes.report()).attached).toBe(1);
+    await socket.close();
+
+    // The claim does not declare it: the class's objects never wait, so no note can miss its claim.
+    const undeclared = fresh("undeclared");
+    const eager = env.WAKE_UNDECLARED.get(env.WAKE_UNDECLARED.idFromName(undeclared));
+    const other = await join("wake-undeclared", undeclared);
+    await hibernate(eager);
+    other.send("ping");
+    expect(await other.next()).toBe("pong");
+    expect((await eager.report()).attached).toBe(1); // attached as it was built, before the message
+    other.send(JSON.stringify({ type: "note", text: "still" }));
+    expect(await other.next()).toBe("noted:still");
+    await other.close();
+  });
+
   it("attaches at once every object of a class that uses a capability of its own", async () => {
     // The class's first object.
     const socket = await openSocket(worker, `http://example.com/agents/wake-eager/${fresh("eager")}`);

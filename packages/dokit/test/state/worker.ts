@@ -1,6 +1,6 @@
 import { routeAgentRequest } from "../../src/routing";
 
-export { AsyncSchemaStore, AutoBoard, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard, WakeConflict, WakeEager, WakeRoom, WakeVarying } from "./objects";
+export { AsyncSchemaStore, AutoBoard, KvOnlyStore, ManualPresence, PlainStore, SyncedBoard, WakeConflict, WakeEager, WakeNotes, WakeRoom, WakeUndeclared, WakeVarying } from "./objects";
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {

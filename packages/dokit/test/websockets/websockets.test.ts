@@ -165,7 +165,7 @@ describe("connections and tags", () => {
       const refused = await open("ws-room", name, { tags, _pk: `bad-${i}` });
       expect(await refused.closed).toEqual({ code: 4500, reason: OPEN_FAILED_REASON });
     }
-    const limits = 'getConnectionTags must return an array of at most 9 non-empty strings of at most 256 characters, none starting with "_pk:"';
+    const limits = 'getConnectionTags must return an array of at most 9 non-empty strings of at most 256 characters, none starting with "_pk:" or "_plugin:"';
     expect(logs.error).toEqual(
       [0, 1, 2].map((i) =>
         expect.stringContaining(`dokit: connection bad-${i} failed while opening; refusing it with 4500 DokitError: dokit: ${limits}; got [`),
@@ -187,7 +187,7 @@ describe("connections and tags", () => {
         return `${(error as { code: string }).code}: ${(error as Error).message}`;
       }
     };
-    const limits = 'getConnectionTags must return an array of at most 9 non-empty strings of at most 256 characters, none starting with "_pk:"';
+    const limits = 'getConnectionTags must return an array of at most 9 non-empty strings of at most 256 characters, none starting with "_pk:" or "_plugin:"';
     expect(refusal(Array.from({ length: 10 }, (_, i) => `t${i}`))).toBe(
       `INVALID_TAGS: dokit: ${limits}; got ["t0","t1","t2","t3","t4","t5","t6","t7","t8","t9"]`,
     );
@@ -197,6 +197,12 @@ describe("connections and tags", () => {
     expect(refusal(["x".repeat(257)])).toBe(`INVALID_TAGS: dokit: ${limits}; got ["${"x".repeat(78)}`);
     // The id's namespace in the runtime's tag list: no user tag can be a connection's id tag.
     expect(refusal(["_pk:someone"])).toBe(`INVALID_TAGS: dokit: ${limits}; got ["_pk:someone"]`);
+    // The plug-ins' namespace (Yjs tags its connections there): no user tag can be one.
+    expect(refusal(["_plugin:yjs"])).toBe(`INVALID_TAGS: dokit: ${limits}; got ["_plugin:yjs"]`);
+    // A connection a plug-in serves carries its tag too, so one user tag fewer fits.
+    const eight = Array.from({ length: 8 }, (_, i) => `t${i}`);
+    expect(connectionTags("id", eight, 1)).toEqual(["id", ...eight]);
+    expect(() => connectionTags("id", [...eight, "t8"], 1)).toThrow(/at most 8 non-empty strings/);
     expect(connectionTags("id", ["a", "b"])).toEqual(["id", "a", "b"]);
     expect(connectionTags("_pk:id", ["a"])).toEqual(["_pk:id", "a"]);
   });

@@ -27,9 +27,19 @@ export class YjsCapped extends DurableObject<Env> {
   readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
 }
 
-/** A YjsDocument used without giving it to WebSockets: it cannot be served. */
+/** A YjsDocument not given to WebSockets: it cannot be served. */
 export class YjsUnserved extends DurableObject<Env> {
   readonly doc: YjsDocument = new YjsDocument();
   readonly webSockets: WebSockets = new WebSockets();
-  readonly lifecycle = Lifecycle.install(this).use(this.webSockets).use(this.doc);
+  readonly lifecycle = Lifecycle.install(this).use(this.webSockets);
+
+  /** @returns what `use(doc)` throws (as it would in the constructor), or `undefined` */
+  useDoc(): unknown {
+    try {
+      this.lifecycle.use(this.doc);
+      return undefined;
+    } catch (error) {
+      return error;
+    }
+  }
 }

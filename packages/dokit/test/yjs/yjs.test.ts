@@ -10,11 +10,11 @@ import { expectHibernates, openSocket, type TestSocket } from "../../src/testing
 import { readAwareness, writeAwareness } from "../../src/yjs/awareness";
 import { countStructs } from "../../src/yjs/bounds";
 import { splitUpdate } from "../../src/yjs/chunks";
+import { idTag, pluginTag } from "../../src/websockets/tags";
 import { Reader, Writer } from "../../src/yjs/wire";
 import { YjsDocument } from "../../src/yjs";
 import { fresh } from "../helpers";
 import type { YjsDoc } from "./objects";
-import { captureConsole } from "../logs";
 
 // SAFETY: the test worker's default export is its fetch handler.
 const worker = (exports as unknown as { default: { fetch(input: Request | string, init?: RequestInit): Promise<Response> } }).default;
@@ -285,6 +285,57 @@ describe("YjsDocument storage", () => {
     expect(result).toBe("zz");
     await socket.close();
   }, 30_000);
+});
+
+describe("YjsDocument fan-out", () => {
+  it("sends updates to exactly the Yjs connections, found through the platform's tag index without reading another connection, also after an eviction", async () => {
+    const name = fresh("fanout");
+    const a = await open(name, { _pk: "a" });
+    const b = await open(name, { _pk: "b" });
+    // A JSON-protocol connection of the same object.
+    const json = await openSocket(worker, `http://example.com/agents/yjs-doc/${name}`, { query: { _pk: "json" } });
+    await json.frames(1);
+    // Tagged for the plug-in on accept: the tag index lists the two Yjs connections, not the other.
+    const tagged = await runInDurableObject(stubOf(name), (_instance: YjsDoc, state) =>
+      state.getWebSockets(pluginTag("yjs")).map((ws) => state.getTags(ws).filter((tag) => tag !== pluginTag("yjs"))),
+    );
+    expect(tagged.sort()).toEqual([[idTag("a")], [idTag("b")]]);
+
+    // After an eviction, a client's update reaches the other Yjs connection (not its sender).
+    const [first] = edits(["one"]);
+    await evictDurableObject(stubOf(name));
+    a.send(updateMessage(first as Uint8Array));
+    expect([...(await nextBytes(b))]).toEqual([...new Uint8Array(updateMessage(first as Uint8Array))]);
+
+    // After another, a server-side change reaches both, and the JSON connection's attachment is never read.
+    await evictDurableObject(stubOf(name));
+    const reads = await runInDurableObject(stubOf(name), (instance: YjsDoc, state) => {
+      const read = WebSocket.prototype.deserializeAttachment;
+      let count = 0;
+      WebSocket.prototype.deserializeAttachment = function (this: WebSocket) {
+        if (state.getTags(this).includes(idTag("json"))) count++;
+        return read.call(this);
+      };
+      try {
+        instance.doc.getText("body").insert(0, "server ");
+      } finally {
+        WebSocket.prototype.deserializeAttachment = read;
+      }
+      return count;
+    });
+    expect(reads).toBe(0);
+    for (const socket of [a, b]) {
+      // Each has "one" (a wrote it, b was sent it); the next message is the server's change alone.
+      const client = new Y.Doc();
+      Y.applyUpdate(client, first as Uint8Array);
+      const reader = new Reader(await nextBytes(socket));
+      expect([reader.uint(), reader.uint()]).toEqual([0, 2]);
+      Y.applyUpdate(client, reader.bytes());
+      expect(client.getText("body").toString()).toBe("server one");
+    }
+    expect(await json.drain(100)).toEqual([]);
+    for (const socket of [a, b, json]) await socket.close();
+  });
 });
 
 describe("YjsDocument awareness", () => {
@@ -611,16 +662,9 @@ describe("YjsDocument refusals", () => {
     expect(() => new YjsDocument({ maxUpdateBytes: 64 * 1024 * 1024 })).toThrow(/maxUpdateBytes must be 1024 to 33554432/);
     expect(() => new YjsDocument({ maxUpdateStructs: 0 })).toThrow(/maxUpdateStructs must be 1 to 10000000/);
     expect(() => new YjsDocument({ maxDocumentStructs: -1 })).toThrow(/maxDocumentStructs must be 1 to 10000000/);
-    const logs = captureConsole();
-    const response = await worker.fetch("http://example.com/agents/yjs-unserved/x");
-    expect(response.status).toBe(500);
-    expect(logs.error.join("\n")).toMatch(/^dokit: yjs-unserved\/x failed to handle GET .*this YjsDocument is not served/);
-    const error = await runInDurableObject(env.YJS_UNSERVED.getByName("x"), (instance) =>
-      instance.lifecycle.start().then(
-        () => undefined,
-        (failure: unknown) => failure,
-      ),
-    );
+    // A document no WebSockets serves is refused where it is used (the object's constructor), naming the fix.
+    const error = await runInDurableObject(env.YJS_UNSERVED.getByName(fresh("unserved")), (instance) => instance.useDoc());
+    expect(isDokitError(error) && error.code).toBe("NOT_INSTALLED");
     expect(isDokitError(error) && error.message).toMatch(/new WebSockets\(\{ yjs: doc \}\)/);
   });
 });
