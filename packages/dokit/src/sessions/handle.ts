@@ -1,8 +1,8 @@
 import { DokitError } from "../lifecycle/errors";
-import { type CompactionFunction, type CompactResult, COMPACTION_PREFIX, overlayMessage, planOverlays } from "./compaction";
+import { type CompactionFunction, type CompactResult, COMPACTION_PREFIX, overlayMessage, planOverlays, type Span } from "./compaction";
 import type { SessionsErrorCode } from "./errors";
 import { checkMessage, type Prepared, prepare, sanitize, stripReserved } from "./message";
-import type { PathRow, SessionStore } from "./store";
+import type { Path, PathRow, SessionStore } from "./store";
 import type {
   AppendOptions,
   AppendResult,
@@ -62,8 +62,8 @@ const NEWEST_WINDOW_ROWS = 8;
 /** Bytes per content window of a read. */
 const WINDOW_BYTES = 4 * 1024 * 1024;
 
-/** A path as a read shows it: rows, with overlays standing for the spans they cover. */
-type Item = { row: PathRow } | { overlay: StoredCompaction; bytes: number };
+/** What a read yields: a message, and the bytes it counts for (its stored bytes, or an overlay's summary length). */
+type Entry = { message: SessionMessage; bytes: number };
 
 /**
  * One conversation: a tree of messages in the object's SQLite, with streamed and byte-budgeted reads,
@@ -170,21 +170,21 @@ export class Session {
    */
   async getRecentHistory(maxContentBytes: number, options?: Pick<HistoryReadOptions, "leafId"> | number): Promise<RecentHistoryResult> {
     const leafId = typeof options === "object" ? options.leafId : undefined;
-    const path = this.#store().path(this.sessionId, leafId);
+    const { ids, sizes } = this.#store().path(this.sessionId, leafId);
     let total = 0;
-    for (const row of path) total += row.bytes;
-    let start = path.length;
+    for (const size of sizes) total += size;
+    let start = ids.length;
     let used = 0;
     while (start > 0) {
-      const row = path[start - 1] as PathRow;
-      if (start < path.length && used + row.bytes > maxContentBytes) break;
-      used += row.bytes;
+      const size = sizes[start - 1] as number;
+      if (start < ids.length && used + size > maxContentBytes) break;
+      used += size;
       start--;
     }
-    const window = path.slice(start);
-    const items = this.#items(window);
+    // Overlays are planned over the window alone: one reaching outside it is not shown.
+    const window: Path = start === 0 ? { ids, sizes } : { ids: ids.slice(start), sizes: sizes.subarray(start) };
     const messages: SessionMessage[] = [];
-    for await (const { message } of this.#stream(items, {})) messages.push(message);
+    for await (const { message } of this.#stream(window, this.#spans(window.ids), {})) messages.push(message);
     return { messages, truncated: start > 0, totalContentBytes: total };
   }
 
@@ -221,10 +221,15 @@ export class Session {
 
   /** The path's estimated tokens: stamped row estimates, with each overlay's summary standing for its span. */
   tokenEstimate(leafId?: string | null): number {
+    const { ids, sizes } = this.#store().path(this.sessionId, leafId, "tokens");
     let tokens = 0;
-    for (const item of this.#items(this.#store().path(this.sessionId, leafId))) {
-      tokens += "row" in item ? item.row.tokens : Math.ceil(item.overlay.summary.length / 4) + 4;
+    let at = 0;
+    for (const span of this.#spans(ids)) {
+      for (; at < span.start; at++) tokens += sizes[at] as number;
+      tokens += Math.ceil(span.compaction.summary.length / 4) + 4;
+      at = span.end + 1;
     }
+    for (; at < ids.length; at++) tokens += sizes[at] as number;
     return tokens;
   }
 
@@ -406,26 +411,12 @@ export class Session {
     return store.addCompaction(this.sessionId, summary, from, to, Date.now());
   }
 
-  /** The path's items: rows, with each overlay standing for its span. */
-  #items(path: PathRow[]): Item[] {
-    if (path.length === 0) return [];
-    const spans = planOverlays(
-      path.map((row) => row.id),
-      this.#store().compactions(this.sessionId),
-    );
-    if (spans.length === 0) return path.map((row) => ({ row }));
-    const items: Item[] = [];
-    let at = 0;
-    for (const span of spans) {
-      for (; at < span.start; at++) items.push({ row: path[at] as PathRow });
-      items.push({ overlay: span.compaction, bytes: span.compaction.summary.length });
-      at = span.end + 1;
-    }
-    for (; at < path.length; at++) items.push({ row: path[at] as PathRow });
-    return items;
+  /** @returns the spans of a path its session's overlays cover */
+  #spans(ids: readonly string[]): Span[] {
+    return ids.length === 0 ? [] : planOverlays(ids, this.#store().compactions(this.sessionId));
   }
 
-  async *#read(options: HistoryReadOptions): AsyncGenerator<{ message: SessionMessage; bytes: number }, void, undefined> {
+  async *#read(options: HistoryReadOptions): AsyncGenerator<Entry, void, undefined> {
     const store = this.#store();
     if (options.newestFirst && !store.hasCompactions(this.sessionId)) {
       // Leaf first without overlays to plan: walk parent pointers a window at a time, so a loop
@@ -434,43 +425,56 @@ export class Session {
       while (next !== null) {
         const rows = store.walk(this.sessionId, next, NEWEST_WINDOW_ROWS);
         if (rows.length === 0) return;
-        yield* this.#stream(
-          rows.map((row) => ({ row })),
-          { signal: options.signal },
-        );
+        const step: Path = { ids: rows.map((row) => row.id), sizes: Uint32Array.from(rows, (row) => row.bytes) };
+        yield* this.#stream(step, [], { signal: options.signal });
         next = (rows[rows.length - 1] as PathRow).parentId;
       }
       return;
     }
-    const items = this.#items(store.path(this.sessionId, options.leafId));
-    yield* this.#stream(items, options);
+    // The whole path is held as ids and a typed array of sizes; content only a window at a time.
+    const path = store.path(this.sessionId, options.leafId);
+    yield* this.#stream(path, this.#spans(path.ids), options);
   }
 
-  /** Reads items' content in windows of at most WINDOW_ROWS rows and WINDOW_BYTES, newest window first with `newestFirst`. */
-  async *#stream(items: Item[], options: HistoryReadOptions): AsyncGenerator<{ message: SessionMessage; bytes: number }, void, undefined> {
-    const order = options.newestFirst ? items.slice().reverse() : items;
-    for (let at = 0; at < order.length; ) {
+  /**
+   * Reads a path's content in windows of at most WINDOW_ROWS messages and WINDOW_BYTES, each overlay
+   * standing for its span; from the leaf with `newestFirst`. Only the window's messages are held.
+   */
+  async *#stream(path: Path, spans: readonly Span[], options: HistoryReadOptions): AsyncGenerator<Entry, void, undefined> {
+    const { ids, sizes } = path;
+    const back = options.newestFirst === true;
+    // Walking forward an overlay is met at its first row, walking back at its last.
+    const spanAt = new Map<number, Span>();
+    for (const span of spans) spanAt.set(back ? span.end : span.start, span);
+    let at = back ? ids.length - 1 : 0;
+    while (back ? at >= 0 : at < ids.length) {
       options.signal?.throwIfAborted();
-      const window: Item[] = [];
+      // Each entry: a row's index in the path, or an overlay.
+      const window: (number | Span)[] = [];
+      const load: string[] = [];
       let bytes = 0;
-      while (at < order.length && window.length < WINDOW_ROWS) {
-        const item = order[at] as Item;
-        const size = "row" in item ? item.row.bytes : item.bytes;
+      while ((back ? at >= 0 : at < ids.length) && window.length < WINDOW_ROWS) {
+        const span = spanAt.get(at);
+        const size = span ? span.compaction.summary.length : (sizes[at] as number);
         if (window.length > 0 && bytes + size > WINDOW_BYTES) break;
-        window.push(item);
         bytes += size;
-        at++;
+        if (span) {
+          window.push(span);
+          at = back ? span.start - 1 : span.end + 1;
+        } else {
+          window.push(at);
+          load.push(ids[at] as string);
+          at += back ? -1 : 1;
+        }
       }
-      const ids: string[] = [];
-      for (const item of window) if ("row" in item) ids.push(item.row.id);
-      const loaded = new Map(this.#store().load(this.sessionId, ids).map((message) => [message.id, message]));
-      for (const item of window) {
-        if ("overlay" in item) {
-          yield { message: overlayMessage(item.overlay), bytes: item.bytes };
+      const loaded = new Map(this.#store().load(this.sessionId, load).map((message) => [message.id, message]));
+      for (const entry of window) {
+        if (typeof entry !== "number") {
+          yield { message: overlayMessage(entry.compaction), bytes: entry.compaction.summary.length };
           continue;
         }
-        const message = loaded.get(item.row.id);
-        if (message) yield { message, bytes: item.row.bytes };
+        const message = loaded.get(ids[entry] as string);
+        if (message) yield { message, bytes: sizes[entry] as number };
       }
     }
   }

@@ -137,24 +137,21 @@ export class LiveHistory {
     const limit = clamp(frame.limit, DEFAULT_PAGE_MESSAGES, MAX_PAGE_MESSAGES);
     const store = this.#source.store();
     if (leafId !== undefined && !store.exists(session, leafId)) return this.#sendPage(connection, session, id, [], false);
-    const path = store.path(session, leafId);
-    let end = path.length;
+    const { ids, sizes } = store.path(session, leafId);
+    let end = ids.length;
     if (before !== undefined) {
-      end = path.findIndex((row) => row.id === before);
+      end = ids.indexOf(before);
       if (end < 0) return this.#sendPage(connection, session, id, [], false);
     }
     let start = end;
     let bytes = 0;
     while (start > 0 && end - start < limit) {
-      const row = path[start - 1];
-      if (!row || (start < end && bytes + row.bytes > maxBytes)) break;
-      bytes += row.bytes;
+      const size = sizes[start - 1] as number;
+      if (start < end && bytes + size > maxBytes) break;
+      bytes += size;
       start--;
     }
-    const messages = store.load(
-      session,
-      path.slice(start, end).map((row) => row.id),
-    );
+    const messages = store.load(session, ids.slice(start, end));
     return this.#sendPage(connection, session, id, messages, start > 0);
   }
 

@@ -30,6 +30,15 @@ export const SLICE_BYTES = 1536 * 1024;
 /** Bound parameters per statement: the platform allows 100. */
 const IN_BATCH = 90;
 
+/**
+ * A path as reads hold it, root → leaf: the ids, and one number per row (its bytes or its token
+ * estimate) at the same index. A long path costs about its ids' strings and four bytes a row.
+ */
+export interface Path {
+  ids: string[];
+  sizes: Uint32Array;
+}
+
 /** One message of a path without its content. */
 export interface PathRow {
   id: string;
@@ -131,10 +140,40 @@ export class SessionStore {
   }
 
   /**
-   * @returns the path from the root to `leafId` (default: the active leaf), without content: the
-   *   recursion carries only the small columns (a JSON carried through it would be copied at every step)
+   * @returns the path from the root to `leafId` (default: the active leaf) as a read holds it: its ids and
+   *   one number per row (`column`: its bytes, or its token estimate) in a typed array, nothing else per
+   *   row. The recursion carries only the small columns (a JSON carried through it would be copied at every
+   *   step), and the rows are taken from the cursor one at a time, never all as objects at once.
    */
-  path(sessionId: string, leafId?: string | null): PathRow[] {
+  path(sessionId: string, leafId?: string | null, column: "bytes" | "tokens" = "bytes"): Path {
+    const leaf = leafId ?? this.latestLeafId(sessionId);
+    if (leaf === null) return { ids: [], sizes: new Uint32Array(0) };
+    const cursor = this.#db().exec(
+      `WITH RECURSIVE path(id, parent_id, size, depth) AS (
+         SELECT id, parent_id, ${column}, 0 FROM ${MESSAGES} WHERE session_id = ?1 AND id = ?2
+         UNION ALL
+         SELECT m.id, m.parent_id, m.${column}, path.depth + 1 FROM path JOIN ${MESSAGES} m ON m.session_id = ?1 AND m.id = path.parent_id
+       )
+       SELECT id, size FROM path ORDER BY depth DESC`,
+      sessionId,
+      leaf,
+    );
+    const ids: string[] = [];
+    let sizes = new Uint32Array(64);
+    for (const [id, size] of cursor.raw<[SqlStorageValue, SqlStorageValue]>()) {
+      if (ids.length === sizes.length) {
+        const grown = new Uint32Array(sizes.length * 2);
+        grown.set(sizes);
+        sizes = grown;
+      }
+      sizes[ids.length] = Number(size);
+      ids.push(String(id));
+    }
+    return { ids, sizes: sizes.slice(0, ids.length) };
+  }
+
+  /** @returns the path from the root to `leafId` (default: the active leaf) as one object per row, without content */
+  pathRows(sessionId: string, leafId?: string | null): PathRow[] {
     const leaf = leafId ?? this.latestLeafId(sessionId);
     if (leaf === null) return [];
     const rows = this.#rows(
@@ -189,7 +228,7 @@ export class SessionStore {
 
   /** @returns per-row stats of a path */
   stats(sessionId: string, leafId?: string | null): SessionRowStat[] {
-    return this.path(sessionId, leafId).map((row) => ({ id: row.id, role: row.role, bytes: row.bytes, tokenEstimate: row.tokens }));
+    return this.pathRows(sessionId, leafId).map((row) => ({ id: row.id, role: row.role, bytes: row.bytes, tokenEstimate: row.tokens }));
   }
 
   /** @returns the messages with these ids (those that exist), in the order asked, with their content read back */

@@ -468,6 +468,68 @@ describe("compaction", () => {
     });
   });
 
+  it("overlays on a path longer than a read window apply the same in every read: forward, newest first, batches, the recent window and the token estimate", async () => {
+    const stub = conversation();
+    await run(stub, async ({ session }) => {
+      for (let i = 0; i < 120; i++) await session.appendMessage(text(`m${i}`, `message ${i}`, i % 2 ? "assistant" : "user"));
+      // One span across the first window's edge (a window holds 50 messages), one near the leaf.
+      // The early summary is larger than the batch budget below, the late one smaller than a row.
+      const earlySummary = "forty to sixty, ".repeat(100);
+      const lateSummary = "a hundred to a hundred and five";
+      const early = await session.addCompaction(earlySummary, "m40", "m60");
+      const late = await session.addCompaction(lateSummary, "m100", "m105");
+      const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `m${from + i}`);
+      const expected = [...range(0, 39), `compaction_${early.id}`, ...range(61, 99), `compaction_${late.id}`, ...range(106, 119)];
+      const forward: string[] = [];
+      for await (const message of session.history()) forward.push(message.id);
+      expect(forward).toEqual(expected);
+      const backward: string[] = [];
+      for await (const message of session.history({ newestFirst: true })) backward.push(message.id);
+      expect(backward).toEqual(expected.slice().reverse());
+      const batches: string[][] = [];
+      for await (const batch of session.historyBatches({ batchSize: 50 })) batches.push(ids(batch));
+      expect(batches.map((batch) => batch.length)).toEqual([50, 45]);
+      expect(batches.flat()).toEqual(expected);
+      // A byte budget counts an overlay as its summary's length.
+      const stats = await session.getHistoryRowStats();
+      const byId = new Map(stats.map((stat) => [stat.id, stat]));
+      const rowBytes = (id: string) => byId.get(id)?.bytes ?? 0;
+      const summaries = new Map([
+        [`compaction_${early.id}`, earlySummary.length],
+        [`compaction_${late.id}`, lateSummary.length],
+      ]);
+      const size = (id: string) => summaries.get(id) ?? rowBytes(id);
+      const budget = 1000;
+      const tight: string[][] = [];
+      for await (const batch of session.historyBatches({ maxBatchBytes: budget })) tight.push(ids(batch));
+      expect(tight.flat()).toEqual(expected);
+      const total = (batch: string[]) => batch.reduce((sum, id) => sum + size(id), 0);
+      // Each batch is as full as the budget lets it be: within it, and over it with the next message.
+      expect(tight).toContainEqual([`compaction_${early.id}`]);
+      tight.forEach((batch, at) => {
+        if (batch.length > 1) expect(total(batch)).toBeLessThanOrEqual(budget);
+        const next = tight[at + 1];
+        if (next) expect(total(batch) + size(next[0] as string)).toBeGreaterThan(budget);
+      });
+      // The recent window plans overlays over itself: one whose first message is outside it is not shown.
+      const lastRows = range(103, 119);
+      const recent = await session.getRecentHistory(lastRows.reduce((sum, id) => sum + rowBytes(id), 0));
+      expect(ids(recent.messages)).toEqual(lastRows);
+      expect(recent.truncated).toBe(true);
+      expect(recent.totalContentBytes).toBe(stats.reduce((sum, stat) => sum + stat.bytes, 0));
+      const everything = await session.getRecentHistory(10_000_000);
+      expect(ids(everything.messages)).toEqual(expected);
+      expect(everything.truncated).toBe(false);
+      const covered = new Set([...range(40, 60), ...range(100, 105)]);
+      const rowTokens = stats.filter((stat) => !covered.has(stat.id)).reduce((sum, stat) => sum + stat.tokenEstimate, 0);
+      const summaryTokens = Math.ceil(earlySummary.length / 4) + 4 + Math.ceil(lateSummary.length / 4) + 4;
+      expect(session.tokenEstimate()).toBe(rowTokens + summaryTokens);
+      // A branch leaving before the late span's end reads the early overlay only.
+      await session.appendMessage(text("fork", "a branch"), { parentId: "m102" });
+      expect(ids(await session.getHistory({ leafId: "fork" }))).toEqual([...range(0, 39), `compaction_${early.id}`, ...range(61, 102), "fork"]);
+    });
+  });
+
   it("createCompactFunction keeps the head and the recent tail, summarizes the middle, and folds an earlier summary in", async () => {
     const stub = conversation();
     await run(stub, async ({ session }) => {
