@@ -30,6 +30,12 @@ export interface ConnectionPlugin extends Pick<WebSocketHandlers, "onConnect" | 
   readonly pluginName: string;
   /** Called once, when the WebSockets is attached: claim frame types and slots, keep the door. */
   plug(door: PluginDoor): void;
+  /**
+   * Called once, when the WebSockets is built, before it is attached (an object built on a wake is
+   * attached only when an event needs it): claim here the slots that `drops` reads, so it counts
+   * messages on an object that was not wired.
+   */
+  built?(door: BuiltDoor): void;
   /** @returns whether an upgrade is for this plug-in's own wire: such a connection speaks no Agents protocol (no JSON frames reach it) */
   serves?(request: Request): boolean;
   /** A binary message: `true` claims it (no handler sees it). Runs in the connection's context, before every `onMessage`. */
@@ -48,6 +54,9 @@ export interface ConnectionPlugin extends Pick<WebSocketHandlers, "onConnect" | 
    */
   accepted?(): void | Promise<void>;
 }
+
+/** What WebSockets hands a plug-in when it is built (`built`): its slots, which need no lifecycle. */
+export type BuiltDoor = Pick<PluginDoor, "slot">;
 
 /** What WebSockets hands a plug-in when it is attached. */
 export interface PluginDoor {

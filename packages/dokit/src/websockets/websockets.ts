@@ -77,6 +77,8 @@ export class WebSockets implements Capability {
       ...(options.plugins ?? []),
     ].filter((plugin): plugin is ConnectionPlugin => plugin !== undefined);
     this[PLUGINS] = plugins;
+    // Slots are names in each connection's attachment (slot.ts): a plug-in may claim them before the lifecycle exists.
+    for (const plugin of plugins) plugin.built?.({ slot: (name, options) => connectionSlot(this, name, options) });
     this[BINARY] = plugins.some((plugin) => plugin.binary);
     const gates = plugins.filter((plugin) => plugin.drops);
     this[GATES] = gates.length ? gates : undefined;
@@ -85,7 +87,8 @@ export class WebSockets implements Capability {
     if (callables && !isCapability(callables)) collectCallableMethods(callables);
     // The socket owner this capability claims, which the lifecycle also uses before it is attached
     // (lifecycle/wake.ts): not with plug-ins whose door must be open first (it opens when the WebSockets
-    // is attached); those that say they work unattached (their hooks run only on wired paths) leave it so.
+    // is attached); those that say they work unattached (their hooks run only on wired paths, or need
+    // only what `built` gave them) leave it so.
     this.#owner = socketOwner(this);
     if (plugins.every((plugin) => (plugin as Wakeable)[WORKS_UNATTACHED])) (this as Wakeable)[WORKS_UNATTACHED] = this.#owner;
     // The state sends its own changes through this WebSockets (a wake that changes nothing sends nothing).
