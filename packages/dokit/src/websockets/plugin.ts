@@ -3,7 +3,7 @@
 // its own transport) registers with them. WebSockets names no plug-in: it hands each one this door
 // when it is attached, and calls its hooks. dokit's own (Presence, Yjs, the rate limit, the
 // heartbeat, Cap'n Web) use it as a plug-in of yours would.
-import type { Claims, ConnectionSlot, SlotOptions } from "../lifecycle/capability";
+import type { Claims, ConnectionSlot, ProtocolFrame, SlotOptions } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import type { TransportHost, WebSocketHandlers } from "./options";
 import type { WebSockets } from "./websockets";
@@ -53,10 +53,18 @@ export interface ConnectionPlugin extends Pick<WebSocketHandlers, "onConnect" | 
    * accept, before the connect frames, which wait for a returned promise (it must not reject).
    */
   accepted?(): void | Promise<void>;
+  /** Fields the plug-in adds to the identity frame of the connect sequence (the state's `stateFollows`). */
+  readonly identity?: Readonly<Record<string, unknown>>;
+  /**
+   * @returns a frame for the connect sequence of each protocol-enabled connection, sent right after the
+   *   identity frame, before the frames capabilities add (`claims.connectFrames`); `undefined` sends none.
+   *   It is given no connection, so a connection nothing else receives stays as the runtime made it.
+   */
+  connectFrame?(): string | undefined;
 }
 
-/** What WebSockets hands a plug-in when it is built (`built`): its slots, which need no lifecycle. */
-export type BuiltDoor = Pick<PluginDoor, "slot">;
+/** What WebSockets hands a plug-in when it is built (`built`): its slots and protocol broadcasts, which need no lifecycle. */
+export type BuiltDoor = Pick<PluginDoor, "slot" | "protocol">;
 
 /** What WebSockets hands a plug-in when it is attached. */
 export interface PluginDoor {
@@ -68,6 +76,11 @@ export interface PluginDoor {
    * @throws DokitError DUPLICATE_CLAIM for a name claimed already, RESERVED_NAME for one of dokit's own flags
    */
   slot<T>(name: string, options?: SlotOptions<T>): ConnectionSlot<T>;
+  /**
+   * Sends a protocol frame (text, or built per connection) to every protocol-enabled connection but
+   * `except` and one inside its connect sequence.
+   */
+  protocol(frame: ProtocolFrame, except?: Connection | "server" | null): void;
   /** The WebSockets the plug-in serves: its connections, broadcasts, readonly marks. */
   readonly sockets: WebSockets;
   /**
