@@ -33,7 +33,8 @@ export interface ConnectionPlugin extends Pick<WebSocketHandlers, "onConnect" | 
   /**
    * Called once, when the WebSockets is built, before it is attached (an object built on a wake is
    * attached only when an event needs it): claim here the slots that `drops` reads, so it counts
-   * messages on an object that was not wired.
+   * messages on an object that was not wired, and keep the protocol broadcast for what is sent from
+   * any path (the state's changes).
    */
   built?(door: BuiltDoor): void;
   /** @returns whether an upgrade is for this plug-in's own wire: such a connection speaks no Agents protocol (no JSON frames reach it) */
@@ -63,8 +64,14 @@ export interface ConnectionPlugin extends Pick<WebSocketHandlers, "onConnect" | 
   connectFrame?(): string | undefined;
 }
 
-/** What WebSockets hands a plug-in when it is built (`built`): its slots and protocol broadcasts, which need no lifecycle. */
-export type BuiltDoor = Pick<PluginDoor, "slot" | "protocol">;
+/** What WebSockets hands a plug-in when it is built (`built`): slots and protocol broadcasts, which need no attached lifecycle. */
+export interface BuiltDoor extends Pick<PluginDoor, "slot"> {
+  /**
+   * Sends a protocol frame (text, or built per connection) to every protocol-enabled connection but
+   * `except` and one inside its connect sequence (the state's changes), also on an object a wake has not wired.
+   */
+  protocol(frame: ProtocolFrame, except?: Connection | "server" | null): void;
+}
 
 /** What WebSockets hands a plug-in when it is attached. */
 export interface PluginDoor {
@@ -76,11 +83,6 @@ export interface PluginDoor {
    * @throws DokitError DUPLICATE_CLAIM for a name claimed already, RESERVED_NAME for one of dokit's own flags
    */
   slot<T>(name: string, options?: SlotOptions<T>): ConnectionSlot<T>;
-  /**
-   * Sends a protocol frame (text, or built per connection) to every protocol-enabled connection but
-   * `except` and one inside its connect sequence.
-   */
-  protocol(frame: ProtocolFrame, except?: Connection | "server" | null): void;
   /** The WebSockets the plug-in serves: its connections, broadcasts, readonly marks. */
   readonly sockets: WebSockets;
   /**

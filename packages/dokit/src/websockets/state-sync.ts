@@ -19,7 +19,7 @@ export class StateSync implements ConnectionPlugin {
   readonly identity = STATE_FOLLOWS;
   readonly #state: SyncedState;
   readonly #sync: boolean;
-  #protocol: BuiltDoor["protocol"] | undefined;
+  #door: BuiltDoor | undefined;
   /** The state frame the state has just sent by itself, until a `broadcast` of it is skipped. */
   #synced: string | undefined;
 
@@ -34,7 +34,7 @@ export class StateSync implements ConnectionPlugin {
 
   /** Takes the door's protocol broadcast, and hands the state its side of it (a wake that changes nothing sends nothing). */
   built(door: BuiltDoor): void {
-    this.#protocol = door.protocol;
+    this.#door = door;
     if (!this.#sync) return;
     this.#state.syncThrough?.((frame, except) => {
       this.#synced = frame;
@@ -60,7 +60,7 @@ export class StateSync implements ConnectionPlugin {
   broadcast(except?: Connection | "server" | null): void {
     const frame = this.#state.stateFrame();
     if (frame === this.#synced) return void (this.#synced = undefined);
-    this.#protocol?.(frame, except);
+    this.#door?.protocol(frame, except);
   }
 }
 

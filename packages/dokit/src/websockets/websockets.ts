@@ -113,7 +113,6 @@ export class WebSockets implements Capability {
       claims,
       sockets: this,
       slot: (name, options) => connectionSlot(this, name, options),
-      protocol: (frame, except) => broadcastProtocol(this, frame, except),
       closed: (ws) => {
         const connection = asConnection(ws);
         if (connection) serverClosed(this, connection);
