@@ -172,7 +172,7 @@ export class WebSockets implements Capability {
     return this[LIVE]?.get(id);
   }
 
-  /** @returns the plug-in with this `pluginName` (from `plugins` or an option that names one: `presence`, `yjs`, `rateLimit`, `heartbeat`, `capnweb`), if any */
+  /** @returns the plug-in with this `pluginName` (from `plugins` or an option that names one: `state`, `presence`, `yjs`, `rateLimit`, `heartbeat`, `capnweb`), if any */
   plugin(name: string): ConnectionPlugin | undefined {
     return this[PLUGINS].find((plugin) => plugin.pluginName === name);
   }
