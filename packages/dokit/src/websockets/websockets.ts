@@ -26,7 +26,7 @@ import { closeConnection, type Counted, isOpen, liveWith, openCount, serverClose
 import { heartbeat } from "./heartbeat";
 import type { BroadcastOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
 import type { BuiltDoor, ConnectionPlugin, PluginDoor } from "./plugin";
-import { StateSync } from "./state-sync";
+import { type StateSync, stateSync } from "./state-sync";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
 import { claimOf } from "./dispatch";
 import { socketOwner } from "./socket-events";
@@ -69,7 +69,7 @@ export class WebSockets implements Capability {
   constructor(options: WebSocketsOptions = {}) {
     this[OPTIONS] = options;
     // The options that name a plug-in build it (`state`, `heartbeat`) or pass it (the others) to the same door as `plugins`.
-    const sync = (this.#sync = options.state && new StateSync(options.state, options.syncState !== false));
+    const sync = (this.#sync = options.state && stateSync(options.state, options.syncState !== false));
     const plugins = [
       sync,
       options.rateLimit,
