@@ -1,8 +1,9 @@
 // The door of a connection plug-in: how a capability that serves WebSockets' connections (its own
 // frames, its own binary wire, its own per-connection data, a count of what each connection sends,
-// its own transport) registers with them. WebSockets names no plug-in: it hands each one this door
-// when it is attached, and calls its hooks. dokit's own (Presence, Yjs, the rate limit, the
-// heartbeat, Cap'n Web) use it as a plug-in of yours would.
+// its own transport) registers with them. WebSockets names no plug-in: it hands each one a small
+// door when it is built (`built`: slots and protocol broadcasts), this door when it is attached, and
+// calls its hooks. dokit's own (the state's sync, Presence, Yjs, the rate limit, the heartbeat,
+// Cap'n Web) use it as a plug-in of yours would.
 import type { Claims, ConnectionSlot, ProtocolFrame, SlotOptions } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import type { TransportHost, WebSocketHandlers } from "./options";
