@@ -5,7 +5,7 @@ export { HeartbeatSweep } from "./heartbeat-sweep";
 export type { HeartbeatSweepOptions } from "./heartbeat-sweep";
 export { RateLimit } from "./rate-limit";
 export type { RateLimitOptions } from "./rate-limit";
-export type { ConnectionPlugin, PluginDoor } from "./plugin";
+export type { BuiltDoor, ConnectionPlugin, PluginDoor } from "./plugin";
 export type { ConnectionSlot, SlotOptions } from "../lifecycle/capability";
 export type {
   BroadcastOptions,

@@ -13,7 +13,7 @@ import type { WebSockets } from "./websockets";
 export const OPTIONS = Symbol();
 /** The handler sets added with `use()`, in order. */
 export const HANDLERS = Symbol();
-/** Its plug-ins (plugin.ts): those the options name (`rateLimit`, `heartbeat`, `capnweb`, `presence`, `yjs`), then `plugins`. */
+/** Its plug-ins (plugin.ts): those the options name (`state`, `rateLimit`, `heartbeat`, `capnweb`, `presence`, `yjs`), then `plugins`. */
 export const PLUGINS = Symbol();
 /** Whether a plug-in claims binary messages. */
 export const BINARY = Symbol();

@@ -1,9 +1,10 @@
 // The door of a connection plug-in: how a capability that serves WebSockets' connections (its own
 // frames, its own binary wire, its own per-connection data, a count of what each connection sends,
-// its own transport) registers with them. WebSockets names no plug-in: it hands each one this door
-// when it is attached, and calls its hooks. dokit's own (Presence, Yjs, the rate limit, the
-// heartbeat, Cap'n Web) use it as a plug-in of yours would.
-import type { Claims, ConnectionSlot, SlotOptions } from "../lifecycle/capability";
+// its own transport) registers with them. WebSockets names no plug-in: it hands each one a small
+// door when it is built (`built`: slots and protocol broadcasts), this door when it is attached, and
+// calls its hooks. dokit's own (the state's sync, Presence, Yjs, the rate limit, the heartbeat,
+// Cap'n Web) use it as a plug-in of yours would.
+import type { Claims, ConnectionSlot, ProtocolFrame, SlotOptions } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import type { TransportHost, WebSocketHandlers } from "./options";
 import type { WebSockets } from "./websockets";
@@ -30,6 +31,13 @@ export interface ConnectionPlugin extends Pick<WebSocketHandlers, "onConnect" | 
   readonly pluginName: string;
   /** Called once, when the WebSockets is attached: claim frame types and slots, keep the door. */
   plug(door: PluginDoor): void;
+  /**
+   * Called once, when the WebSockets is built, before it is attached (an object built on a wake is
+   * attached only when an event needs it): claim here the slots that `drops` reads, so it counts
+   * messages on an object that was not wired, and keep the protocol broadcast for what is sent from
+   * any path (the state's changes).
+   */
+  built?(door: BuiltDoor): void;
   /** @returns whether an upgrade is for this plug-in's own wire: such a connection speaks no Agents protocol (no JSON frames reach it) */
   serves?(request: Request): boolean;
   /** A binary message: `true` claims it (no handler sees it). Runs in the connection's context, before every `onMessage`. */
@@ -47,6 +55,23 @@ export interface ConnectionPlugin extends Pick<WebSocketHandlers, "onConnect" | 
    * accept, before the connect frames, which wait for a returned promise (it must not reject).
    */
   accepted?(): void | Promise<void>;
+  /** Fields the plug-in adds to the identity frame of the connect sequence (the state's `stateFollows`). */
+  readonly identity?: Readonly<Record<string, unknown>>;
+  /**
+   * @returns a frame for the connect sequence of each protocol-enabled connection, sent right after the
+   *   identity frame, before the frames capabilities add (`claims.connectFrames`); `undefined` sends none.
+   *   It is given no connection, so a connection nothing else receives stays as the runtime made it.
+   */
+  connectFrame?(): string | undefined;
+}
+
+/** What WebSockets hands a plug-in when it is built (`built`): slots and protocol broadcasts, which need no attached lifecycle. */
+export interface BuiltDoor extends Pick<PluginDoor, "slot"> {
+  /**
+   * Sends a protocol frame (text, or built per connection) to every protocol-enabled connection but
+   * `except` and one inside its connect sequence (the state's changes), also on an object a wake has not wired.
+   */
+  protocol(frame: ProtocolFrame, except?: Connection | "server" | null): void;
 }
 
 /** What WebSockets hands a plug-in when it is attached. */

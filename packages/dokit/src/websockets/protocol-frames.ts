@@ -1,5 +1,5 @@
 // The Agents-protocol frames a WebSockets sends by itself: the identity frame, the connect frames
-// (identity, then the state, then the frames other capabilities add) and a protocol frame sent to
+// (identity, then the plug-ins' connect frames (the state's), then the frames other capabilities add) and a protocol frame sent to
 // every protocol-enabled connection but those inside their connect sequence. Which connections
 // speak the protocol (their flags) is decided on accept (accept.ts).
 import type { ProtocolFrame } from "../lifecycle/capability";
@@ -8,26 +8,35 @@ import type { Lifecycle } from "../lifecycle/lifecycle";
 import { trySend } from "../frames/send";
 import { IDENTITY } from "../protocol/agents";
 import { flagsOf } from "./connection";
-import { CONNECTING, DISPATCH, installedOn, OPTIONS } from "./internal";
+import { CONNECTING, DISPATCH, installedOn, PLUGINS } from "./internal";
 import type { Identity } from "./options";
+import type { ConnectionPlugin } from "./plugin";
 import type { WebSockets } from "./websockets";
 
-/** @returns the identity frame: `identity`'s name and class, by default the object's name and kebab class */
-export function identityFrame(lifecycle: Lifecycle, identity: Identity | undefined, stateFollows: boolean): string {
+/**
+ * @returns the identity frame: `identity`'s name and class, by default the object's name and kebab
+ *   class, and the fields `plugins` add to it (the state's `stateFollows`)
+ */
+export function identityFrame(lifecycle: Lifecycle, identity: Identity | undefined, plugins?: readonly ConnectionPlugin[]): string {
   const frame: Record<string, unknown> = {
     type: IDENTITY,
     name: identity?.name ?? lifecycle.name,
     agent: identity?.agent ?? lifecycle.className,
   };
-  if (stateFollows) frame.stateFollows = true;
+  // After the protocol's own fields, which no plug-in changes.
+  if (plugins) for (const plugin of plugins) for (const key in plugin.identity) if (!(key in frame)) frame[key] = plugin.identity[key];
   return JSON.stringify(frame);
 }
 
 /** Sends the connect frames to a connection known to speak the protocol (its flags are not read). */
 export function connectFrames(sockets: WebSockets, connection: Connection, identity?: Identity): void {
-  const state = sockets[OPTIONS].state;
-  trySend(connection, identityFrame(installedOn(sockets), identity, state !== undefined));
-  if (state) trySend(connection, state.stateFrame());
+  const plugins = sockets[PLUGINS];
+  trySend(connection, identityFrame(installedOn(sockets), identity, plugins));
+  // Right after the identity: each plug-in's own (the state's), in the plug-ins' order.
+  for (const plugin of plugins) {
+    const frame = plugin.connectFrame?.();
+    if (frame !== undefined) trySend(connection, frame);
+  }
   // Not attached (an object that waits to be wired, sending them from a handler): no capability
   // of such an object claims connect frames (lifecycle/wake.ts), so there are none to add.
   for (const source of sockets[DISPATCH]?.connectFrameSources ?? []) {

@@ -4,13 +4,14 @@
 import type { ConnectionSlot } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
+import { type Wakeable, WORKS_UNATTACHED } from "../lifecycle/wake";
 import { closeWith } from "../frames/close";
 import { trySend } from "../frames/send";
 import { CLOSE_RATE_LIMITED, RATE_LIMITED_REASON } from "../protocol/rate-limit";
 import { DOKIT_ERROR } from "../protocol/dokit-error";
 import type { WebSocketsErrorCode } from "./errors";
 import type { InboundLimit } from "./options";
-import type { PluginDoor } from "./plugin";
+import type { BuiltDoor } from "./plugin";
 
 /** Options of `RateLimit`: a token bucket per connection for inbound messages. */
 export interface RateLimitOptions {
@@ -90,11 +91,14 @@ export class RateLimit implements InboundLimit {
     this.#closeAfter = closeAfter;
   }
 
-  /** Installed through WebSockets' plug-in door (its `rateLimit` option): claims the slot of the buckets. */
-  plug(door: PluginDoor): void {
+  /** Claims the slot of the buckets when the WebSockets is built, so `drops` counts on an object a wake has not wired. */
+  built(door: BuiltDoor): void {
     // Four numbers as JSON: at most 4 × 24 characters and the brackets and commas.
     this.#slot = door.slot<Stored>("rate", { maxBytes: 128, check: isStored });
   }
+
+  /** Installed through WebSockets' plug-in door (its `rateLimit` option): it claims nothing more than its slot. */
+  plug(): void {}
 
   /** Counts one inbound message. @returns `true` when it is dropped (the client is told, or the connection closed) */
   drops(connection: Connection, message: string | ArrayBuffer): boolean {
@@ -153,6 +157,9 @@ export class RateLimit implements InboundLimit {
     }
   }
 }
+
+// Works before the WebSockets is attached (lifecycle/wake.ts): on the message path it needs only its slot, claimed when built.
+(RateLimit.prototype as Wakeable)[WORKS_UNATTACHED] = true;
 
 function finite(value: number): number {
   return Number.isFinite(value) ? value : Number.MAX_SAFE_INTEGER;

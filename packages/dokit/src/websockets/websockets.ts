@@ -3,8 +3,8 @@
 // (accept.ts), the socket owner's events (socket-events.ts), message dispatch (dispatch.ts), the
 // handler sets (handlers.ts), the protocol frames (protocol-frames.ts), the open connections
 // (open-connections.ts), the plug-ins' door (plugin.ts, slot.ts) and the handle of transport plug-ins
-// (transport-host.ts). The options that name a plug-in (`presence`, `yjs`, `rateLimit`, `heartbeat`,
-// `capnweb`) only build it and hand it to the door, as `plugins` does.
+// (transport-host.ts). The options that name a plug-in (`state`, `presence`, `yjs`, `rateLimit`,
+// `heartbeat`, `capnweb`) only build it and hand it to the door, as `plugins` does.
 import type { Capability, Claims, Dispatch, SocketOwner } from "../lifecycle/capability";
 import type { Connection } from "../lifecycle/connection";
 import { DokitError } from "../lifecycle/errors";
@@ -25,7 +25,8 @@ import { BINARY, CLOSED, CONNECTING, COUNTED, DISPATCH, GATES, HANDLERS, HOST, i
 import { closeConnection, type Counted, isOpen, liveWith, openCount, serverClosed, taggedSockets } from "./open-connections";
 import { heartbeat } from "./heartbeat";
 import type { BroadcastOptions, Identity, TransportHost, WebSocketHandlers, WebSocketsOptions } from "./options";
-import type { ConnectionPlugin, PluginDoor } from "./plugin";
+import type { BuiltDoor, ConnectionPlugin, PluginDoor } from "./plugin";
+import { type StateSync, stateSync } from "./state-sync";
 import { broadcastProtocol, connectFrames, identityFrame } from "./protocol-frames";
 import { claimOf } from "./dispatch";
 import { socketOwner } from "./socket-events";
@@ -59,16 +60,18 @@ export class WebSockets implements Capability {
   declare [COUNTED]: Counted | undefined;
   declare [HOST]: TransportHost | undefined;
   readonly #owner: SocketOwner;
-  /** The state frame the state has just sent by itself, until a `broadcastState` of it is skipped. */
-  #synced: string | undefined;
+  /** The plug-in of the `state` option (state-sync.ts), which `broadcastState` and `sendState` go through. */
+  readonly #sync: StateSync | undefined;
   /** The broadcasts held for the current tick (made by the first coalesced broadcast). */
   #hold: Hold<BroadcastOptions> | undefined;
 
   /** @param options - handlers, state, callables, tags, readonly and protocol decisions */
   constructor(options: WebSocketsOptions = {}) {
     this[OPTIONS] = options;
-    // The options that name a plug-in build it (`heartbeat`) or pass it (the others) to the same door as `plugins`.
+    // The options that name a plug-in build it (`state`, `heartbeat`) or pass it (the others) to the same door as `plugins`.
+    const sync = (this.#sync = options.state && stateSync(options.state, options.syncState !== false));
     const plugins = [
+      sync,
       options.rateLimit,
       options.heartbeat ? heartbeat(options.heartbeat) : undefined,
       options.capnweb,
@@ -77,6 +80,10 @@ export class WebSockets implements Capability {
       ...(options.plugins ?? []),
     ].filter((plugin): plugin is ConnectionPlugin => plugin !== undefined);
     this[PLUGINS] = plugins;
+    // Slots are names in each connection's attachment (slot.ts) and a protocol broadcast walks the
+    // connections through the lifecycle attached or waiting: a plug-in may take both before it is attached.
+    let built: BuiltDoor | undefined;
+    for (const plugin of plugins) plugin.built?.((built ??= { slot: (name, options) => connectionSlot(this, name, options), protocol: (frame, except) => broadcastProtocol(this, frame, except) }));
     this[BINARY] = plugins.some((plugin) => plugin.binary);
     const gates = plugins.filter((plugin) => plugin.drops);
     this[GATES] = gates.length ? gates : undefined;
@@ -85,24 +92,16 @@ export class WebSockets implements Capability {
     if (callables && !isCapability(callables)) collectCallableMethods(callables);
     // The socket owner this capability claims, which the lifecycle also uses before it is attached
     // (lifecycle/wake.ts): not with plug-ins whose door must be open first (it opens when the WebSockets
-    // is attached); those that say they work unattached (their hooks run only on wired paths) leave it so.
+    // is attached); those that say they work unattached (their hooks run only on wired paths, or need
+    // only what `built` gave them) leave it so.
     this.#owner = socketOwner(this);
     if (plugins.every((plugin) => (plugin as Wakeable)[WORKS_UNATTACHED])) (this as Wakeable)[WORKS_UNATTACHED] = this.#owner;
-    // The state sends its own changes through this WebSockets (a wake that changes nothing sends nothing).
-    if (options.syncState !== false) {
-      options.state?.syncThrough?.((frame, except) => {
-        this.#synced = frame;
-        broadcastProtocol(this, frame, except);
-      });
-    }
   }
 
   attach(claims: Claims): void {
     this[LIFECYCLE] = claims.lifecycle;
     this[DISPATCH] = claims.dispatch;
     const options = this[OPTIONS];
-    const state = options.state;
-    if (state && isCapability(state)) claims.use(state);
     // A `Callables` from dokit/callables is installed as it is; a bare target is served here.
     const callables = options.callables;
     if (callables) {
@@ -173,7 +172,7 @@ export class WebSockets implements Capability {
     return this[LIVE]?.get(id);
   }
 
-  /** @returns the plug-in with this `pluginName` (from `plugins` or an option that names one: `presence`, `yjs`, `rateLimit`, `heartbeat`, `capnweb`), if any */
+  /** @returns the plug-in with this `pluginName` (from `plugins` or an option that names one: `state`, `presence`, `yjs`, `rateLimit`, `heartbeat`, `capnweb`), if any */
   plugin(name: string): ConnectionPlugin | undefined {
     return this[PLUGINS].find((plugin) => plugin.pluginName === name);
   }
@@ -240,27 +239,23 @@ export class WebSockets implements Capability {
    * a value it has just sent (code written for the reference calls it from `onChanged`) sends nothing.
    */
   broadcastState(except?: Connection | "server" | null): void {
-    const state = this[OPTIONS].state;
-    if (!state) return;
-    const frame = state.stateFrame();
-    if (frame === this.#synced) return void (this.#synced = undefined);
-    broadcastProtocol(this, frame, except);
+    this.#sync?.broadcast(except);
   }
 
-  /** Sends the identity frame, then the current state, then frames other capabilities add. */
+  /** Sends the identity frame, then the current state (and other plug-ins' connect frames), then frames other capabilities add. */
   sendConnectFrames(connection: Connection, identity?: Identity): void {
     if (flagsOf(connection).protocol) connectFrames(this, connection, identity);
   }
 
   /** Sends the identity frame alone (name and kebab class by default). */
   sendIdentity(connection: Connection, identity?: Identity): void {
-    if (flagsOf(connection).protocol) trySend(connection, identityFrame(installedOn(this), identity, false));
+    if (flagsOf(connection).protocol) trySend(connection, identityFrame(installedOn(this), identity));
   }
 
   /** Sends the current state to one connection. */
   sendState(connection: Connection): void {
-    const state = this[OPTIONS].state;
-    if (state && flagsOf(connection).protocol) trySend(connection, state.stateFrame());
+    const sync = this.#sync;
+    if (sync && flagsOf(connection).protocol) trySend(connection, sync.connectFrame());
   }
 
   /**

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { Lifecycle } from "../../src/lifecycle";
+import { State } from "../../src/state";
 import { type Connection, type ConnectionPlugin, type ConnectionSlot, type PluginDoor, WebSockets } from "../../src/websockets";
 
 /** Instances built in this isolate (a wake after an eviction builds one). */
@@ -88,11 +89,24 @@ export class Bouncer implements ConnectionPlugin {
   }
 }
 
-/** A WebSockets with the Votes plug-in; what no plug-in claims is echoed as `unclaimed:<text or byte count>`. */
+/**
+ * A user-written plug-in on the connect sequence: it adds `greeting` to the identity frame and sends
+ * `{"type":"greet"}` right after the identity frame (and after the state's frame, an earlier plug-in's).
+ */
+export const greeter: ConnectionPlugin = {
+  pluginName: "greeter",
+  plug() {},
+  identity: { greeting: "hi", type: "not-the-identity" },
+  connectFrame: () => JSON.stringify({ type: "greet" }),
+};
+
+/** A WebSockets with a synced state and the Votes, Bouncer and greeter plug-ins; what no plug-in claims is echoed as `unclaimed:<text or byte count>`. */
 export class WsVotes extends DurableObject<Env> {
   readonly votes = new Votes();
+  readonly round = new State({ initialState: { round: 1 } });
   readonly webSockets: WebSockets = new WebSockets({
-    plugins: [this.votes, new Bouncer()],
+    state: this.round,
+    plugins: [this.votes, new Bouncer(), greeter],
     handlers: {
       onMessage: (connection, message) => {
         if (message === "constructed") return connection.send(String(constructed));

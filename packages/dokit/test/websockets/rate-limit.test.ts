@@ -71,6 +71,33 @@ describe("rate limit", () => {
     expect((await socket.closed).code).toBe(4429);
   });
 
+  it("keeps lazy wake: a message after an eviction is counted (and closes with 4429) without wiring the object", async () => {
+    // The class's first object is wired as it is built; it shows that later ones may wait.
+    const first = await open(fresh("rl-lazy-first"));
+    first.send("m1");
+    expect(await first.next()).toBe("echo:m1");
+    await first.close();
+
+    const name = fresh("rl-lazy");
+    const stub = env.WS_RATE_LIMITED.getByName(name);
+    const socket = await open(name);
+    for (const n of [1, 2, 3]) socket.send(`m${n}`);
+    for (const n of [1, 2, 3]) expect(await socket.next()).toBe(`echo:m${n}`);
+    socket.send("m4");
+    rateLimited(await socket.next());
+    expect((await stub.report()).attached).toBe(1); // the upgrade wired it
+
+    await hibernate(stub);
+    // The stored bucket is still empty: dropped, and the object built on the wake attached nothing.
+    socket.send("m5");
+    rateLimited(await socket.next());
+    expect((await stub.report()).attached).toBe(0);
+    socket.send("m6");
+    expect((await socket.closed).code).toBe(4429);
+    expect(await socket.drain()).toEqual([]);
+    expect((await stub.report()).attached).toBe(0);
+  });
+
   it("a wake restores the allowance stored at most a second earlier (the documented tolerance)", async () => {
     const name = fresh("rl-tolerance");
     const stub = env.WS_RATE_LIMITED.getByName(name);
