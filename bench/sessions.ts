@@ -90,8 +90,8 @@ export async function sessionsBench(options: { quick?: boolean } = {}): Promise<
         search[impl]!.push((await timed(impl, name, `search?q=${q}`)).ms);
       }
     }
-    figure(`search over ${messages.toLocaleString("en")}, p50 of ${queries}`, "ms", percentile(search.ref!, 50), percentile(search.dokit!, 50));
-    figure(`search over ${messages.toLocaleString("en")}, p99 of ${queries}`, "ms", percentile(search.ref!, 99), percentile(search.dokit!, 99));
+    figure(`search over ${messages.toLocaleString("en")}, p50 of ${queries.toLocaleString("en")}`, "ms", percentile(search.ref!, 50), percentile(search.dokit!, 50));
+    figure(`search over ${messages.toLocaleString("en")}, p99 of ${queries.toLocaleString("en")}`, "ms", percentile(search.ref!, 99), percentile(search.dokit!, 99));
 
     return figures;
   });
