@@ -81,7 +81,9 @@ export async function sessionsBench(options: { quick?: boolean } = {}): Promise<
     figure(`getRecentHistory(8 MiB) of ${messages.toLocaleString("en")} (median of ${rounds})`, "ms", percentile(reads.recent!.ref!, 50), percentile(reads.recent!.dokit!, 50));
 
     // Search: the first builds the index (untimed).
-    const words = ["deploy", "failed retry", "cache region", "latency", "token budget", "queue alarm", "socket", "branch deploy"];
+    // Every query finds messages: a message holds the four words of one class of the worker's WORDS (index mod 3),
+    // so each two-word query names two words of one class.
+    const words = ["deploy", "deploy cache", "failed region", "latency", "token alarm", "retry branch", "socket", "budget socket"];
     const search: Record<string, number[]> = { ref: [], dokit: [] };
     for (const impl of IMPLS) await call(`/${impl}/${name}/search?q=deploy`);
     for (let i = 0; i < queries; i++) {
