@@ -60,6 +60,8 @@ describe("SessionView (dokit/client) over loopback", () => {
     expect(await pen.update(text("nope", "x"))).toEqual({ found: false });
     await serverAppend(name, text("a1", "reply", "assistant"));
     await until(() => ids(view).at(-1) === "a1", "the server's append");
+    // The writer hears it too, on its own socket (in no fixed order with the reader's).
+    await until(() => ids(pen).at(-1) === "a1", "the server's append on the writer");
     expect(ids(pen)).toEqual(["m0", "m1", "m2", "m3", "m4", "m5", "m6", "c1", "a1"].slice(-ids(pen).length));
   });
 
