@@ -3,21 +3,5 @@ export { Session } from "./handle";
 export type { SessionMirrorOptions, SessionSyncWriter } from "./handle";
 export { COMPACTION_PREFIX, createCompactFunction, isCompactionMessage } from "./compaction";
 export type { CompactionFunction, CompactOptions, CompactResult } from "./compaction";
-export type {
-  AppendOptions,
-  AppendResult,
-  HistoryBatchReadOptions,
-  HistoryReadOptions,
-  RecentHistoryResult,
-  SearchResult,
-  SessionAccess,
-  SessionChangeEvent,
-  SessionChangeListener,
-  SessionMessage,
-  SessionMessagePart,
-  SessionRowStat,
-  SessionsOptions,
-  StoredCompaction,
-  WriteOptions,
-} from "./types";
+export type * from "./types";
 export type { SessionsErrorCode } from "./errors";

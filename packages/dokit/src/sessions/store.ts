@@ -50,6 +50,17 @@ export interface PathRow {
 
 type Row = Record<string, SqlStorageValue>;
 
+/** @returns a `PathRow` from a row of the path's columns (`id`, `parent_id`, `role`, `bytes`, `tokens`) */
+function pathRowOf(row: Row): PathRow {
+  return {
+    id: String(row.id),
+    parentId: typeof row.parent_id === "string" ? row.parent_id : null,
+    role: String(row.role),
+    bytes: Number(row.bytes),
+    tokens: Number(row.tokens),
+  };
+}
+
 /** The SQL engine under every session handle of one Sessions. */
 export class SessionStore {
   readonly #ctx: DurableObjectState;
@@ -186,13 +197,7 @@ export class SessionStore {
       sessionId,
       leaf,
     );
-    return rows.map((row) => ({
-      id: String(row.id),
-      parentId: typeof row.parent_id === "string" ? row.parent_id : null,
-      role: String(row.role),
-      bytes: Number(row.bytes),
-      tokens: Number(row.tokens),
-    }));
+    return rows.map(pathRowOf);
   }
 
   /**
@@ -212,13 +217,7 @@ export class SessionStore {
       fromId,
       limit,
     );
-    return rows.map((row) => ({
-      id: String(row.id),
-      parentId: typeof row.parent_id === "string" ? row.parent_id : null,
-      role: String(row.role),
-      bytes: Number(row.bytes),
-      tokens: Number(row.tokens),
-    }));
+    return rows.map(pathRowOf);
   }
 
   /** @returns whether the session has any overlay */

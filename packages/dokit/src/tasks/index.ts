@@ -2,27 +2,4 @@ export { Tasks } from "./tasks";
 export { DuplicateTaskStepError, MAX_SERIALIZED_BYTES, MissingTaskDefinitionError, NonRetryableError, TaskReplayDivergedError, TaskSerializationError, TasksFailure } from "./errors";
 export type { TasksErrorCode } from "./errors";
 export type { TaskDurationString, TaskDurationUnit } from "./duration";
-export type {
-  Task,
-  TaskCallbacks,
-  TaskDeleteOptions,
-  TaskError,
-  TaskEventType,
-  TaskHandlers,
-  TaskInput,
-  TaskJson,
-  TaskListOptions,
-  TaskOutput,
-  TaskReceipt,
-  TaskRunOptions,
-  TaskRunSnapshot,
-  TaskRunState,
-  TaskStep,
-  TaskStepAttempt,
-  TaskStepConfig,
-  TaskValue,
-  TaskWaitForEventOptions,
-  TaskWaitOptions,
-  TaskWaitReason,
-  TasksOptions,
-} from "./types";
+export type * from "./types";

@@ -1,3 +1,4 @@
+import type { TaskEvent } from "../observability/events";
 import type { TaskDurationString } from "./duration";
 
 /** JSON data: what inputs, step results, metadata, event payloads and results are. */
@@ -136,19 +137,8 @@ export interface Task<Input, Output extends TaskValue> {
   cancel(runId: string, reason?: string): Promise<boolean>;
 }
 
-/** The events Tasks publishes on `agents:task` (the reference's names). */
-export type TaskEventType =
-  | "task:accepted"
-  | "task:attempt:started"
-  | "task:attempt:interrupted"
-  | "task:step:started"
-  | "task:step:retry"
-  | "task:step:completed"
-  | "task:waiting"
-  | "task:completed"
-  | "task:failed"
-  | "task:cancelled"
-  | "task:deleted";
+/** The events Tasks publishes on `agents:task` (the reference's names, as dokit/observability lists them). */
+export type TaskEventType = TaskEvent["type"];
 
 /** Options of `new Tasks(...)`. */
 export interface TasksOptions<Handlers extends TaskHandlers = TaskCallbacks> {

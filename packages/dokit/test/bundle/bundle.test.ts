@@ -188,7 +188,8 @@ const GUARDS: Record<string, { ceiling: number; target?: number; forbid: Marker[
     // The plug-in door's new members, one inbound path with wiring declared per claim, the plug-in tags, the core's helpers
     // in their engine folders and the job engine's due readers together: 14,876 B measured.
     // Reads that hold the path's ids and a typed array of sizes instead of one object per message add 198 B (15,074 B measured).
-    ceiling: 15080,
+    // One function for a path row instead of two copies of it: 118 B less minified, 13 B more gzip (15,087 B measured).
+    ceiling: 15090,
     forbid: ["capnweb", "mcpSdk", "zod", "dokitState", "dokitScheduler", "dokitQueue", "croner"],
     why: "conversation history pays for its hash, and for no other capability",
   },
