@@ -35,8 +35,9 @@ describe("a room whose objects fail a share of their calls to each other", () =>
     await until(() => clients.every((client) => client.messages.length >= 3 * n), `${3 * n} messages on every client`, 40_000);
     const order = checkDelivery(clients, ids(publishers, n));
     expect(order.size).toBe(3 * n);
-    // The faults happened: the run went through failed calls, not around them.
-    expect((await sequencerStub(room).faultsInjected()) - before).toBeGreaterThan(5);
+    // The faults happened: the run went through failed calls, not around them. Each call fails at random, and how
+    // many calls a run makes depends on how the publishes batch, so only "some" is certain.
+    expect((await sequencerStub(room).faultsInjected()) - before).toBeGreaterThan(0);
     expect([...logs.error, ...logs.warn].filter((line) => !/^dokit: (delivery to room shard \S+ failed \(\d+ in a row\); the sequencer's alarm retries it|a room shard could not publish to its room's sequencer):? Error: test: injected fault \(/.test(line))).toEqual([]);
     for (const client of clients) await client.close();
   });
