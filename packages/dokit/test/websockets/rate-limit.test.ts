@@ -18,13 +18,18 @@ function rateLimited(message: string | ArrayBuffer): { retryAfterMs: number } {
   return frame;
 }
 
+/** Spends the test class's burst of three messages, each echoed. */
+async function spendBurst(socket: Awaited<ReturnType<typeof open>>): Promise<void> {
+  for (const n of [1, 2, 3]) socket.send(`m${n}`);
+  for (const n of [1, 2, 3]) expect(await socket.next()).toBe(`echo:m${n}`);
+}
+
 describe("rate limit", () => {
   it("drops a burst's excess with an error frame, then closes with 4429; another connection is unaffected", async () => {
     const name = fresh("rl-burst");
     const noisy = await open(name);
     const quiet = await open(name);
-    for (const n of [1, 2, 3]) noisy.send(`m${n}`);
-    for (const n of [1, 2, 3]) expect(await noisy.next()).toBe(`echo:m${n}`);
+    await spendBurst(noisy);
 
     noisy.send("m4");
     const frame = rateLimited(await noisy.next());
@@ -58,8 +63,7 @@ describe("rate limit", () => {
     const name = fresh("rl-evict");
     const stub = env.WS_RATE_LIMITED.getByName(name);
     const socket = await open(name);
-    for (const n of [1, 2, 3]) socket.send(`m${n}`);
-    for (const n of [1, 2, 3]) expect(await socket.next()).toBe(`echo:m${n}`);
+    await spendBurst(socket);
     socket.send("m4");
     rateLimited(await socket.next());
 
@@ -81,8 +85,7 @@ describe("rate limit", () => {
     const name = fresh("rl-lazy");
     const stub = env.WS_RATE_LIMITED.getByName(name);
     const socket = await open(name);
-    for (const n of [1, 2, 3]) socket.send(`m${n}`);
-    for (const n of [1, 2, 3]) expect(await socket.next()).toBe(`echo:m${n}`);
+    await spendBurst(socket);
     socket.send("m4");
     rateLimited(await socket.next());
     expect((await stub.report()).attached).toBe(1); // the upgrade wired it
@@ -103,8 +106,7 @@ describe("rate limit", () => {
     const stub = env.WS_RATE_LIMITED.getByName(name);
     const socket = await open(name);
     // The first message stores the bucket (2 left); the next two within the second are not stored.
-    for (const n of [1, 2, 3]) socket.send(`m${n}`);
-    for (const n of [1, 2, 3]) expect(await socket.next()).toBe(`echo:m${n}`);
+    await spendBurst(socket);
     await hibernate(stub);
     // At most what was used since the last store comes back: two messages, not three.
     for (const n of [4, 5, 6]) socket.send(`m${n}`);
